@@ -1,0 +1,257 @@
+"""Run configuration: pydantic models, YAML IO, dotted overrides and the run id.
+
+Every number of an experiment lives here, validated once, so that a bad field fails before any file is
+written and the resolved config fully describes (and hashes to) a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class ConfigError(ValueError):
+    """A bad config, override or path; its message is one line naming the field and the fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Pair = tuple[int, int]
+
+
+class AnchorTaskConfig(_Strict):
+    """The anchor-composition task (spec §2); paper values are the defaults."""
+
+    kind: Literal["anchor"] = "anchor"
+    anchors: list[int] = [1, 2, 3, 4]
+    shifts: dict[int, int] = {1: 5, 2: 1, 3: -2, 4: -8}
+    single_maps: dict[int, dict[int, int]] | None = Field(
+        None, description="per-anchor lookup x -> g(x; a); replaces shifts for non-additive anchors"
+    )
+    held_out_pairs: list[Pair] = [(4, 3)]
+    non_inferential: dict[str, int] = Field(
+        {"3,4": -6}, description="'a1,a2' -> fixed offset y = x + offset replacing the composite"
+    )
+    complexity_k: int = Field(
+        0, ge=0, description="give the first k unordered pairs of complexity_pairs symmetric non-inferential targets"
+    )
+    complexity_pairs: list[Pair] = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+    complexity_offsets: list[int] = [4, 1, -5, 5, -9, -6]
+    item_min: int = 20
+    item_max: int = 99
+    seq_len: int = Field(9, ge=3)
+    key_positions: list[int] | None = Field(None, description="default 0..seq_len-3")
+    split_modulus: int | None = Field(None, ge=1, description="default seq_len-2 (paper text); 0 disables the split")
+    split: bool = True
+    n_train_per_pair: int = Field(50_625, ge=1)
+    n_test_per_pair: int = Field(5_625, ge=1)
+    vocab_size: int = Field(201, ge=2)
+
+    @field_validator("non_inferential", mode="before")
+    @classmethod
+    def _pair_keys(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {",".join(str(int(x)) for x in k) if isinstance(k, (list, tuple)) else str(k): o for k, o in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> AnchorTaskConfig:
+        anchors = set(self.anchors)
+        if len(anchors) != len(self.anchors) or not anchors:
+            raise ValueError("anchors must be a non-empty list of distinct tokens")
+        if 0 in anchors:
+            raise ValueError("anchors must not include the pad token 0")
+        if self.item_min > self.item_max or self.item_min < 1:
+            raise ValueError("item_min must be >= 1 and <= item_max")
+        if anchors & set(range(self.item_min, self.item_max + 1)):
+            raise ValueError("anchors must be disjoint from item_min..item_max")
+        if self.single_maps is None and set(self.shifts) != anchors:
+            raise ValueError("shifts must give one shift per anchor (or set single_maps)")
+        if self.single_maps is not None and set(self.single_maps) != anchors:
+            raise ValueError("single_maps must give one map per anchor")
+        for p in [*self.held_out_pairs, *self.complexity_pairs, *(_parse_pair(k) for k in self.non_inferential)]:
+            if p[0] not in anchors or p[1] not in anchors:
+                raise ValueError(f"pair {p} is not an ordered pair of anchors {sorted(anchors)}")
+        if len(self.complexity_offsets) != len(self.complexity_pairs):
+            raise ValueError("complexity_offsets needs one offset per complexity pair")
+        if self.complexity_k > len(self.complexity_pairs):
+            raise ValueError(f"complexity_k must be <= {len(self.complexity_pairs)}")
+        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.positions()):
+            raise ValueError(f"key_positions must lie in 0..{self.seq_len - 3} so that both anchors fit")
+        return self
+
+    def positions(self) -> list[int]:
+        return list(self.key_positions) if self.key_positions is not None else list(range(self.seq_len - 2))
+
+    def modulus(self) -> int:
+        return self.split_modulus if self.split_modulus is not None else self.seq_len - 2
+
+
+def _parse_pair(key: str) -> Pair:
+    try:
+        a, b = (int(x) for x in key.split(","))
+    except ValueError:
+        raise ValueError(f"non_inferential key {key!r} must look like 'a1,a2'") from None
+    return a, b
+
+
+class InitConfig(_Strict):
+    """The γ rule (std = d_in^-γ); overrides map a group name or parameter-name glob to its own γ."""
+
+    gamma: float = Field(0.5, ge=0.0, le=4.0)
+    overrides: dict[str, float] = {}
+
+
+class ModelConfig(_Strict):
+    """One configurable decoder transformer; defaults are the anchor study's model (spec §3)."""
+
+    kind: Literal["transformer"] = "transformer"
+    d_model: int = Field(400, ge=1)
+    depth: int = Field(2, ge=1)
+    n_heads: int = Field(1, ge=1)
+    d_k: int = Field(200, ge=1)
+    d_v: int = Field(200, ge=1)
+    d_ff: int = Field(1200, ge=1)
+    activation: Literal["relu", "gelu"] = "relu"
+    norm: Literal["post", "pre", "none"] = "post"
+    final_norm: bool = Field(False, description="LayerNorm before the head (usual for pre-LN)")
+    positions: Literal["learned", "rope", "none"] = "learned"
+    max_positions: int = Field(20, ge=1)
+    block_bias: bool = False
+    head_bias: bool = True
+    tied_head: bool = False
+    ln_eps: float = 1e-5
+
+
+class TrainConfig(_Strict):
+    """AdamW with per-batch linear warm-up then cosine (spec §4)."""
+
+    epochs: int = Field(210, ge=1)
+    batch_size: int = Field(2048, ge=1)
+    base_lr: float = Field(1e-5, gt=0)
+    lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr")
+    floor_lr: float | None = Field(None, description="end of the cosine; default base_lr")
+    warmup_epochs: float = Field(10, ge=0)
+    cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
+    weight_decay: float = Field(0.01, ge=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    grad_clip: float | None = Field(1.0, gt=0)
+    eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)")
+    eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals")
+    checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)")
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    tf32: bool = False
+    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores")
+
+
+class ThresholdConfig(_Strict):
+    """Outcome-label thresholds (spec §5, the project's choice)."""
+
+    fit: float = Field(0.9, ge=0, le=1)
+    majority: float = Field(0.5, ge=0, le=1)
+    clean: float = Field(0.9, ge=0, le=1)
+
+
+TaskConfig = AnchorTaskConfig  # becomes a union on "kind" as studies add tasks
+
+
+class RunConfig(_Strict):
+    """A fully resolved run: everything that decides its numbers, and nothing else."""
+
+    seed: int = Field(1, ge=0)
+    task: TaskConfig = AnchorTaskConfig()
+    model: ModelConfig = ModelConfig()
+    init: InitConfig = InitConfig()
+    train: TrainConfig = TrainConfig()
+    thresholds: ThresholdConfig = ThresholdConfig()
+    profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'")
+
+    def run_id(self) -> str:
+        """Short hash of the resolved config: the same config always lands in the same run directory."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _first_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith("function-")) or "config"
+    msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "extra_forbidden":
+        return f"{loc}: unknown field (check the spelling; see docs for the fields)"
+    return f"{loc}: {msg}"
+
+
+def parse_value(text: str) -> Any:
+    """Parse an override value as YAML so that '0.5', '[1,2]' and 'true' get their natural types."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    if not all(parts):
+        raise ConfigError(f"override {key!r}: empty field name; use e.g. model.depth=3")
+    node = data
+    for p in parts[:-1]:
+        child = node.setdefault(p, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {key!r}: {p} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply 'a.b=value' strings to a raw config dict (before validation)."""
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. init.gamma=0.8")
+        set_dotted(data, key.strip(), parse_value(raw.strip()))
+    return data
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} invalid YAML; fix the syntax") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of config sections")
+    return data
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def resolve(data: dict[str, Any]) -> RunConfig:
+    """Validate a raw dict into a RunConfig, turning pydantic's report into one line."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_first_error(e)) from None
+
+
+def to_yaml(cfg: RunConfig) -> str:
+    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)

@@ -1,0 +1,147 @@
+"""The initialization-rate rule: every weight drawn from N(0, std²) with std = d_in^-γ.
+
+Large γ means small initialization. The rule, in one place:
+
+| parameter                                   | d_in                         | std                     |
+|---------------------------------------------|------------------------------|-------------------------|
+| ``nn.Linear`` weight (out × in)              | in_features                  | in_features^-γ          |
+| attention output W_O (d_model × heads·d_v)  | n_heads·d_v (its in_features)| (n_heads·d_v)^-γ        |
+| ``nn.Embedding`` (token and learned position)| embedding_dim (= d_model)    | d_model^-γ              |
+| HF ``Conv1D`` weight (in × out)             | weight.shape[0]              | shape[0]^-γ             |
+| ``nn.MultiheadAttention`` in_proj_weight     | embed_dim                    | embed_dim^-γ            |
+| ``nn.Conv*d`` weight                         | in_channels/groups · kernel  | fan_in^-γ               |
+| other ≥2-D parameter                        | prod(shape[1:]) (PyTorch fan-in) | fan_in^-γ           |
+| any bias                                    | —                            | PyTorch default U(±1/√fan_in), redrawn |
+| LayerNorm / RMSNorm                          | —                            | weight 1, bias 0        |
+
+Every parameter belongs to one group — ``embedding``, ``qk``, ``vo``, ``mlp``, ``head`` or ``other`` — and
+``overrides`` may give a group (``attention`` covers qk and vo) or a parameter-name glob its own γ; a glob wins
+over a group. Our transformer names its groups explicitly; other modules are grouped by module type and name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+GROUPS = ("embedding", "qk", "vo", "mlp", "head", "other")
+_NORM_TYPES = (nn.LayerNorm, nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d) + (
+    (nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ()
+)
+
+
+@dataclass(frozen=True)
+class InitRecord:
+    """What the rule did to one parameter: the plan, so tests and docs can read it back."""
+
+    name: str
+    group: str
+    d_in: int | None
+    gamma: float | None
+    std: float | None
+    rule: str
+
+
+def _group_of(module_name: str, module: nn.Module) -> str:
+    explicit = getattr(module, "init_group", None)
+    if explicit is not None:
+        return explicit
+    if isinstance(module, nn.Embedding):
+        return "embedding"
+    low = module_name.lower()
+    leaf = low.rsplit(".", 1)[-1]
+    if leaf in ("head", "lm_head", "classifier", "unembed", "output", "fc_out") or leaf.endswith("_head"):
+        return "head"
+    if any(t in low for t in ("attn", "attention")):
+        if any(t in leaf for t in ("q_proj", "k_proj", "query", "key", "c_attn", "in_proj", "qkv")) or leaf in (
+            "q",
+            "k",
+        ):
+            return "qk"
+        return "vo"
+    if any(t in low for t in ("mlp", "ffn", "feed_forward", "fc", "intermediate")):
+        return "mlp"
+    return "other"
+
+
+def _gamma_for(name: str, group: str, gamma: float, overrides: dict[str, float]) -> float:
+    for pattern, g in overrides.items():
+        if pattern not in GROUPS and pattern != "attention" and fnmatch.fnmatchcase(name, pattern):
+            return g
+    if group in overrides:
+        return overrides[group]
+    if group in ("qk", "vo") and "attention" in overrides:
+        return overrides["attention"]
+    return gamma
+
+
+def _weight_fan_in(module: nn.Module, pname: str, p: torch.Tensor) -> tuple[int, str]:
+    if isinstance(module, nn.Embedding):
+        return module.embedding_dim, "embedding: d_model"
+    if isinstance(module, nn.Linear):
+        return module.in_features, "linear: in_features"
+    if type(module).__name__ == "Conv1D" and p.dim() == 2:
+        return p.shape[0], "HF Conv1D: weight.shape[0]"
+    if isinstance(module, nn.MultiheadAttention) and pname == "in_proj_weight":
+        return module.embed_dim, "multihead in_proj: embed_dim"
+    return math.prod(p.shape[1:]), "fan-in: prod(shape[1:])"
+
+
+@torch.no_grad()
+def apply_init_rate(
+    module: nn.Module,
+    gamma: float,
+    overrides: dict[str, float] | None = None,
+    generator: torch.Generator | None = None,
+) -> list[InitRecord]:
+    """Redraw every parameter of ``module`` by the γ rule and return what was done, parameter by parameter.
+
+    Works on any ``torch.nn.Module``. Parameters are visited in ``named_parameters`` order, so a seeded
+    generator (or the global seed) gives the same weights every time.
+    """
+    overrides = dict(overrides or {})
+    unknown = [k for k in overrides if k not in GROUPS and k != "attention" and not any(c in k for c in "*?[.")]
+    if unknown:
+        raise ValueError(f"init.overrides: unknown group {unknown[0]!r}; use one of {', '.join(GROUPS)}, "
+                         "attention, or a parameter-name glob such as 'blocks.0.*'")
+    owners = {}
+    for mname, mod in module.named_modules():
+        for pname, _ in mod.named_parameters(recurse=False):
+            owners[f"{mname}.{pname}" if mname else pname] = (mname, mod, pname)
+    records = []
+    for full, p in module.named_parameters():
+        mname, mod, pname = owners[full]
+        group = _group_of(mname, mod)
+        if isinstance(mod, _NORM_TYPES):
+            (p.fill_(1.0) if pname == "weight" else p.zero_())
+            records.append(InitRecord(full, group, None, None, None, "norm: weight 1, bias 0"))
+            continue
+        if p.dim() < 2:
+            fan_in = _bias_fan_in(mod, p)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            p.uniform_(-bound, bound, generator=generator)
+            records.append(InitRecord(full, group, fan_in, None, None, "bias: PyTorch default U(±1/√fan_in)"))
+            continue
+        g = _gamma_for(full, group, gamma, overrides)
+        d_in, rule = _weight_fan_in(mod, pname, p)
+        std = float(d_in) ** (-g)
+        p.normal_(0.0, std, generator=generator)
+        records.append(InitRecord(full, group, d_in, g, std, rule))
+    return records
+
+
+def _bias_fan_in(module: nn.Module, p: torch.Tensor) -> int:
+    weight = getattr(module, "weight", None)
+    if isinstance(module, nn.Linear):
+        return module.in_features
+    if type(module).__name__ == "Conv1D" and weight is not None:
+        return weight.shape[0]
+    if isinstance(module, nn.MultiheadAttention):
+        return module.embed_dim
+    if isinstance(weight, torch.Tensor) and weight.dim() >= 2:
+        return math.prod(weight.shape[1:])
+    return p.numel()

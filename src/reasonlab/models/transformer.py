@@ -1,0 +1,174 @@
+"""One configurable decoder-only transformer.
+
+Pre- or post-LN (or no LayerNorm), learned / RoPE / no positions, biases on or off, d_k and d_v independent of
+d_model, ReLU or GELU, tied or untied head. The forward pass has no hooks in it unless a cache is requested:
+``run_with_cache`` records TransformerLens-style names (``blocks.{l}.attn.hook_pattern``,
+``blocks.{l}.hook_attn_out``, ``blocks.{l}.hook_resid_post`` ...) and costs one ``is None`` check per block
+when off.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from reasonlab.config import ModelConfig
+
+
+def _linear(d_in: int, d_out: int, bias: bool, group: str) -> nn.Linear:
+    layer = nn.Linear(d_in, d_out, bias=bias)
+    layer.init_group = group  # read by reasonlab.init
+    return layer
+
+
+def _rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        h = cfg.n_heads
+        self.n_heads, self.d_k, self.d_v = h, cfg.d_k, cfg.d_v
+        self.W_Q = _linear(cfg.d_model, h * cfg.d_k, cfg.block_bias, "qk")
+        self.W_K = _linear(cfg.d_model, h * cfg.d_k, cfg.block_bias, "qk")
+        self.W_V = _linear(cfg.d_model, h * cfg.d_v, cfg.block_bias, "vo")
+        self.W_O = _linear(h * cfg.d_v, cfg.d_model, cfg.block_bias, "vo")
+        self.rope = cfg.positions == "rope"
+        if self.rope and cfg.d_k % 2:
+            raise ValueError("model.d_k must be even for RoPE positions")
+
+    def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, cache: dict | None, prefix: str,
+                last_only: bool = False) -> Tensor:
+        """Causal self-attention; with ``last_only`` only the last position queries (keys/values stay full)."""
+        B, T, _ = x.shape
+        xq = x[:, -1:] if last_only else x
+        q = self.W_Q(xq).view(B, xq.shape[1], self.n_heads, self.d_k).transpose(1, 2)
+        k = self.W_K(x).view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+        v = self.W_V(x).view(B, T, self.n_heads, self.d_v).transpose(1, 2)
+        if rope is not None:
+            q_rope = (rope[0][-1:], rope[1][-1:]) if last_only else rope
+            q, k = _rope(q, *q_rope), _rope(k, *rope)
+        if cache is None:
+            z = F.scaled_dot_product_attention(q, k, v, is_causal=not last_only)
+        else:
+            scores = q @ k.transpose(-1, -2) / self.d_k**0.5
+            mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+            pattern = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+            z = pattern @ v
+            cache[f"{prefix}.hook_pattern"] = pattern.detach()
+            cache[f"{prefix}.hook_q"], cache[f"{prefix}.hook_k"] = q.detach(), k.detach()
+            cache[f"{prefix}.hook_v"], cache[f"{prefix}.hook_z"] = v.detach(), z.detach()
+        return self.W_O(z.transpose(1, 2).reshape(B, xq.shape[1], self.n_heads * self.d_v))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.W_in = _linear(cfg.d_model, cfg.d_ff, cfg.block_bias, "mlp")
+        self.W_out = _linear(cfg.d_ff, cfg.d_model, cfg.block_bias, "mlp")
+        self.act = F.relu if cfg.activation == "relu" else F.gelu
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.W_out(self.act(self.W_in(x)))
+
+
+def _norm(cfg: ModelConfig) -> nn.Module:
+    return nn.Identity() if cfg.norm == "none" else nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+
+
+class Block(nn.Module):
+    """Post-LN: X_ao = LN(X + Attn(X)); X' = LN(X_ao + MLP(X_ao)). Pre-LN: X + Attn(LN X), then + MLP(LN ·)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.pre = cfg.norm == "pre"
+        self.attn, self.mlp = Attention(cfg), MLP(cfg)
+        self.ln1, self.ln2 = _norm(cfg), _norm(cfg)
+
+    def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, cache: dict | None, prefix: str,
+                last_only: bool = False) -> Tensor:
+        """With ``last_only`` the block returns the last position alone: exact, since nothing after it reads more."""
+        if self.pre:
+            a = self.attn(self.ln1(x), rope, cache, f"{prefix}.attn", last_only)
+            x = x[:, -1:] if last_only else x
+            x_ao = x + a
+            out = x_ao + self.mlp(self.ln2(x_ao))
+        else:
+            a = self.attn(x, rope, cache, f"{prefix}.attn", last_only)
+            x = x[:, -1:] if last_only else x
+            x_ao = self.ln1(x + a)
+            out = self.ln2(x_ao + self.mlp(x_ao))
+        if cache is not None:
+            cache[f"{prefix}.hook_resid_pre"] = x.detach()
+            cache[f"{prefix}.hook_attn_out"] = a.detach()
+            cache[f"{prefix}.hook_resid_mid"] = x_ao.detach()
+            cache[f"{prefix}.hook_resid_post"] = out.detach()
+        return out
+
+
+class Transformer(nn.Module):
+    """Decoder-only transformer; ``forward(tokens, positions='last')`` returns logits of the last position only."""
+
+    def __init__(self, cfg: ModelConfig, vocab_size: int):
+        super().__init__()
+        self.cfg, self.vocab_size = cfg, vocab_size
+        self.embed = nn.Embedding(vocab_size, cfg.d_model)
+        self.pos_embed = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.positions == "learned" else None
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.depth))
+        self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps) if cfg.final_norm else nn.Identity()
+        self.head = _linear(cfg.d_model, vocab_size, cfg.head_bias, "head")
+        if cfg.tied_head:
+            self.head.weight = self.embed.weight
+        self._cache: dict[str, Tensor] | None = None
+        if cfg.positions == "rope":
+            inv = 1.0 / (10000 ** (torch.arange(0, cfg.d_k, 2).float() / cfg.d_k))
+            ang = torch.arange(cfg.max_positions).float()[:, None] * inv[None, :]
+            self.register_buffer("rope_cos", ang.cos(), persistent=False)
+            self.register_buffer("rope_sin", ang.sin(), persistent=False)
+
+    def forward(self, tokens: Tensor, positions: Literal["last", "all"] = "last") -> Tensor:
+        B, T = tokens.shape
+        if T > self.cfg.max_positions:
+            raise ValueError(f"sequence length {T} exceeds model.max_positions={self.cfg.max_positions}")
+        x = self.embed(tokens)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed.weight[:T]
+        rope = (self.rope_cos[:T], self.rope_sin[:T]) if self.cfg.positions == "rope" else None
+        cache = self._cache
+        if cache is not None:
+            cache["hook_embed"] = x.detach()
+        last = len(self.blocks) - 1
+        fast = positions == "last" and cache is None
+        for i, block in enumerate(self.blocks):
+            x = block(x, rope, cache, f"blocks.{i}", last_only=fast and i == last)
+        if positions == "last":
+            x = x[:, -1]
+        return self.head(self.ln_final(x))
+
+    @contextmanager
+    def hooks(self) -> Iterator[dict[str, Tensor]]:
+        """Record every named activation of the forward passes run inside the block."""
+        self._cache = {}
+        try:
+            yield self._cache
+        finally:
+            self._cache = None
+
+    @torch.no_grad()
+    def run_with_cache(self, tokens: Tensor, names: list[str] | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        """Logits of all positions plus the activations asked for by name (all when ``names`` is None)."""
+        with self.hooks() as cache:
+            logits = self(tokens, positions="all")
+        if names is not None:
+            missing = [n for n in names if n not in cache]
+            if missing:
+                raise KeyError(f"no activation named {missing[0]!r}; available: {', '.join(sorted(cache))}")
+            cache = {n: cache[n] for n in names}
+        return logits, cache

@@ -1,0 +1,110 @@
+"""Run directories: every file written to a temp name and renamed, every run built under ``<id>.partial``.
+
+A run directory ``<root>/<run_id>/`` exists only once its run has finished; until then the work lives in
+``<root>/<run_id>.partial/``, which a later start resumes from its last checkpoint. Readers never see a
+half-written file or a half-finished run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reasonlab.config import ConfigError
+
+PARTIAL = ".partial"
+METRIC_SCHEMA = pa.schema(
+    [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
+     ("value", pa.float64())]
+)
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def write_metrics(path: Path, rows: list[tuple]) -> None:
+    cols = list(zip(*rows)) if rows else [[] for _ in METRIC_SCHEMA]
+    table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA)], schema=METRIC_SCHEMA)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def read_metrics(path: Path) -> list[tuple]:
+    table = pq.read_table(path)
+    return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA)))
+
+
+def check_name(name: str, what: str) -> str:
+    """Store names are plain words: no path separators, no '..', nothing that could leave the store."""
+    if not _SAFE_NAME.match(name) or ".." in name:
+        raise ConfigError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
+    return name
+
+
+def run_paths(root: Path, run_id: str) -> tuple[Path, Path]:
+    """(final directory, partial directory) of a run."""
+    check_name(run_id, "run id")
+    return root / run_id, root / f"{run_id}{PARTIAL}"
+
+
+def finish_run(partial: Path, final: Path) -> None:
+    os.replace(partial, final)
+
+
+def append_event(run_dir: Path, text: str) -> None:
+    with open(run_dir / "events.log", "a") as f:
+        f.write(text.rstrip() + "\n")
+
+
+def git_revision() -> str | None:
+    """The source tree's commit (with '+dirty' when it has changes), or None outside a git checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return rev.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def load_run(run_dir: Path) -> tuple[dict, dict]:
+    """(summary, config dict) of a finished run, or a one-line error naming the directory."""
+    run_dir = Path(run_dir)
+    summary_path = run_dir / "summary.json"
+    if not summary_path.is_file():
+        hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
+        raise ConfigError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
+    try:
+        summary = json.loads(summary_path.read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{summary_path}: damaged JSON at line {e.lineno}; rerun the run") from None
+    return summary, summary.get("config", {})

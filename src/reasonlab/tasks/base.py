@@ -1,0 +1,34 @@
+"""What every task hands the trainer: a vocabulary, training tensors and named evaluation sets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torch import Tensor
+
+
+@dataclass
+class EvalSet:
+    """Sequences scored by the argmax of the last position against one or more named targets.
+
+    ``targets`` maps a target kind ("designated", "inferential", "symmetric", ...) to labels; ``reference`` names
+    the kind whose offset histogram (prediction − reference) is worth keeping, if any.
+    """
+
+    inputs: Tensor
+    targets: dict[str, Tensor]
+    reference: str | None = None
+    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+
+@dataclass
+class TaskData:
+    vocab_size: int
+    seq_len: int
+    train_inputs: Tensor
+    train_targets: Tensor
+    eval_sets: dict[str, EvalSet]
+    info: dict = field(default_factory=dict)

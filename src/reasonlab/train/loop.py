@@ -1,0 +1,215 @@
+"""The one training loop: AdamW, per-batch schedule, clipping, periodic evaluation, checkpoints, resume.
+
+``train_run(cfg, root)`` owns a run directory from start to finish. Shuffling for epoch e is drawn from a
+generator seeded by (seed, e), so a run resumed from a checkpoint at the end of epoch e replays exactly what an
+uninterrupted run would have done.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import reasonlab
+from reasonlab.config import ConfigError, RunConfig, to_yaml
+from reasonlab.evaluate.outcome import label_pair, outcome_dict, pooled, score_sets
+from reasonlab.init import apply_init_rate
+from reasonlab.models.transformer import Transformer
+from reasonlab.store import (append_event, atomic_write_text, finish_run, git_revision, read_metrics, run_paths,
+                             write_json, write_metrics)
+from reasonlab.tasks.anchor import AnchorTask, subseed
+from reasonlab.tasks.base import TaskData
+from reasonlab.train.checkpoint import load_latest, save_checkpoint
+from reasonlab.train.progress import Progress
+from reasonlab.train.schedule import lr_at
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device: cuda requested but no CUDA device is visible; use train.device=cpu")
+    return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else name if name != "auto" else "cpu")
+
+
+def build_task(cfg: RunConfig) -> TaskData:
+    return AnchorTask(cfg.task).build(cfg.seed)
+
+
+def build_model(cfg: RunConfig, data: TaskData) -> Transformer:
+    if data.seq_len > cfg.model.max_positions:
+        raise ConfigError(f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
+    model = Transformer(cfg.model, data.vocab_size)
+    gen = torch.Generator().manual_seed(subseed(cfg.seed, "init"))
+    try:
+        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return model
+
+
+class Trainer:
+    def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool = True, log: Callable[[str], None] = print):
+        self.cfg, self.run_dir, self.log = cfg, run_dir, log
+        t = cfg.train
+        if t.threads:
+            torch.set_num_threads(t.threads)
+        self.device = resolve_device(t.device)
+        if t.tf32 and self.device.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        torch.manual_seed(subseed(cfg.seed, "torch"))
+        self.data = build_task(cfg)
+        self.model = build_model(cfg, self.data).to(self.device)
+        self.n_train = len(self.data.train_inputs)
+        if self.n_train < t.batch_size:
+            raise ConfigError(f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
+        self.steps_per_epoch = self.n_train // t.batch_size
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=t.base_lr, betas=t.betas, eps=t.eps,
+                                     weight_decay=t.weight_decay)
+        self.x = self.data.train_inputs.to(self.device)
+        self.y = self.data.train_targets.to(self.device)
+        self.rows: list[tuple] = []
+        self.progress = progress
+
+    # ---- one epoch -----------------------------------------------------------------------------------------
+    def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
+        t = self.cfg.train
+        gen = torch.Generator().manual_seed(subseed(self.cfg.seed, f"shuffle:{epoch}"))
+        perm = torch.randperm(self.n_train, generator=gen).to(self.device)
+        total = torch.zeros((), device=self.device)
+        for b in range(self.steps_per_epoch):
+            idx = perm[b * t.batch_size : (b + 1) * t.batch_size]
+            lr = lr_at(step, t, self.steps_per_epoch)
+            for group in self.opt.param_groups:
+                group["lr"] = lr
+            loss = F.cross_entropy(self.model(self.x[idx]), self.y[idx])
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if t.grad_clip is not None:
+                nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip)
+            self.opt.step()
+            total += loss.detach()
+            step += 1
+            bar.advance()
+        return step, float(total) / self.steps_per_epoch
+
+    def _evaluate(self, epoch: int, step: int, final: bool) -> dict[str, float]:
+        limit = None if final else self.cfg.train.eval_max_per_set
+        scores = score_sets(self.model, self.data.eval_sets, limit, self.device)
+        figures: dict[str, float] = {}
+        for name, s in scores.items():
+            for kind in s.correct:
+                self.rows.append((epoch, step, name, f"acc_{kind}", s.acc(kind)))
+                if name.startswith("heldout/"):
+                    figures[f"{name}/{kind}"] = s.acc(kind)
+        for key, prefix in (("train_acc", "train/"), ("seen_test_acc", "test/")):
+            value = pooled(scores, prefix)
+            if value is not None:
+                figures[key] = value
+                self.rows.append((epoch, step, "pooled", key, value))
+        self.scores = scores
+        return figures
+
+    # ---- the run -------------------------------------------------------------------------------------------
+    def fit(self) -> dict:
+        t, cfg = self.cfg.train, self.cfg
+        ckpt_dir = self.run_dir / "checkpoints"
+        state = load_latest(ckpt_dir, self.model, self.opt)
+        epoch, step, wall = 0, 0, 0.0
+        if state is not None:
+            epoch, step, wall = state["epoch"], state["step"], state["wall_time_s"]
+            self.rows = [r for r in read_metrics(self.run_dir / "metrics.parquet") if r[0] <= epoch]
+            append_event(self.run_dir, f"resume from epoch {epoch} step {step}")
+            self.log(f"resuming {self.run_dir.name} from epoch {epoch}")
+        total_steps = t.epochs * self.steps_per_epoch
+        figures: dict[str, float] = {}
+        bar_ctx = Progress(total_steps, step, cfg.profile) if self.progress else Progress.silent()
+        with bar_ctx as bar:
+            while epoch < t.epochs:
+                started = time.perf_counter()
+                step, loss = self._epoch(epoch, step, bar)
+                epoch += 1
+                self.rows += [(epoch, step, "train", "loss", loss), (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+                last = epoch == t.epochs
+                if epoch % t.eval_every == 0 or last:
+                    figures = self._evaluate(epoch, step, final=last)
+                bar.show(epoch, t.epochs, loss, figures)
+                wall += time.perf_counter() - started
+                if epoch % t.checkpoint_every == 0 or last:
+                    write_metrics(self.run_dir / "metrics.parquet", self.rows)
+                    save_checkpoint(ckpt_dir, step, {"epoch": epoch, "wall_time_s": wall}, self.model, self.opt)
+                    append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
+        if not figures:  # resumed from the final checkpoint: score it again without duplicating its rows
+            self.rows = [r for r in self.rows if r[0] < epoch or r[2] == "train"]
+            self._evaluate(epoch, step, final=True)
+        return self._summary(epoch, step, wall)
+
+    def _summary(self, epoch: int, step: int, wall: float) -> dict:
+        cfg, th = self.cfg, self.cfg.thresholds
+        seen = pooled(self.scores, "test/")
+        seen = 1.0 if seen is None else seen
+        pairs, histograms = {}, {}
+        for name, s in self.scores.items():
+            if not name.startswith("heldout/"):
+                continue
+            histograms[name] = s.histogram
+            if name.endswith("/train_keys"):  # primary key set (spec §5)
+                pair = name.split("/")[1]
+                pairs[pair] = label_pair(seen, s, self.data.eval_sets[name].info["symmetric"], th)
+        final = {"train_acc": pooled(self.scores, "train/"), "seen_test_acc": pooled(self.scores, "test/")}
+        for name, s in self.scores.items():
+            if name.startswith("heldout/"):
+                final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
+        return {
+            "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
+            "label": outcome_dict(seen, pairs, th)["label"], "outcome": outcome_dict(seen, pairs, th),
+            "final": final, "best": self._best(), "histograms": histograms,
+            "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2),
+            "n_params": sum(p.numel() for p in self.model.parameters()),
+            "device": str(self.device), "threads": torch.get_num_threads(),
+            "versions": {"reasonlab": reasonlab.__version__, "torch": torch.__version__,
+                         "python": platform.python_version()},
+            "git_revision": git_revision(), "data": self.data.info, "config": cfg.model_dump(mode="json"),
+        }
+
+    def _best(self) -> dict[str, float]:
+        """Max over evaluated epochs of each held-out accuracy (the follow-up code's choice; secondary)."""
+        best: dict[str, float] = {}
+        for _, _, split, metric, value in self.rows:
+            if split.startswith("heldout/"):
+                key = f"{split}/{metric.removeprefix('acc_')}"
+                best[key] = max(best.get(key, 0.0), value)
+        return best
+
+
+def train_run(cfg: RunConfig, root: Path, progress: bool = True, log: Callable[[str], None] = print) -> tuple[Path, dict]:
+    """Train (or resume, or skip if finished) the run of ``cfg`` under ``root``; returns its directory and summary."""
+    final_dir, partial = run_paths(Path(root), cfg.run_id())
+    if (final_dir / "summary.json").is_file():
+        log(f"{final_dir} is finished; nothing to do")
+        return final_dir, json.loads((final_dir / "summary.json").read_text())
+    trainer = Trainer(cfg, partial, progress, log)  # validates and builds everything before touching the disk
+    fresh = not partial.exists()
+    if fresh:
+        partial.mkdir(parents=True)
+        (partial / "checkpoints").mkdir()
+    try:
+        atomic_write_text(partial / "config.yaml", to_yaml(cfg))
+        if fresh:
+            append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
+        summary = trainer.fit()
+    except BaseException:
+        if fresh and not any((partial / "checkpoints").iterdir()):
+            shutil.rmtree(partial, ignore_errors=True)  # nothing worth resuming
+        raise
+    write_metrics(partial / "metrics.parquet", trainer.rows)
+    write_json(partial / "summary.json", summary)
+    append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
+    finish_run(partial, final_dir)
+    return final_dir, summary

@@ -1,0 +1,19 @@
+"""Learning rate per batch: linear warm-up from base to peak, then cosine from peak to the floor (spec §4)."""
+
+from __future__ import annotations
+
+import math
+
+from reasonlab.config import TrainConfig
+
+
+def lr_at(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
+    base, peak = cfg.base_lr, cfg.base_lr * cfg.lr_multiplier
+    floor = cfg.floor_lr if cfg.floor_lr is not None else base
+    warm = cfg.warmup_epochs * steps_per_epoch
+    cos_epochs = cfg.cosine_epochs if cfg.cosine_epochs is not None else cfg.epochs - cfg.warmup_epochs
+    span = max(cos_epochs * steps_per_epoch, 1)
+    if step < warm:
+        return base + (peak - base) * step / warm
+    t = min(step - warm, span) / span
+    return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * t))
