@@ -1,0 +1,52 @@
+"""Shared fixtures: one torch thread (the suite must stay cheap on a busy 2-core box) and tiny configs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reasonlab.config import AnchorTaskConfig, RunConfig, resolve
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def tiny_task(**kw) -> AnchorTaskConfig:
+    base = {"n_train_per_pair": 40, "n_test_per_pair": 12}
+    base.update(kw)
+    return AnchorTaskConfig(**base)
+
+
+def tiny_run_dict(**sections) -> dict:
+    data = {
+        "seed": 1,
+        "task": {"n_train_per_pair": 64, "n_test_per_pair": 16},
+        "model": {"d_model": 16, "d_k": 8, "d_v": 8, "d_ff": 32},
+        "init": {"gamma": 0.5},
+        "train": {
+            "epochs": 4,
+            "batch_size": 64,
+            "warmup_epochs": 1,
+            "checkpoint_every": 1,
+            "eval_every": 1,
+            "threads": 1,
+            "device": "cpu",
+            "base_lr": 1e-3,
+            "lr_multiplier": 3.0,
+        },
+    }
+    for name, values in sections.items():
+        if isinstance(values, dict):
+            data[name] = {**data.get(name, {}), **values}
+        else:
+            data[name] = values
+    return data
+
+
+def tiny_run(**sections) -> RunConfig:
+    return resolve(tiny_run_dict(**sections))

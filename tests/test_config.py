@@ -1,0 +1,186 @@
+"""Config: override parsing, one-line errors, YAML IO and the run id."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from reasonlab.config import (
+    ConfigError,
+    RunConfig,
+    apply_overrides,
+    deep_merge,
+    load_yaml,
+    parse_value,
+    resolve,
+    to_yaml,
+)
+
+
+def test_override_types():
+    data = apply_overrides(
+        {}, ["init.gamma=0.8", "task.held_out_pairs=[[4,3]]", "model.depth=3", "train.tf32=true", "profile=cpu"]
+    )
+    assert data == {
+        "init": {"gamma": 0.8},
+        "task": {"held_out_pairs": [[4, 3]]},
+        "model": {"depth": 3},
+        "train": {"tf32": True},
+        "profile": "cpu",
+    }
+    assert isinstance(data["init"]["gamma"], float)
+    assert isinstance(data["model"]["depth"], int)
+    cfg = resolve(data)
+    assert cfg.init.gamma == 0.8
+    assert cfg.task.held_out_pairs == [(4, 3)]
+    assert cfg.model.depth == 3 and cfg.train.tf32 is True
+
+
+def test_override_replaces_nested_value_and_keeps_siblings():
+    data = apply_overrides({"model": {"depth": 2, "d_model": 64}}, ["model.depth=4"])
+    assert data == {"model": {"depth": 4, "d_model": 64}}
+
+
+def test_parse_value():
+    assert parse_value("0.5") == 0.5
+    assert parse_value("[1, 2]") == [1, 2]
+    assert parse_value("true") is True
+    assert parse_value("post") == "post"
+    assert parse_value("[unclosed") == "[unclosed"
+
+
+def test_exponent_without_dot_still_resolves_to_float():
+    # YAML 1.1 reads "1e-4" as a string; validation must still turn it into the float
+    cfg = resolve(apply_overrides({}, ["train.base_lr=1e-4"]))
+    assert cfg.train.base_lr == pytest.approx(1e-4)
+    assert isinstance(cfg.train.base_lr, float)
+
+
+@pytest.mark.parametrize("bad", ["init.gamma", "=3", "init..gamma=1", ".gamma=1"])
+def test_malformed_override(bad):
+    with pytest.raises(ConfigError):
+        apply_overrides({}, [bad])
+
+
+def test_override_into_non_section():
+    with pytest.raises(ConfigError, match="seed is not a section"):
+        apply_overrides({"seed": 1}, ["seed.x=2"])
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"model": {"dmodel": 64}}, "model.dmodel"),
+        ({"task": {"anchor": [1, 2]}}, "task.anchor"),
+        ({"trian": {}}, "trian"),
+    ],
+)
+def test_unknown_field_is_one_line_naming_it(data, field):
+    with pytest.raises(ConfigError) as err:
+        resolve(data)
+    msg = str(err.value)
+    assert msg.startswith(field + ":")
+    assert "unknown field" in msg
+    assert "\n" not in msg
+
+
+def test_invalid_value_is_one_line_naming_it():
+    with pytest.raises(ConfigError) as err:
+        resolve({"init": {"gamma": -1}})
+    msg = str(err.value)
+    assert msg.startswith("init.gamma:") and "\n" not in msg
+    with pytest.raises(ConfigError) as err:
+        resolve({"task": {"held_out_pairs": [[4, 9]]}})
+    msg = str(err.value)
+    assert msg.startswith("task") and "held_out_pairs" in msg and "(4, 9)" in msg and "\n" not in msg
+
+
+def test_bad_yaml_file(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("model:\n  depth: [1, 2\n  d_model: 3\n")
+    with pytest.raises(ConfigError) as err:
+        load_yaml(path)
+    assert "invalid YAML" in str(err.value) and str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_yaml_top_level_must_be_mapping(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_yaml(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_yaml(tmp_path / "nope.yaml")
+    assert "nope.yaml" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_empty_yaml_is_empty_dict(tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    assert load_yaml(path) == {}
+
+
+def test_yaml_round_trip(tmp_path):
+    cfg = resolve({"seed": 3, "task": {"held_out_pairs": [[4, 3], [3, 4]]}, "init": {"overrides": {"qk": 0.9}}})
+    path = tmp_path / "cfg.yaml"
+    path.write_text(to_yaml(cfg))
+    again = resolve(load_yaml(path))
+    assert again == cfg
+    assert again.run_id() == cfg.run_id()
+    assert yaml.safe_load(to_yaml(cfg))["task"]["non_inferential"] == {"3,4": -6}
+
+
+def test_deep_merge():
+    merged = deep_merge({"a": {"x": 1, "y": 2}, "b": 1}, {"a": {"y": 3}, "c": 4})
+    assert merged == {"a": {"x": 1, "y": 3}, "b": 1, "c": 4}
+
+
+def test_non_inferential_key_forms():
+    a = resolve({"task": {"non_inferential": {"3,4": -6}}})
+    assert a == RunConfig()
+    b = RunConfig.model_validate({"task": {"non_inferential": {(3, 4): -6}}})
+    assert b.task.non_inferential == {"3,4": -6}
+
+
+def test_run_id_stable():
+    a = resolve({"seed": 2, "model": {"depth": 3}})
+    b = resolve({"model": {"depth": 3}, "seed": 2})
+    assert a.run_id() == b.run_id()
+    assert a.run_id() == resolve({"seed": 2, "model": {"depth": 3}}).run_id()
+    assert len(a.run_id()) == 12 and all(c in "0123456789abcdef" for c in a.run_id())
+    # explicit defaults hash like omitted ones
+    assert RunConfig().run_id() == resolve({"init": {"gamma": 0.5}}).run_id()
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "seed=2",
+        "task.n_train_per_pair=100",
+        "task.split_modulus=9",
+        "task.held_out_pairs=[[4,3],[3,4]]",
+        "task.non_inferential={}",
+        "task.shifts={1: 5, 2: 1, 3: -2, 4: -7}",
+        "model.d_model=64",
+        "model.norm=pre",
+        "init.gamma=0.8",
+        "init.overrides={qk: 0.9}",
+        "train.epochs=3",
+        "train.lr_multiplier=10",
+        "thresholds.fit=0.8",
+    ],
+)
+def test_run_id_changes_with_any_field(override):
+    base = RunConfig()
+    changed = resolve(apply_overrides({}, [override]))
+    assert changed != base
+    assert changed.run_id() != base.run_id()
+
+
+def test_config_is_frozen():
+    cfg = RunConfig()
+    with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen assignment
+        cfg.seed = 4  # type: ignore[misc]

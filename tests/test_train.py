@@ -1,0 +1,343 @@
+"""The training loop end to end on a tiny config: layout, determinism, resume, schedule, checkpoints (spec §4)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from conftest import tiny_run
+from safetensors.torch import load_file
+
+from reasonlab.config import ConfigError, TrainConfig
+from reasonlab.store import read_metrics
+from reasonlab.train import loop
+from reasonlab.train.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
+from reasonlab.train.loop import Trainer, build_model, build_task, train_run
+from reasonlab.train.schedule import lr_at
+
+STEPS_PER_EPOCH = 15  # 15 trained pairs x 64 sequences / batch 64
+EPOCHS = 4
+
+
+def quiet(_msg: str) -> None:
+    pass
+
+
+def run(cfg, root):
+    return train_run(cfg, root, progress=False, log=quiet)
+
+
+def final_weights(run_dir) -> dict[str, torch.Tensor]:
+    step = max(complete_steps(run_dir / "checkpoints"))
+    return load_file(str(run_dir / "checkpoints" / f"step-{step}.safetensors"))
+
+
+def assert_same_weights(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return tiny_run()
+
+
+@pytest.fixture(scope="module")
+def reference(cfg, tmp_path_factory):
+    """One uninterrupted run that the other tests compare against."""
+    root = tmp_path_factory.mktemp("reference")
+    run_dir, summary = run(cfg, root)
+    return root, run_dir, summary
+
+
+# ---- layout and summary ------------------------------------------------------------------------------------
+def test_run_directory_layout(cfg, reference):
+    root, run_dir, summary = reference
+    assert run_dir == root / cfg.run_id()
+    assert sorted(p.name for p in root.iterdir()) == [cfg.run_id()]  # no <run_id>.partial left
+    for name in ("config.yaml", "metrics.parquet", "summary.json", "events.log"):
+        assert (run_dir / name).is_file(), name
+    ckpts = run_dir / "checkpoints"
+    expected_steps = [STEPS_PER_EPOCH * e for e in range(1, EPOCHS + 1)]
+    assert complete_steps(ckpts) == expected_steps
+    for step in expected_steps:
+        assert (ckpts / f"step-{step}.safetensors").is_file()
+    # optimizer state is kept for the newest checkpoint only
+    assert sorted(p.name for p in ckpts.glob("*.optim.pt")) == [f"step-{expected_steps[-1]}.optim.pt"]
+    assert not list(run_dir.rglob(".*.tmp-*"))
+
+
+def test_summary_contents(cfg, reference):
+    _, run_dir, summary = reference
+    on_disk = json.loads((run_dir / "summary.json").read_text())
+    assert on_disk == summary
+    for key in ("label", "versions", "git_revision", "config", "final", "best", "histograms", "outcome"):
+        assert key in summary, key
+    assert summary["run_id"] == cfg.run_id()
+    assert summary["status"] == "finished"
+    assert summary["config"] == cfg.model_dump(mode="json")
+    assert summary["label"] in ("not-fitted", "inferential", "symmetric", "other", "mixed")
+    assert set(summary["versions"]) >= {"reasonlab", "torch", "python"}
+    assert summary["epochs"] == EPOCHS and summary["steps"] == EPOCHS * STEPS_PER_EPOCH
+    final = summary["final"]
+    for key in (
+        "train_acc",
+        "seen_test_acc",
+        "heldout/4-3/train_keys/inferential",
+        "heldout/4-3/train_keys/symmetric",
+        "heldout/4-3/test_keys/inferential",
+    ):
+        assert 0.0 <= final[key] <= 1.0, key
+    hist = summary["histograms"]["heldout/4-3/train_keys"]
+    assert len(hist) == 43 and sum(hist) == 64
+    assert summary["data"]["group_counts"]["4-3/train_keys"] == 64
+    assert summary["n_params"] == sum(t.numel() for t in final_weights(run_dir).values())
+
+
+def test_config_yaml_round_trips(cfg, reference):
+    from reasonlab.config import load_yaml, resolve
+
+    _, run_dir, _ = reference
+    assert resolve(load_yaml(run_dir / "config.yaml")) == cfg
+
+
+def test_metrics_rows(reference):
+    _, run_dir, summary = reference
+    rows = read_metrics(run_dir / "metrics.parquet")
+    losses = [(e, s, v) for e, s, split, m, v in rows if split == "train" and m == "loss"]
+    assert [(e, s) for e, s, _ in losses] == [(e, e * STEPS_PER_EPOCH) for e in range(1, EPOCHS + 1)]
+    assert all(math.isfinite(v) and v > 0 for _, _, v in losses)
+    cfg_train = tiny_run().train
+    lrs = {e: v for e, s, split, m, v in rows if split == "train" and m == "lr"}
+    for e, v in lrs.items():
+        assert v == pytest.approx(lr_at(e * STEPS_PER_EPOCH - 1, cfg_train, STEPS_PER_EPOCH))
+    seen = [v for e, _, split, m, v in rows if split == "pooled" and m == "seen_test_acc" and e == EPOCHS]
+    assert seen == [pytest.approx(summary["final"]["seen_test_acc"])]
+    evaluated = sorted({e for e, _, split, _, _ in rows if split.startswith("heldout/")})
+    assert evaluated == list(range(1, EPOCHS + 1))
+
+
+def test_loss_decreases(tmp_path):
+    cfg = tiny_run(train={"epochs": 8, "checkpoint_every": 8, "eval_every": 4, "lr_multiplier": 5.0})
+    run_dir, _ = run(cfg, tmp_path)
+    rows = read_metrics(run_dir / "metrics.parquet")
+    losses = [v for _, _, split, m, v in sorted(rows) if split == "train" and m == "loss"]
+    assert len(losses) == 8
+    assert losses[-1] < 0.8 * losses[0]
+    assert losses[-1] < min(losses[:2])
+
+
+# ---- determinism and resume --------------------------------------------------------------------------------
+def test_same_config_same_results(cfg, reference, tmp_path):
+    _, ref_dir, ref_summary = reference
+    run_dir, summary = run(cfg, tmp_path)
+    assert summary["final"] == ref_summary["final"]
+    assert summary["histograms"] == ref_summary["histograms"]
+    assert summary["label"] == ref_summary["label"]
+    assert_same_weights(final_weights(run_dir), final_weights(ref_dir))
+    assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
+
+
+def test_different_seed_different_weights(cfg, reference, tmp_path):
+    _, ref_dir, _ = reference
+    other = cfg.model_copy(update={"seed": 2})
+    run_dir, _ = run(other, tmp_path)
+    a, b = final_weights(run_dir), final_weights(ref_dir)
+    assert not torch.equal(a["embed.weight"], b["embed.weight"])
+
+
+def test_resume_after_kill_between_epochs(cfg, reference, tmp_path, monkeypatch):
+    _, ref_dir, ref_summary = reference
+    original = Trainer._epoch
+
+    def killed(self, epoch, step, bar):
+        if epoch == 2:  # after epoch 2's checkpoint
+            raise KeyboardInterrupt
+        return original(self, epoch, step, bar)
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path)
+    partial = tmp_path / f"{cfg.run_id()}.partial"
+    assert partial.is_dir() and not (tmp_path / cfg.run_id()).exists()
+    assert complete_steps(partial / "checkpoints") == [STEPS_PER_EPOCH, 2 * STEPS_PER_EPOCH]
+    monkeypatch.setattr(Trainer, "_epoch", original)
+
+    messages: list[str] = []
+    run_dir, summary = train_run(cfg, tmp_path, progress=False, log=messages.append)
+    assert any("resuming" in m for m in messages)
+    assert not partial.exists()
+    assert summary["final"] == ref_summary["final"]
+    assert summary["best"] == ref_summary["best"]
+    assert summary["histograms"] == ref_summary["histograms"]
+    assert summary["steps"] == ref_summary["steps"]
+    assert_same_weights(final_weights(run_dir), final_weights(ref_dir))
+    assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
+    assert "resume from epoch 2" in (run_dir / "events.log").read_text()
+
+
+def test_resume_after_kill_mid_epoch(cfg, reference, tmp_path, monkeypatch):
+    """A kill in the middle of epoch 3 loses the in-memory steps; the rerun replays them identically."""
+    _, ref_dir, ref_summary = reference
+    calls = {"n": 0}
+    original = loop.Progress.advance
+
+    def advance(self):
+        calls["n"] += 1
+        if calls["n"] == 2 * STEPS_PER_EPOCH + 5:
+            raise KeyboardInterrupt
+        original(self)
+
+    monkeypatch.setattr(loop.Progress, "advance", advance)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path)
+    monkeypatch.setattr(loop.Progress, "advance", original)
+    run_dir, summary = run(cfg, tmp_path)
+    assert summary["final"] == ref_summary["final"]
+    assert_same_weights(final_weights(run_dir), final_weights(ref_dir))
+
+
+def test_resume_from_final_checkpoint(cfg, reference, tmp_path, monkeypatch):
+    """Killed after the last checkpoint but before the run directory was published."""
+    _, ref_dir, ref_summary = reference
+
+    def no_finish(partial, final):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "finish_run", no_finish)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path)
+    monkeypatch.undo()
+    assert (tmp_path / f"{cfg.run_id()}.partial").is_dir()
+    run_dir, summary = run(cfg, tmp_path)
+    assert summary["final"] == ref_summary["final"]
+    assert summary["best"] == ref_summary["best"]
+    assert summary["epochs"] == EPOCHS
+    assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
+
+
+def test_kill_before_first_checkpoint_leaves_nothing(cfg, tmp_path, monkeypatch):
+    def killed(self, epoch, step, bar):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_finished_run_is_not_rerun(cfg, reference, monkeypatch):
+    root, run_dir, ref_summary = reference
+    before = {p: p.stat().st_mtime_ns for p in run_dir.rglob("*")}
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a finished run must not build a trainer")
+
+    monkeypatch.setattr(loop, "Trainer", boom)
+    again_dir, summary = run(cfg, root)
+    assert again_dir == run_dir
+    assert summary == ref_summary
+    assert {p: p.stat().st_mtime_ns for p in run_dir.rglob("*")} == before
+
+
+def test_bad_config_fails_before_touching_disk(tmp_path):
+    cfg = tiny_run(train={"batch_size": 5000})
+    with pytest.raises(ConfigError, match="batch_size"):
+        run(cfg, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    cfg = tiny_run(model={"max_positions": 4})
+    with pytest.raises(ConfigError, match="max_positions"):
+        run(cfg, tmp_path)
+    cfg = tiny_run(init={"gamma": 0.5, "overrides": {"mpl": 0.3}})
+    with pytest.raises(ConfigError, match="mpl"):
+        run(cfg, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_last_partial_batch_is_dropped(tmp_path):
+    trainer = Trainer(tiny_run(train={"batch_size": 100}), tmp_path / "never", progress=False, log=quiet)
+    assert trainer.n_train == 15 * 64
+    assert trainer.steps_per_epoch == 9  # 960 // 100
+    assert not (tmp_path / "never").exists()  # building a trainer writes nothing
+
+
+# ---- schedule ----------------------------------------------------------------------------------------------
+def test_lr_schedule_paper_defaults():
+    t = TrainConfig()  # base 1e-5, x25, 10 warm-up epochs, 210 epochs
+    spe = 370
+    total = t.epochs * spe
+    assert lr_at(0, t, spe) == pytest.approx(1e-5)
+    assert lr_at(10 * spe, t, spe) == pytest.approx(2.5e-4)
+    assert lr_at(5 * spe, t, spe) == pytest.approx((1e-5 + 2.5e-4) / 2)
+    assert lr_at(total, t, spe) == pytest.approx(1e-5)
+    assert lr_at(10 * spe + 100 * spe, t, spe) == pytest.approx((1e-5 + 2.5e-4) / 2)  # cosine midpoint
+    warm = [lr_at(s, t, spe) for s in range(0, 10 * spe + 1, 37)]
+    assert all(a < b for a, b in zip(warm, warm[1:], strict=False))
+    decay = [lr_at(s, t, spe) for s in range(10 * spe, total + 1, 370)]
+    assert all(a > b for a, b in zip(decay, decay[1:], strict=False))
+    assert min(lr_at(s, t, spe) for s in range(0, total, 97)) >= 1e-5 - 1e-12
+    assert max(lr_at(s, t, spe) for s in range(0, total, 97)) <= 2.5e-4 + 1e-12
+
+
+def test_lr_schedule_custom_floor_and_no_warmup():
+    t = TrainConfig(epochs=10, warmup_epochs=0, base_lr=1e-3, lr_multiplier=2.0, floor_lr=0.0)
+    assert lr_at(0, t, 5) == pytest.approx(2e-3)
+    assert lr_at(50, t, 5) == pytest.approx(0.0, abs=1e-15)
+    assert lr_at(500, t, 5) == pytest.approx(0.0, abs=1e-15)  # stays at the floor past the end
+
+
+# ---- checkpoints -------------------------------------------------------------------------------------------
+def test_checkpoint_files_load_safely(cfg, reference):
+    _, run_dir, _ = reference
+    ckpts = run_dir / "checkpoints"
+    step = max(complete_steps(ckpts))
+    state = torch.load(ckpts / f"step-{step}.optim.pt", weights_only=True)
+    assert {"state", "param_groups"} <= set(state)
+    assert state["param_groups"][0]["weight_decay"] == cfg.train.weight_decay
+    marker = json.loads((ckpts / f"step-{step}.json").read_text())
+    assert marker["step"] == step and marker["epoch"] == EPOCHS
+    weights = load_file(str(ckpts / f"step-{step}.safetensors"))
+    data = build_task(cfg)
+    model = build_model(cfg, data)
+    assert weights.keys() == model.state_dict().keys()
+    load_weights(ckpts / f"step-{step}.safetensors", model)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, weights[k]), k
+    # the restored model reproduces the summary's training accuracy
+    from reasonlab.evaluate.outcome import pooled, score_sets
+
+    scores = score_sets(model, data.eval_sets, None, torch.device("cpu"))
+    assert pooled(scores, "train/") == pytest.approx(reference[2]["final"]["train_acc"])
+
+
+def test_checkpoint_round_trip_with_tied_head(tmp_path):
+    cfg = tiny_run(model={"tied_head": True, "head_bias": False})
+    data = build_task(cfg)
+    model = build_model(cfg, data)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(data.train_inputs[:8]).sum().backward()
+    opt.step()
+    save_checkpoint(tmp_path, 7, {"epoch": 1, "wall_time_s": 0.0}, model, opt)
+    fresh = build_model(cfg.model_copy(update={"seed": 9}), data)
+    fresh_opt = torch.optim.AdamW(fresh.parameters(), lr=1e-3)
+    state = load_latest(tmp_path, fresh, fresh_opt)
+    assert state["step"] == 7 and state["epoch"] == 1
+    assert fresh.head.weight is fresh.embed.weight
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, fresh.state_dict()[k]), k
+    assert torch.equal(fresh_opt.state_dict()["state"][0]["exp_avg"], opt.state_dict()["state"][0]["exp_avg"])
+
+
+def test_incomplete_checkpoint_is_ignored(tmp_path):
+    cfg = tiny_run()
+    data = build_task(cfg)
+    model = build_model(cfg, data)
+    opt = torch.optim.AdamW(model.parameters())
+    save_checkpoint(tmp_path, 3, {"epoch": 1, "wall_time_s": 0.0}, model, opt)
+    (tmp_path / "step-6.safetensors").write_bytes(b"half written")  # no marker: not a checkpoint
+    assert complete_steps(tmp_path) == [3]
+    assert load_latest(tmp_path, model, opt)["step"] == 3
+    assert load_latest(tmp_path / "missing", model, opt) is None
