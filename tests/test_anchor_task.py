@@ -282,12 +282,6 @@ def test_held_out_with_held_out_mirror_is_undefined():
 NO_COMPLEXITY = {"complexity_pairs": [], "complexity_offsets": []}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py: complexity_pairs (default anchors 1-4) is validated against "
-    "the anchors even when complexity_k == 0, so any non-paper anchor set must also clear "
-    "complexity_pairs/complexity_offsets",
-)
 def test_non_paper_anchors_need_no_complexity_fields():
     cfg = AnchorTaskConfig(
         anchors=[5, 6, 7],
@@ -428,11 +422,6 @@ def test_modulus_without_test_keys_fails_at_build():
         AnchorTask(tiny_task(split_modulus=100)).build(seed=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py: split_modulus is declared Field(ge=1) while its description says "
-    "'0 disables the split'; 0 is rejected (and the m == 0 branch in AnchorTask._key_table is dead)",
-)
 def test_split_modulus_zero_disables_split():
     cfg = tiny_task(split_modulus=0)
     data = AnchorTask(cfg).build(seed=0)

@@ -48,7 +48,7 @@ class AnchorTaskConfig(_Strict):
     item_max: int = 99
     seq_len: int = Field(9, ge=3)
     key_positions: list[int] | None = Field(None, description="default 0..seq_len-3")
-    split_modulus: int | None = Field(None, ge=1, description="default seq_len-2 (paper text); 0 disables the split")
+    split_modulus: int | None = Field(None, ge=0, description="default seq_len-2 (paper text); 0 disables the split")
     split: bool = True
     n_train_per_pair: int = Field(50_625, ge=1)
     n_test_per_pair: int = Field(5_625, ge=1)
@@ -58,33 +58,37 @@ class AnchorTaskConfig(_Strict):
     @classmethod
     def _pair_keys(cls, v: Any) -> Any:
         if isinstance(v, dict):
-            return {",".join(str(int(x)) for x in k) if isinstance(k, (list, tuple)) else str(k): o for k, o in v.items()}
+            return {",".join(str(int(x)) for x in k) if isinstance(k, list | tuple) else str(k): o
+                    for k, o in v.items()}
         return v
 
     @model_validator(mode="after")
     def _check(self) -> AnchorTaskConfig:
         anchors = set(self.anchors)
         if len(anchors) != len(self.anchors) or not anchors:
-            raise ValueError("anchors must be a non-empty list of distinct tokens")
+            raise ValueError("anchors: must be a non-empty list of distinct tokens")
         if 0 in anchors:
-            raise ValueError("anchors must not include the pad token 0")
+            raise ValueError("anchors: must not include the pad token 0")
         if self.item_min > self.item_max or self.item_min < 1:
-            raise ValueError("item_min must be >= 1 and <= item_max")
+            raise ValueError("item_min: must be >= 1 and <= item_max")
         if anchors & set(range(self.item_min, self.item_max + 1)):
-            raise ValueError("anchors must be disjoint from item_min..item_max")
+            raise ValueError("anchors: must be disjoint from item_min..item_max")
         if self.single_maps is None and set(self.shifts) != anchors:
-            raise ValueError("shifts must give one shift per anchor (or set single_maps)")
+            raise ValueError("shifts: give one shift per anchor (or set single_maps)")
         if self.single_maps is not None and set(self.single_maps) != anchors:
-            raise ValueError("single_maps must give one map per anchor")
-        for p in [*self.held_out_pairs, *self.complexity_pairs, *(_parse_pair(k) for k in self.non_inferential)]:
-            if p[0] not in anchors or p[1] not in anchors:
-                raise ValueError(f"pair {p} is not an ordered pair of anchors {sorted(anchors)}")
+            raise ValueError("single_maps: give one map per anchor")
+        named = {"held_out_pairs": self.held_out_pairs, "complexity_pairs": self.complexity_pairs[: self.complexity_k],
+                 "non_inferential": [_parse_pair(k) for k in self.non_inferential]}
+        for field, pairs in named.items():
+            for p in pairs:
+                if p[0] not in anchors or p[1] not in anchors:
+                    raise ValueError(f"{field}: pair {tuple(p)} is not an ordered pair of anchors {sorted(anchors)}")
         if len(self.complexity_offsets) != len(self.complexity_pairs):
-            raise ValueError("complexity_offsets needs one offset per complexity pair")
+            raise ValueError("complexity_offsets: needs one offset per complexity pair")
         if self.complexity_k > len(self.complexity_pairs):
-            raise ValueError(f"complexity_k must be <= {len(self.complexity_pairs)}")
+            raise ValueError(f"complexity_k: must be <= {len(self.complexity_pairs)}")
         if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.positions()):
-            raise ValueError(f"key_positions must lie in 0..{self.seq_len - 3} so that both anchors fit")
+            raise ValueError(f"key_positions: must lie in 0..{self.seq_len - 3} so that both anchors fit")
         return self
 
     def positions(self) -> list[int]:
@@ -164,7 +168,7 @@ TaskConfig = AnchorTaskConfig  # becomes a union on "kind" as studies add tasks
 
 
 class RunConfig(_Strict):
-    """A fully resolved run: everything that decides its numbers, and nothing else."""
+    """A fully resolved run: everything that decides its numbers, plus the name of the profile it came from."""
 
     seed: int = Field(1, ge=0)
     task: TaskConfig = AnchorTaskConfig()
@@ -175,8 +179,8 @@ class RunConfig(_Strict):
     profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'")
 
     def run_id(self) -> str:
-        """Short hash of the resolved config: the same config always lands in the same run directory."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """Short hash of the resolved config (``profile`` is a label, not hashed): same numbers, same directory."""
+        blob = json.dumps(self.model_dump(mode="json", exclude={"profile"}), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -184,6 +188,9 @@ def _first_error(err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith("function-")) or "config"
     msg = e["msg"].removeprefix("Value error, ")
+    field, sep, rest = msg.partition(": ")
+    if sep and field.isidentifier():  # a section-level check names its own field: task.held_out_pairs: ...
+        loc, msg = f"{loc}.{field}" if loc != "config" else field, rest
     if e["type"] == "extra_forbidden":
         return f"{loc}: unknown field (check the spelling; see docs for the fields)"
     return f"{loc}: {msg}"

@@ -112,6 +112,8 @@ def apply_init_rate(
     for mname, mod in module.named_modules():
         for pname, _ in mod.named_parameters(recurse=False):
             owners[f"{mname}.{pname}" if mname else pname] = (mname, mod, pname)
+    globs = {k for k in overrides if k not in GROUPS and k != "attention"}
+    used: set[str] = set()
     records = []
     for full, p in module.named_parameters():
         mname, mod, pname = owners[full]
@@ -127,10 +129,14 @@ def apply_init_rate(
             records.append(InitRecord(full, group, fan_in, None, None, "bias: PyTorch default U(±1/√fan_in)"))
             continue
         g = _gamma_for(full, group, gamma, overrides)
+        used.update(k for k in globs if fnmatch.fnmatchcase(full, k))
         d_in, rule = _weight_fan_in(mod, pname, p)
         std = float(d_in) ** (-g)
         p.normal_(0.0, std, generator=generator)
         records.append(InitRecord(full, group, d_in, g, std, rule))
+    if globs - used:
+        raise ValueError(f"init.overrides: pattern {sorted(globs - used)[0]!r} matches no weight; check the "
+                         "parameter names (e.g. 'blocks.0.*')")
     return records
 
 

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,9 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def write_metrics(path: Path, rows: list[tuple]) -> None:
-    cols = list(zip(*rows)) if rows else [[] for _ in METRIC_SCHEMA]
-    table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA)], schema=METRIC_SCHEMA)
+    cols = list(zip(*rows, strict=True)) if rows else [[] for _ in METRIC_SCHEMA]
+    arrays = [pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA, strict=True)]
+    table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
@@ -57,7 +59,7 @@ def write_metrics(path: Path, rows: list[tuple]) -> None:
 
 def read_metrics(path: Path) -> list[tuple]:
     table = pq.read_table(path)
-    return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA)))
+    return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
 
 
 def check_name(name: str, what: str) -> str:
@@ -78,8 +80,9 @@ def finish_run(partial: Path, final: Path) -> None:
 
 
 def append_event(run_dir: Path, text: str) -> None:
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     with open(run_dir / "events.log", "a") as f:
-        f.write(text.rstrip() + "\n")
+        f.write(f"{stamp} {text.rstrip()}\n")
 
 
 def git_revision() -> str | None:

@@ -9,8 +9,9 @@ when off.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, Literal
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -114,7 +115,7 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Decoder-only transformer; ``forward(tokens, positions='last')`` returns logits of the last position only."""
+    """Decoder-only transformer; with ``positions='last'`` the final block works on the last position alone."""
 
     def __init__(self, cfg: ModelConfig, vocab_size: int):
         super().__init__()
@@ -133,7 +134,8 @@ class Transformer(nn.Module):
             self.register_buffer("rope_cos", ang.cos(), persistent=False)
             self.register_buffer("rope_sin", ang.sin(), persistent=False)
 
-    def forward(self, tokens: Tensor, positions: Literal["last", "all"] = "last") -> Tensor:
+    def forward(self, tokens: Tensor, positions: Literal["last", "all"] | list[int] | Tensor = "last") -> Tensor:
+        """Logits at the last position (B, V), at all positions (B, T, V), or at chosen positions (B, len, V)."""
         B, T = tokens.shape
         if T > self.cfg.max_positions:
             raise ValueError(f"sequence length {T} exceeds model.max_positions={self.cfg.max_positions}")
@@ -145,11 +147,13 @@ class Transformer(nn.Module):
         if cache is not None:
             cache["hook_embed"] = x.detach()
         last = len(self.blocks) - 1
-        fast = positions == "last" and cache is None
+        fast = isinstance(positions, str) and positions == "last" and cache is None
         for i, block in enumerate(self.blocks):
             x = block(x, rope, cache, f"blocks.{i}", last_only=fast and i == last)
-        if positions == "last":
-            x = x[:, -1]
+        if isinstance(positions, str):
+            x = x[:, -1] if positions == "last" else x
+        else:
+            x = x[:, torch.as_tensor(positions, device=x.device)]
         return self.head(self.ln_final(x))
 
     @contextmanager

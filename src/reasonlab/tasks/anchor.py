@@ -42,7 +42,7 @@ class AnchorTask:
         self.held_out: list[Pair] = [tuple(p) for p in cfg.held_out_pairs]
         self.trained: list[Pair] = [p for p in self.pairs if p not in self.held_out]
         self.offsets: dict[Pair, int] = {}
-        for pair, off in zip(cfg.complexity_pairs[: cfg.complexity_k], cfg.complexity_offsets):
+        for pair, off in zip(cfg.complexity_pairs[: cfg.complexity_k], cfg.complexity_offsets, strict=False):
             self.offsets[tuple(pair)] = off
             self.offsets[(pair[1], pair[0])] = off
         for key, off in cfg.non_inferential.items():

@@ -11,8 +11,8 @@ import json
 import platform
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -23,8 +23,16 @@ from reasonlab.config import ConfigError, RunConfig, to_yaml
 from reasonlab.evaluate.outcome import label_pair, outcome_dict, pooled, score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
-from reasonlab.store import (append_event, atomic_write_text, finish_run, git_revision, read_metrics, run_paths,
-                             write_json, write_metrics)
+from reasonlab.store import (
+    append_event,
+    atomic_write_text,
+    finish_run,
+    git_revision,
+    read_metrics,
+    run_paths,
+    write_json,
+    write_metrics,
+)
 from reasonlab.tasks.anchor import AnchorTask, subseed
 from reasonlab.tasks.base import TaskData
 from reasonlab.train.checkpoint import load_latest, save_checkpoint
@@ -68,7 +76,8 @@ class Trainer:
         self.model = build_model(cfg, self.data).to(self.device)
         self.n_train = len(self.data.train_inputs)
         if self.n_train < t.batch_size:
-            raise ConfigError(f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
+            raise ConfigError(
+                f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
         self.steps_per_epoch = self.n_train // t.batch_size
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
@@ -76,6 +85,12 @@ class Trainer:
         self.y = self.data.train_targets.to(self.device)
         self.rows: list[tuple] = []
         self.progress = progress
+
+    def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
+        if y.dim() == 1:
+            return F.cross_entropy(self.model(x), y)
+        return F.cross_entropy(self.model(x, "all").flatten(0, 1), y.flatten(), ignore_index=-100)
 
     # ---- one epoch -----------------------------------------------------------------------------------------
     def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
@@ -88,7 +103,7 @@ class Trainer:
             lr = lr_at(step, t, self.steps_per_epoch)
             for group in self.opt.param_groups:
                 group["lr"] = lr
-            loss = F.cross_entropy(self.model(self.x[idx]), self.y[idx])
+            loss = self._loss(self.x[idx], self.y[idx])
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip is not None:
@@ -135,7 +150,8 @@ class Trainer:
                 started = time.perf_counter()
                 step, loss = self._epoch(epoch, step, bar)
                 epoch += 1
-                self.rows += [(epoch, step, "train", "loss", loss), (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+                lr = lr_at(step - 1, t, self.steps_per_epoch)
+                self.rows += [(epoch, step, "train", "loss", loss), (epoch, step, "train", "lr", lr)]
                 last = epoch == t.epochs
                 if epoch % t.eval_every == 0 or last:
                     figures = self._evaluate(epoch, step, final=last)
@@ -188,7 +204,9 @@ class Trainer:
         return best
 
 
-def train_run(cfg: RunConfig, root: Path, progress: bool = True, log: Callable[[str], None] = print) -> tuple[Path, dict]:
+def train_run(
+    cfg: RunConfig, root: Path, progress: bool = True, log: Callable[[str], None] = print
+) -> tuple[Path, dict]:
     """Train (or resume, or skip if finished) the run of ``cfg`` under ``root``; returns its directory and summary."""
     final_dir, partial = run_paths(Path(root), cfg.run_id())
     if (final_dir / "summary.json").is_file():

@@ -1,0 +1,63 @@
+"""Figures of one run: held-out accuracies over training and the (prediction − inferential) histogram."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from reasonlab.evaluate.outcome import histogram_bins  # noqa: E402
+from reasonlab.store import atomic_write_bytes, load_run, read_metrics  # noqa: E402
+
+
+def _save(fig: plt.Figure, base: Path) -> list[Path]:
+    import io
+
+    out = []
+    for ext in ("png", "svg"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
+        path = base.with_suffix(f".{ext}")
+        atomic_write_bytes(path, buf.getvalue())
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def plot_run(run_dir: Path) -> list[Path]:
+    """Write ``figures/run.png|svg`` in the run directory and return the paths."""
+    run_dir = Path(run_dir)
+    summary, cfg = load_run(run_dir)
+    rows = read_metrics(run_dir / "metrics.parquet")
+    curves: dict[str, tuple[list[int], list[float]]] = {}
+    for epoch, _, split, metric, value in rows:
+        if split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
+            name = metric if split == "pooled" else f"{split.split('/')[1]} {metric.removeprefix('acc_')}"
+            xs, ys = curves.setdefault(name, ([], []))
+            xs.append(epoch)
+            ys.append(value)
+    hists = {k: v for k, v in summary.get("histograms", {}).items() if k.endswith("/train_keys")}
+    fig, axes = plt.subplots(1, 1 + len(hists), figsize=(6 + 5 * len(hists), 4), squeeze=False)
+    ax = axes[0, 0]
+    for name, (xs, ys) in sorted(curves.items()):
+        style = "--" if name in ("train_acc", "seen_test_acc") else "-"
+        ax.plot(xs, ys, style, label=name.replace("_", " "))
+    ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs on train keys)")
+    ax.legend(fontsize=8)
+    bins = histogram_bins()
+    for ax, (name, counts) in zip(axes[0, 1:], sorted(hists.items()), strict=False):
+        ax.bar(range(len(counts)), counts, color="tab:gray")
+        ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
+        ax.set_xticks(ticks, [bins[i] for i in ticks])
+        ax.set(xlabel="prediction − inferential target", ylabel="count", title=f"{name.split('/')[1]} offsets")
+    model, init = cfg.get("model", {}), cfg.get("init", {})
+    fig.suptitle(
+        f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} depth={model.get('depth')} "
+        f"d_model={model.get('d_model')} · profile: {summary['profile']}",
+        fontsize=9,
+    )
+    (run_dir / "figures").mkdir(exist_ok=True)
+    return _save(fig, run_dir / "figures" / "run")
