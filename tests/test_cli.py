@@ -1,0 +1,88 @@
+"""The command line end to end on tiny configs: train, show, profiles, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import tiny_run_dict
+from typer.testing import CliRunner
+
+from reasonlab.cli import app
+from reasonlab.studies.anchor import PROFILES, load_config
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def tiny_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(tiny_run_dict()))
+    return path
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+def test_train_then_show(tiny_yaml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "--set", "init.gamma=0.7", "-q"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (out / "adhoc").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["config"]["init"]["gamma"] == 0.7
+    assert summary["label"] in {"inferential", "symmetric", "other", "not-fitted"}
+    assert (run_dir / "figures" / "run.png").stat().st_size > 0 and (run_dir / "figures" / "run.svg").is_file()
+    assert summary["label"] in result.output
+    shown = runner.invoke(app, ["show", str(run_dir)])
+    assert shown.exit_code == 0 and summary["run_id"] in shown.output and "held-out 4-3" in shown.output
+
+
+BAD_INPUTS = [
+    (["--set", "init.gama=0.7"], "init.gama"),
+    (["--set", "model.depth=zero"], "model.depth"),
+    (["--set", "task.held_out_pairs=[[5,3]]"], "task.held_out_pairs"),
+    (["--set", "train.batch_size=100000"], "train.batch_size"),
+    (["--set", "no_equals_sign"], "key=value"),
+    (["--set", "task.item_min=0"], "task.item_min"),
+    (["--set", "init.overrides={blocks.9.*: 1.0}"], "init.overrides"),
+    (["--profile", "huge"], "--profile"),
+    (["--name", "../escape"], "--name"),
+]
+
+
+@pytest.mark.parametrize(("args", "names"), BAD_INPUTS)
+def test_bad_input_is_one_line_exit_2_nothing_written(tiny_yaml: Path, tmp_path: Path, args: list[str],
+                                                       names: str) -> None:
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q", *args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and names in lines[0], result.output
+    assert "Traceback" not in result.output
+    assert _tree(out) == []
+
+
+def test_missing_and_broken_files(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["train", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "nope.yaml" in missing.output
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("model: [unclosed\n")
+    result = runner.invoke(app, ["train", str(broken)])
+    assert result.exit_code == 2 and "broken.yaml" in result.output and "line" in result.output
+    shown = runner.invoke(app, ["show", str(tmp_path)])
+    assert shown.exit_code == 2 and "summary.json" in shown.output
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_profiles_resolve_and_label_themselves(profile: str) -> None:
+    cfg = load_config(None, profile, [])
+    assert cfg.profile.startswith(profile)
+    if profile == "cpu":
+        assert "reduced" in cfg.profile  # a reduced profile says so in every run it produces
+    if profile == "paper":
+        assert (cfg.model.d_model, cfg.train.batch_size, cfg.train.epochs) == (400, 2048, 210)
+        assert cfg.task.n_train_per_pair * 15 == 759_375
