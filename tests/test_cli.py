@@ -86,3 +86,17 @@ def test_profiles_resolve_and_label_themselves(profile: str) -> None:
     if profile == "paper":
         assert (cfg.model.d_model, cfg.train.batch_size, cfg.train.epochs) == (400, 2048, 210)
         assert cfg.task.n_train_per_pair * 15 == 759_375
+
+
+def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
+    small = ["--set", "train.epochs=1", "--set", "task.n_train_per_pair=40", "--set", "task.n_test_per_pair=8",
+             "--set", "model.d_model=16", "--set", "model.d_k=8", "--set", "model.d_v=8", "--set", "model.d_ff=32",
+             "--set", "train.batch_size=64"]
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--workers", "1", *small])
+    assert result.exit_code == 0, result.output
+    runs = sorted((tmp_path / "demo").iterdir())
+    assert len(runs) == 2 and all((r / "figures" / "run.png").is_file() for r in runs)
+    gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
+    assert gammas == [0.5, 1.0]
+    for r in runs:
+        assert json.loads((r / "summary.json").read_text())["label"] in result.output

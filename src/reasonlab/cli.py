@@ -84,10 +84,11 @@ def demo(
     out: OutOpt = Path("runs"),
     seed: Annotated[int, typer.Option(help="seed of both runs")] = 1,
     workers: Annotated[int, typer.Option(help="runs trained at once")] = 2,
+    overrides: Overrides = None,
 ) -> None:
     """The anchor study in small: depth 2 at a large and a small initialization, classified and plotted."""
     try:
-        anchor.demo(out, seed, workers, console)
+        anchor.demo(out, seed, workers, console, overrides or [])
     except ConfigError as e:
         _fail(str(e))
 

@@ -42,28 +42,28 @@ def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:
     return train_run(cfg, root, progress=False, log=lambda _: None)
 
 
-def demo(out: Path, seed: int, workers: int, console: Console) -> list[Path]:
+def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[str] = ()) -> list[Path]:
     """Train the cpu profile at depth 2 for the two demo γ values side by side, then print and plot them."""
     from reasonlab.plots.run import plot_run
 
     threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
-    cfgs = [load_config(None, "cpu", [f"init.gamma={g}", f"seed={seed}", f"train.threads={threads}"])
+    cfgs = [load_config(None, "cpu", [f"init.gamma={g}", f"seed={seed}", f"train.threads={threads}", *overrides])
             for g in DEMO_GAMMAS]
     root = out / "demo"
-    console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth 2, γ = "
+    console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth {cfgs[0].model.depth}, γ = "
                   f"{', '.join(map(str, DEMO_GAMMAS))}) with {workers} workers × {threads} threads; "
                   f"results under {root}")
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(_train_quiet, [(c, root) for c in cfgs]))
-    table = Table(title="anchor composition, held-out pair accuracies (reduced CPU profile)")
-    for col in ("γ", "outcome", "seen-pair test acc", "inferential", "symmetric", "wall s", "run"):
-        table.add_column(col)
+    table = Table(title=f"anchor composition at the reduced CPU profile — runs under {root}")
+    for col in ("γ", "outcome", "seen acc", "(4,3) inf", "(4,3) sym", "train s", "run id"):
+        table.add_column(col, overflow="fold")
     figures = []
     for cfg, (run_dir, s) in zip(cfgs, results, strict=False):
         o = next(iter(s["outcome"]["pairs"].values()))
         table.add_row(str(cfg.init.gamma), s["label"], f"{s['final']['seen_test_acc']:.3f}",
                       f"{o['inferential']:.3f}", "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}",
-                      f"{s['wall_time_s']:.0f}", str(run_dir))
+                      f"{s['wall_time_s']:.0f}", run_dir.name)
         figures += plot_run(run_dir)
     console.print(table)
     console.print("figures: " + ", ".join(str(p) for p in figures if p.suffix == ".png"))

@@ -182,9 +182,10 @@ class Trainer:
         for name, s in self.scores.items():
             if name.startswith("heldout/"):
                 final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
+        outcome = outcome_dict(seen, pairs, th)
         return {
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
-            "label": outcome_dict(seen, pairs, th)["label"], "outcome": outcome_dict(seen, pairs, th),
+            "label": outcome["label"], "outcome": outcome,
             "final": final, "best": self._best(), "histograms": histograms,
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2),
             "n_params": sum(p.numel() for p in self.model.parameters()),
