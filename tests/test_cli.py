@@ -97,6 +97,6 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     runs = sorted((tmp_path / "demo").iterdir())
     assert len(runs) == 2 and all((r / "figures" / "run.png").is_file() for r in runs)
     gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
-    assert gammas == [0.5, 1.0]
+    assert gammas == [0.3, 1.0]
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output

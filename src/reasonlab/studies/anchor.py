@@ -19,7 +19,7 @@ from reasonlab.config import ConfigError, RunConfig, apply_overrides, deep_merge
 
 PROFILES = ("cpu", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
-DEMO_GAMMAS = (0.5, 1.0)
+DEMO_GAMMAS = (0.3, 1.0)
 
 
 def profile_path(profile: str) -> Path:
