@@ -68,9 +68,14 @@ def _group_of(module_name: str, module: nn.Module) -> str:
     return "other"
 
 
+def _is_group(key: str) -> bool:
+    """An override key names a group (or ``attention``); anything else is a parameter-name glob."""
+    return key in GROUPS or key == "attention"
+
+
 def _gamma_for(name: str, group: str, gamma: float, overrides: dict[str, float]) -> float:
     for pattern, g in overrides.items():
-        if pattern not in GROUPS and pattern != "attention" and fnmatch.fnmatchcase(name, pattern):
+        if not _is_group(pattern) and fnmatch.fnmatchcase(name, pattern):
             return g
     if group in overrides:
         return overrides[group]
@@ -104,7 +109,7 @@ def apply_init_rate(
     generator (or the global seed) gives the same weights every time.
     """
     overrides = dict(overrides or {})
-    unknown = [k for k in overrides if k not in GROUPS and k != "attention" and not any(c in k for c in "*?[.")]
+    unknown = [k for k in overrides if not _is_group(k) and not any(c in k for c in "*?[.")]
     if unknown:
         raise ValueError(f"init.overrides: unknown group {unknown[0]!r}; use one of {', '.join(GROUPS)}, "
                          "attention, or a parameter-name glob such as 'blocks.0.*'")
@@ -112,7 +117,7 @@ def apply_init_rate(
     for mname, mod in module.named_modules():
         for pname, _ in mod.named_parameters(recurse=False):
             owners[f"{mname}.{pname}" if mname else pname] = (mname, mod, pname)
-    globs = {k for k in overrides if k not in GROUPS and k != "attention"}
+    globs = {k for k in overrides if not _is_group(k)}
     used: set[str] = set()
     records = []
     for full, p in module.named_parameters():

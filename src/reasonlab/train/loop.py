@@ -168,8 +168,8 @@ class Trainer:
 
     def _summary(self, epoch: int, step: int, wall: float) -> dict:
         cfg, th = self.cfg, self.cfg.thresholds
-        seen = pooled(self.scores, "test/")
-        seen = 1.0 if seen is None else seen
+        seen_pooled = pooled(self.scores, "test/")
+        seen = 1.0 if seen_pooled is None else seen_pooled
         pairs, histograms = {}, {}
         for name, s in self.scores.items():
             if not name.startswith("heldout/"):
@@ -178,7 +178,7 @@ class Trainer:
             if name.endswith("/train_keys"):  # primary key set (spec §5)
                 pair = name.split("/")[1]
                 pairs[pair] = label_pair(seen, s, self.data.eval_sets[name].info["symmetric"], th)
-        final = {"train_acc": pooled(self.scores, "train/"), "seen_test_acc": pooled(self.scores, "test/")}
+        final = {"train_acc": pooled(self.scores, "train/"), "seen_test_acc": seen_pooled}
         for name, s in self.scores.items():
             if name.startswith("heldout/"):
                 final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
