@@ -11,6 +11,7 @@ from conftest import tiny_run_dict
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
+from reasonlab.store import finished_runs
 from reasonlab.studies.anchor import PROFILES, load_config
 
 runner = CliRunner()
@@ -31,7 +32,7 @@ def test_train_then_show(tiny_yaml: Path, tmp_path: Path) -> None:
     out = tmp_path / "store"
     result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "--set", "init.gamma=0.7", "-q"])
     assert result.exit_code == 0, result.output
-    (run_dir,) = (out / "adhoc").iterdir()
+    (run_dir,) = finished_runs(out / "adhoc")
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["config"]["init"]["gamma"] == 0.7
     assert summary["label"] in {"inferential", "symmetric", "other", "not-fitted"}
@@ -94,7 +95,7 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
              "--set", "train.batch_size=64"]
     result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--workers", "1", *small])
     assert result.exit_code == 0, result.output
-    runs = sorted((tmp_path / "demo").iterdir())
+    runs = finished_runs(tmp_path / "demo")
     assert len(runs) == 2 and all((r / "figures" / "run.png").is_file() for r in runs)
     gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
     assert gammas == [0.3, 1.0]

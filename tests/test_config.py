@@ -180,6 +180,11 @@ def test_run_id_changes_with_any_field(override):
     assert changed.run_id() != base.run_id()
 
 
+@pytest.mark.parametrize("override", ["train.threads=3", "train.checkpoint_every=7", "profile=mine"])
+def test_run_id_ignores_how_a_run_is_executed(override):
+    assert resolve(apply_overrides({}, [override])).run_id() == RunConfig().run_id()
+
+
 def test_config_is_frozen():
     cfg = RunConfig()
     with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen assignment

@@ -57,7 +57,7 @@ def reference(cfg, tmp_path_factory):
 def test_run_directory_layout(cfg, reference):
     root, run_dir, summary = reference
     assert run_dir == root / cfg.run_id()
-    assert sorted(p.name for p in root.iterdir()) == [cfg.run_id()]  # no <run_id>.partial left
+    assert [p.name for p in root.iterdir() if p.name != ".locks"] == [cfg.run_id()]  # no .partial left
     for name in ("config.yaml", "metrics.parquet", "summary.json", "events.log"):
         assert (run_dir / name).is_file(), name
     ckpts = run_dir / "checkpoints"
@@ -226,7 +226,7 @@ def test_kill_before_first_checkpoint_leaves_nothing(cfg, tmp_path, monkeypatch)
     monkeypatch.setattr(Trainer, "_epoch", killed)
     with pytest.raises(KeyboardInterrupt):
         run(cfg, tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == [".locks"]  # only the (released) lock file remains
 
 
 def test_finished_run_is_not_rerun(cfg, reference, monkeypatch):

@@ -179,8 +179,13 @@ class RunConfig(_Strict):
     profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'")
 
     def run_id(self) -> str:
-        """Short hash of the resolved config (``profile`` is a label, not hashed): same numbers, same directory."""
-        blob = json.dumps(self.model_dump(mode="json", exclude={"profile"}), sort_keys=True, separators=(",", ":"))
+        """Short hash of the resolved config: same numbers, same directory.
+
+        Not hashed: ``profile`` (a label) and how a run is executed (``train.threads``, ``train.checkpoint_every``),
+        so that any executor, with any split of cores, finds and resumes the same run.
+        """
+        exclude = {"profile": True, "train": {"threads", "checkpoint_every"}}
+        blob = json.dumps(self.model_dump(mode="json", exclude=exclude), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 

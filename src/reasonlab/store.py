@@ -7,10 +7,13 @@ half-written file or a half-finished run.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ import pyarrow.parquet as pq
 from reasonlab.config import ConfigError
 
 PARTIAL = ".partial"
+LOCKS = ".locks"  # per-run and per-table lock files, hidden beside the runs
 METRIC_SCHEMA = pa.schema(
     [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
      ("value", pa.float64())]
@@ -73,6 +77,34 @@ def run_paths(root: Path, run_id: str) -> tuple[Path, Path]:
     """(final directory, partial directory) of a run."""
     check_name(run_id, "run id")
     return root / run_id, root / f"{run_id}{PARTIAL}"
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path``; the kernel drops it if the holder dies, so no stale locks."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def run_lock(root: Path, run_id: str) -> contextmanager:
+    """One process at a time trains a given run, however many sweeps ask for it."""
+    return file_lock(root / LOCKS / f"{check_name(run_id, 'run id')}.lock")
+
+
+def finished_runs(root: Path) -> list[Path]:
+    """The finished run directories directly under ``root``, sorted by run id."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if not p.name.startswith(".") and (p / "summary.json").is_file())
+
+
+def unfinished_runs(root: Path) -> list[Path]:
+    return sorted(root.glob(f"*{PARTIAL}")) if root.is_dir() else []
 
 
 def finish_run(partial: Path, final: Path) -> None:

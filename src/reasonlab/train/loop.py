@@ -29,6 +29,7 @@ from reasonlab.store import (
     finish_run,
     git_revision,
     read_metrics,
+    run_lock,
     run_paths,
     write_json,
     write_metrics,
@@ -157,6 +158,8 @@ class Trainer:
                     figures = self._evaluate(epoch, step, final=last)
                 bar.show(epoch, t.epochs, loss, figures)
                 wall += time.perf_counter() - started
+                write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
+                                                           "loss": loss, "wall_time_s": wall, **figures})
                 if epoch % t.checkpoint_every == 0 or last:
                     write_metrics(self.run_dir / "metrics.parquet", self.rows)
                     save_checkpoint(ckpt_dir, step, {"epoch": epoch, "wall_time_s": wall}, self.model, self.opt)
@@ -214,6 +217,13 @@ def train_run(
         log(f"{final_dir} is finished; nothing to do")
         return final_dir, json.loads((final_dir / "summary.json").read_text())
     trainer = Trainer(cfg, partial, progress, log)  # validates and builds everything before touching the disk
+    with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
+        if (final_dir / "summary.json").is_file():
+            return final_dir, json.loads((final_dir / "summary.json").read_text())
+        return _train_locked(cfg, trainer, partial, final_dir)
+
+
+def _train_locked(cfg: RunConfig, trainer: Trainer, partial: Path, final_dir: Path) -> tuple[Path, dict]:
     fresh = not partial.exists()
     if fresh:
         partial.mkdir(parents=True)
