@@ -1,4 +1,4 @@
-"""Command line: ``reasonlab train | show | demo``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -89,6 +89,155 @@ def demo(
     """The anchor study in small: depth 2 at a large and a small initialization, classified and plotted."""
     try:
         anchor.demo(out, seed, workers, console, overrides or [])
+    except ConfigError as e:
+        _fail(str(e))
+
+
+WorkersOpt = Annotated[int | None, typer.Option(help="runs at once (default: one per core, at most one per run)")]
+ThreadsOpt = Annotated[int | None, typer.Option(help="torch threads per run (default: cores / workers)")]
+BackendOpt = Annotated[str | None, typer.Option(help="local (default) or ray (default when RAY_ADDRESS is set)")]
+
+
+def _executor_factory(backend: str | None, workers: int | None, threads: int | None):
+    """A function of the number of runs that makes the chosen executor (so the split fits the sweep)."""
+    import os
+
+    from reasonlab.sweep.executors import LocalExecutor, RayExecutor, split_cores
+
+    backend = backend or ("ray" if os.environ.get("RAY_ADDRESS") else "local")
+    if backend not in ("local", "ray"):
+        _fail(f"--backend {backend!r}: choose local or ray")
+
+    def make(n_runs: int):
+        w, t = split_cores(n_runs, workers, threads)
+        return LocalExecutor(w, t) if backend == "local" else RayExecutor(threads or 1)
+
+    return make
+
+
+@app.command()
+def sweep(
+    spec_file: Annotated[Path | None, typer.Argument(help="sweep YAML (name, profile, config, set, grid)")] = None,
+    grid: Annotated[list[str] | None, typer.Option("--grid", "-g", help="an axis: init.gamma=0.3,0.5,0.7")] = None,
+    profile: ProfileOpt = None,
+    overrides: Overrides = None,
+    name: Annotated[str | None, typer.Option(help="sweep directory under --out (default: the file's name)")] = None,
+    out: OutOpt = Path("runs"),
+    workers: WorkersOpt = None,
+    threads: ThreadsOpt = None,
+    backend: BackendOpt = None,
+) -> None:
+    """Run every point of a grid (skipping finished runs, resuming unfinished ones) and write its results table."""
+    from reasonlab.sweep.grid import SweepSpec, load_sweep, sweep_configs
+    from reasonlab.sweep.runner import run_sweep
+
+    try:
+        spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
+        if profile and spec_file:
+            spec = spec.model_copy(update={"profile": profile})
+        configs, axes = sweep_configs(spec, grid or [], overrides or [])
+        sweep_name = name or spec.name or "sweep-" + _digest([c.run_id() for c in configs])
+        executor = _executor_factory(backend, workers, threads)(len(configs))
+        console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
+                      f"{executor.workers} workers × {executor.threads} threads")
+        report = run_sweep(sweep_name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
+    except ConfigError as e:
+        _fail(str(e))
+    _print_results(report.sweep_dir, None, show_all=False)
+    for o in report.failed:
+        err.print(f"run {o.run_id} failed: {o.error}", highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _digest(items: list[str]) -> str:
+    import hashlib
+
+    return hashlib.sha256(",".join(sorted(items)).encode()).hexdigest()[:8]
+
+
+@app.command()
+def results(
+    target: Annotated[Path, typer.Argument(help="a sweep directory, or a store root holding sweeps")],
+    sql: Annotated[str | None, typer.Option(help='DuckDB SQL over the views runs, metrics, offsets')] = None,
+    csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
+) -> None:
+    """Print a sweep's results table, or the result of SQL over all runs' tables and metrics."""
+    try:
+        _print_results(target, sql, show_all, csv)
+    except ConfigError as e:
+        _fail(str(e))
+
+
+def _print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None) -> None:
+    from reasonlab.sweep.results import query, table_view, write_csv
+
+    columns, rows = query(target, sql) if sql else table_view(target, show_all)
+    table = Table(title=str(target) if not sql else None, title_justify="left")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    console.print(table)
+    if csv is not None:
+        write_csv(csv, columns, rows)
+        console.print(f"wrote {csv}")
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+@app.command()
+def phase(
+    sweep_dir: Annotated[Path, typer.Argument(help="a finished (or partly finished) sweep directory")],
+    x: Annotated[str, typer.Option(help="column on the x axis")] = "init.gamma",
+    y: Annotated[str, typer.Option(help="column on the y axis")] = "model.depth",
+    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3")] = "4-3",
+) -> None:
+    """Draw the phase diagram of any sweep (best over learning rates, mean over seeds, shadow if not fitted)."""
+    from reasonlab.evaluate.phase import phase_cells
+    from reasonlab.plots.phase import plot_phase
+    from reasonlab.sweep.results import read_results
+
+    try:
+        rows = read_results(sweep_dir)
+        cells = phase_cells(rows, pair, x, y)
+    except ConfigError as e:
+        _fail(str(e))
+    profiles = sorted({str(r.get("profile")) for r in rows})
+    paths = plot_phase(cells, sweep_dir / "figures" / "phase", f"Profile: {'; '.join(profiles)}. Best over "
+                       "learning rates per seed, mean over seeds; hatched = not fitted.", pair, x, y)
+    for c in cells:
+        console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}, symmetric "
+                      f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f})", highlight=False)
+    console.print("figures: " + ", ".join(map(str, paths)))
+
+
+@app.command()
+def reproduce(
+    experiment: Annotated[str, typer.Argument(help="anchor-phase")],
+    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced) or paper (GPU)")] = "cpu",
+    out: OutOpt = Path("runs"),
+    workers: WorkersOpt = None,
+    threads: ThreadsOpt = None,
+    backend: BackendOpt = None,
+    overrides: Overrides = None,
+) -> None:
+    """Run a study's headline experiment with one command and write its figure and summary."""
+    from reasonlab.studies import anchor_phase
+
+    experiments = {"anchor-phase": anchor_phase}
+    if experiment not in experiments:
+        _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
+    study = experiments[experiment]
+    if profile not in study.GRIDS:
+        _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.GRIDS)}")
+    try:
+        study.reproduce(profile, out, _executor_factory(backend, workers, threads), console, overrides or [])
     except ConfigError as e:
         _fail(str(e))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,14 +20,14 @@ class ConfigError(ValueError):
     """A bad config, override or path; its message is one line naming the field and the fix."""
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 Pair = tuple[int, int]
 
 
-class AnchorTaskConfig(_Strict):
+class AnchorTaskConfig(StrictModel):
     """The anchor-composition task (spec §2); paper values are the defaults."""
 
     kind: Literal["anchor"] = "anchor"
@@ -106,14 +107,14 @@ def _parse_pair(key: str) -> Pair:
     return a, b
 
 
-class InitConfig(_Strict):
+class InitConfig(StrictModel):
     """The γ rule (std = d_in^-γ); overrides map a group name or parameter-name glob to its own γ."""
 
     gamma: float = Field(0.5, ge=0.0, le=4.0)
     overrides: dict[str, float] = {}
 
 
-class ModelConfig(_Strict):
+class ModelConfig(StrictModel):
     """One configurable decoder transformer; defaults are the anchor study's model (spec §3)."""
 
     kind: Literal["transformer"] = "transformer"
@@ -134,7 +135,7 @@ class ModelConfig(_Strict):
     ln_eps: float = 1e-5
 
 
-class TrainConfig(_Strict):
+class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
 
     epochs: int = Field(210, ge=1)
@@ -156,7 +157,7 @@ class TrainConfig(_Strict):
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores")
 
 
-class ThresholdConfig(_Strict):
+class ThresholdConfig(StrictModel):
     """Outcome-label thresholds (spec §5, the project's choice)."""
 
     fit: float = Field(0.9, ge=0, le=1)
@@ -167,7 +168,7 @@ class ThresholdConfig(_Strict):
 TaskConfig = AnchorTaskConfig  # becomes a union on "kind" as studies add tasks
 
 
-class RunConfig(_Strict):
+class RunConfig(StrictModel):
     """A fully resolved run: everything that decides its numbers, plus the name of the profile it came from."""
 
     seed: int = Field(1, ge=0)
@@ -189,7 +190,7 @@ class RunConfig(_Strict):
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def _first_error(err: ValidationError) -> str:
+def validation_message(err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith("function-")) or "config"
     msg = e["msg"].removeprefix("Value error, ")
@@ -257,12 +258,32 @@ def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def study_profiles(study: str) -> list[str]:
+    """The built-in profiles of a study: ``reasonlab/profiles/<study>-<profile>.yaml``."""
+    folder = resources.files("reasonlab") / "profiles"
+    return sorted(p.name[len(study) + 1 : -5] for p in folder.iterdir() if p.name.startswith(f"{study}-")
+                  and p.name.endswith(".yaml"))
+
+
+def raw_config(config: Path | None, profile: str | None, overrides: list[str], study: str = "anchor") -> dict:
+    """Profile, then the user's YAML over it, then ``--set`` overrides over both; not yet validated."""
+    data: dict[str, Any] = {}
+    if profile:
+        names = study_profiles(study)
+        if profile not in names:
+            raise ConfigError(f"--profile {profile!r}: unknown for the {study} study; choose one of {', '.join(names)}")
+        data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+    if config is not None:
+        data = deep_merge(data, load_yaml(config))
+    return apply_overrides(data, list(overrides))
+
+
 def resolve(data: dict[str, Any]) -> RunConfig:
     """Validate a raw dict into a RunConfig, turning pydantic's report into one line."""
     try:
         return RunConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(_first_error(e)) from None
+        raise ConfigError(validation_message(e)) from None
 
 
 def to_yaml(cfg: RunConfig) -> str:

@@ -81,20 +81,27 @@ class PairOutcome:
     modal_mass: float | None = None
 
 
+def classify(seen_test_acc: float, inf: float, sym: float | None, th: ThresholdConfig) -> tuple[str, bool]:
+    """(label, clean) from the three accuracies; not-fitted (seen-pair test-key accuracy < fit) takes precedence.
+
+    Used for single runs and for phase-diagram cells alike, so the two can never disagree on the rule.
+    """
+    if seen_test_acc < th.fit:
+        return "not-fitted", False
+    if inf > th.majority:
+        return "inferential", inf >= th.clean
+    if sym is not None and sym > th.majority:
+        return "symmetric", sym >= th.clean
+    return "other", False
+
+
 def label_pair(seen_test_acc: float, score: SetScore, symmetric_target: str, th: ThresholdConfig) -> PairOutcome:
-    """Label one held-out pair; not-fitted (seen-pair test-key accuracy < fit) takes precedence."""
+    """Label one held-out pair and keep the figures behind the label."""
     inf = score.acc("inferential")
     sym = score.acc("symmetric") if "symmetric" in score.correct else None
     other = 1.0 - (score.acc("any") if "any" in score.correct else inf + (sym or 0.0))
-    if seen_test_acc < th.fit:
-        label, win = "not-fitted", None
-    elif inf > th.majority:
-        label, win = "inferential", inf
-    elif sym is not None and sym > th.majority:
-        label, win = "symmetric", sym
-    else:
-        label, win = "other", None
-    out = PairOutcome(label, win is not None and win >= th.clean, inf, sym, other, symmetric_target)
+    label, clean = classify(seen_test_acc, inf, sym, th)
+    out = PairOutcome(label, clean, inf, sym, other, symmetric_target)
     if label == "other" and score.histogram is not None:
         bins = histogram_bins()
         idx = max(range(len(score.histogram)), key=score.histogram.__getitem__)

@@ -10,21 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from reasonlab.evaluate.outcome import histogram_bins  # noqa: E402
-from reasonlab.store import atomic_write_bytes, load_run, read_metrics  # noqa: E402
-
-
-def _save(fig: plt.Figure, base: Path) -> list[Path]:
-    import io
-
-    out = []
-    for ext in ("png", "svg"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
-        path = base.with_suffix(f".{ext}")
-        atomic_write_bytes(path, buf.getvalue())
-        out.append(path)
-    plt.close(fig)
-    return out
+from reasonlab.plots import save_figure  # noqa: E402
+from reasonlab.store import load_run, read_metrics  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
@@ -60,4 +47,4 @@ def plot_run(run_dir: Path) -> list[Path]:
         fontsize=9,
     )
     (run_dir / "figures").mkdir(exist_ok=True)
-    return _save(fig, run_dir / "figures" / "run")
+    return save_figure(fig, run_dir / "figures" / "run")

@@ -9,30 +9,20 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from importlib import resources
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import ConfigError, RunConfig, apply_overrides, deep_merge, load_yaml, resolve
+from reasonlab.config import RunConfig, raw_config, resolve
 
 PROFILES = ("cpu", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
 DEMO_GAMMAS = (0.3, 1.0)
 
 
-def profile_path(profile: str) -> Path:
-    if profile not in PROFILES:
-        raise ConfigError(f"--profile {profile!r}: unknown; choose one of {', '.join(PROFILES)}")
-    return Path(str(resources.files("reasonlab") / "profiles" / f"anchor-{profile}.yaml"))
-
-
 def load_config(config: Path | None, profile: str | None, overrides: list[str]) -> RunConfig:
-    data = load_yaml(profile_path(profile)) if profile else {}
-    if config is not None:
-        data = deep_merge(data, load_yaml(config))
-    return resolve(apply_overrides(data, overrides))
+    return resolve(raw_config(config, profile, overrides, "anchor"))
 
 
 def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:

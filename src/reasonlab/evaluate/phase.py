@@ -1,0 +1,84 @@
+"""Phase-diagram cells from a results table, with the study's protocol (spec §4).
+
+For each cell (e.g. γ × depth) and each seed, take the best accuracy over learning rates — separately for the
+inferential target, the symmetric target and the seen-pair test-key accuracy — then average over seeds. A cell
+is *shadowed* (not fitted) when that averaged seen-pair accuracy is below the fit threshold, and its label
+follows the same rule as a single run's (``classify``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from reasonlab.config import ConfigError, ThresholdConfig
+from reasonlab.evaluate.outcome import classify
+
+SEEN = "final.seen_test_acc"
+# Columns that describe a run rather than decide its numbers; they may differ inside a cell.
+_NOT_AXES = {"train.threads", "train.checkpoint_every", "profile", "train.device", "train.lr_multiplier",
+             "train.base_lr", "seed"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    x: float
+    y: float
+    inferential: float
+    symmetric: float | None
+    seen: float
+    label: str
+    clean: bool
+    shadow: bool
+    n_seeds: int
+    n_runs: int
+
+
+def peak_lr(row: dict[str, Any]) -> float:
+    return row["train.base_lr"] * row["train.lr_multiplier"]
+
+
+def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y: str = "model.depth",
+                th: ThresholdConfig | None = None) -> list[Cell]:
+    """Aggregate finished runs into cells over (x, y); any other config field that varies inside a cell is an
+    error, so the protocol never silently takes a max over something it should not."""
+    th = th or ThresholdConfig()
+    inf_col, sym_col = f"outcome.{pair}.inferential", f"outcome.{pair}.symmetric"
+    rows = [r for r in rows if r.get("status", "finished") == "finished"]
+    if not rows:
+        raise ConfigError("phase diagram: no finished runs in the table")
+    for col in (x, y, inf_col, SEEN):
+        if col not in rows[0]:
+            raise ConfigError(f"phase diagram: column {col!r} is not in the results table; check the pair and axes")
+    _check_single_setting(rows, {x, y})
+    per_seed: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        per_seed[(r[x], r[y], r["seed"])].append(r)
+    per_cell: dict[tuple, list[tuple[float, float | None, float, int]]] = defaultdict(list)
+    for (cx, cy, _), runs in per_seed.items():
+        syms = [r[sym_col] for r in runs if r.get(sym_col) is not None]
+        per_cell[(cx, cy)].append((max(r[inf_col] for r in runs), max(syms) if syms else None,
+                                   max(r[SEEN] for r in runs), len(runs)))
+    cells = []
+    for (cx, cy), seeds in sorted(per_cell.items()):
+        inf = mean(s[0] for s in seeds)
+        sym_values = [s[1] for s in seeds if s[1] is not None]
+        sym = mean(sym_values) if sym_values else None
+        seen = mean(s[2] for s in seeds)
+        label, clean = classify(seen, inf, sym, th)
+        cells.append(Cell(cx, cy, inf, sym, seen, label, clean, seen < th.fit, len(seeds), sum(s[3] for s in seeds)))
+    return cells
+
+
+def _check_single_setting(rows: list[dict[str, Any]], axes: set[str]) -> None:
+    config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
+    for col in config_cols:
+        if col in axes or col in _NOT_AXES:
+            continue
+        values = {json.dumps(r.get(col)) for r in rows}
+        if len(values) > 1:
+            raise ConfigError(f"phase diagram: {col} varies across runs ({', '.join(sorted(values)[:4])}); "
+                              "select one value (e.g. with --sql) or plot it as an axis")

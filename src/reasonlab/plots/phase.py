@@ -1,0 +1,79 @@
+"""Phase diagrams: heat maps of inferential and symmetric accuracy and of the outcome label, shadowed cells
+hatched, the real axis values on the ticks and the profile in the caption."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch, Rectangle
+
+from reasonlab.evaluate.phase import Cell
+from reasonlab.plots import save_figure
+
+LABELS = ("inferential", "symmetric", "other", "not-fitted")
+AXIS_NAMES = {"init.gamma": "γ (initialization rate: std = d_in^-γ)", "model.depth": "depth (blocks)",
+              "train.weight_decay": "weight decay", "train.lr_multiplier": "peak lr / base lr",
+              "model.d_model": "d_model"}
+LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd")
+
+
+def _grid(cells: list[Cell], value) -> tuple[list[float], list[float], np.ndarray]:
+    xs = sorted({c.x for c in cells})
+    ys = sorted({c.y for c in cells})
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for c in cells:
+        v = value(c)
+        grid[ys.index(c.y), xs.index(c.x)] = np.nan if v is None else v
+    return xs, ys, grid
+
+
+def _axes(ax: plt.Axes, xs: list[float], ys: list[float], xlabel: str, ylabel: str) -> None:
+    ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
+    ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
+def _hatch(ax: plt.Axes, cells: list[Cell], xs: list[float], ys: list[float]) -> None:
+    for c in cells:
+        if c.shadow:
+            ax.add_patch(Rectangle((xs.index(c.x) - 0.5, ys.index(c.y) - 0.5), 1, 1, fill=False, hatch="///",
+                                   edgecolor="0.45", linewidth=0))
+
+
+def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: str, x: str = "init.gamma",
+               y: str = "model.depth", fit: float = 0.9) -> list[Path]:
+    """Three panels side by side; writes ``out_base.png`` and ``.svg``."""
+    xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), constrained_layout=True)
+    for ax, (title, value) in zip(axes[:2], ((f"{pair} inferential accuracy", lambda c: c.inferential),
+                                             (f"{pair} symmetric accuracy", lambda c: c.symmetric)), strict=True):
+        xs, ys, grid = _grid(cells, value)
+        im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        for (i, j), v in np.ndenumerate(grid):
+            if not np.isnan(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if v < 0.6 else "black")
+        _hatch(ax, cells, xs, ys)
+        _axes(ax, xs, ys, xlabel, ylabel)
+        ax.set_title(title)
+        fig.colorbar(im, ax=ax, label="accuracy (best over learning rates, mean over seeds)")
+    xs, ys, grid = _grid(cells, lambda c: LABELS.index(c.label))
+    axes[2].imshow(grid, origin="lower", cmap=ListedColormap(LABEL_COLOURS), vmin=-0.5, vmax=len(LABELS) - 0.5,
+                   aspect="auto")
+    for c in cells:
+        axes[2].text(xs.index(c.x), ys.index(c.y), c.label + (" ✓" if c.clean else ""), ha="center",
+                     va="center", fontsize=7)
+    _hatch(axes[2], cells, xs, ys)
+    _axes(axes[2], xs, ys, xlabel, ylabel)
+    axes[2].set_title(f"{pair} outcome")
+    handles = [Patch(facecolor=col, label=lab) for lab, col in zip(LABELS, LABEL_COLOURS, strict=True)]
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="///",
+                         label=f"shadow: seen-pair test acc < {fit:g}"))
+    axes[2].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
+    fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 180)), ha="left", va="top", fontsize=8)
+    return save_figure(fig, Path(out_base))

@@ -1,0 +1,82 @@
+"""``reasonlab reproduce anchor-phase``: the study's γ × depth phase diagram (spec §4, paper Fig. 2a,b).
+
+The ``paper`` grid is the study's full protocol (γ 0.3..0.8 × depth 2..6 × 9 peak learning rates × 3 seeds =
+810 runs, meant for GPUs). The ``cpu`` grid runs the reduced CPU profile at its single learning rate over 5 γ
+values × depths 2–4 × 2 seeds, and every figure and summary it writes says that it is reduced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from reasonlab.evaluate.phase import Cell, phase_cells
+from reasonlab.plots.phase import plot_phase
+from reasonlab.store import atomic_write_text
+from reasonlab.sweep.executors import Executor
+from reasonlab.sweep.grid import SweepSpec, sweep_configs
+from reasonlab.sweep.results import read_results
+from reasonlab.sweep.runner import SweepReport, run_sweep
+
+PAIR = "4-3"
+GRIDS: dict[str, dict[str, list]] = {
+    "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2]},
+    "paper": {"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
+              "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30], "seed": [1, 2, 3]},
+}
+
+
+def spec_for(profile: str) -> SweepSpec:
+    return SweepSpec(name=f"anchor-phase-{profile}", study="anchor", profile=profile, grid=GRIDS[profile])
+
+
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+    """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
+    spec = spec_for(profile)
+    configs, axes = sweep_configs(spec, overrides=list(overrides))
+    executor: Executor = make_executor(len(configs))
+    console.print(f"anchor-phase, profile {profile}: {len(configs)} runs ({' × '.join(axes)}) with "
+                  f"{executor.workers} workers × {executor.threads} threads; store {out / spec.name}")
+    report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
+    rows = [r for r in read_results(report.sweep_dir) if r["run_id"] in {c.run_id() for c in configs}]
+    cells = phase_cells(rows, PAIR)
+    caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best (4,3) accuracy over "
+               f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "
+               f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
+               f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
+               f"{configs[0].model.d_model}^-γ.")
+    figures = plot_phase(cells, report.sweep_dir / "figures" / "phase", caption, PAIR, fit=configs[0].thresholds.fit)
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, cells, report,
+                                                                          caption))
+    for p in figures:
+        console.print(f"figure: {p}")
+    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    return report.sweep_dir
+
+
+def describe_depth(cells: list[Cell], depth: float) -> str:
+    """One sentence on which γ values gave which outcome at one depth, read off the cells."""
+    row = sorted((c for c in cells if c.y == depth), key=lambda c: c.x)
+    groups: dict[str, list[str]] = {}
+    for c in row:
+        groups.setdefault(c.label, []).append(f"{c.x:g}")
+    return f"depth {depth:g}: " + "; ".join(f"{label} at γ {', '.join(gs)}" for label, gs in groups.items())
+
+
+def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str) -> str:
+    lines = [f"# anchor-phase, profile `{profile}`", "", f"{profile_label}", "",
+             f"{report.total} runs ({report.skipped} already finished before this invocation, "
+             f"{len(report.failed)} failed); this invocation took {report.wall_time_s / 60:.1f} min.", "",
+             "![phase diagram](figures/phase.png)", "", caption, "", "## What the diagram shows", ""]
+    lines += [f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})]
+    lines += ["", "## Cells", "", "| γ | depth | (4,3) inferential | (4,3) symmetric | seen-pair test acc | label | "
+              "seeds | runs |", "|---|---|---|---|---|---|---|---|"]
+    for c in cells:
+        sym = "—" if c.symmetric is None else f"{c.symmetric:.3f}"
+        label = c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else "")
+        lines.append(f"| {c.x:g} | {c.y:g} | {c.inferential:.3f} | {sym} | {c.seen:.3f} | {label} | {c.n_seeds} | "
+                     f"{c.n_runs} |")
+    if report.failed:
+        lines += ["", "## Failed runs", ""] + [f"- {o.run_id}: {o.error}" for o in report.failed]
+    return "\n".join(lines) + "\n"

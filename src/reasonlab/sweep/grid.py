@@ -1,0 +1,118 @@
+"""Grids: a base config and axes over any dotted field; every point is a fully resolved run config.
+
+A sweep file is YAML::
+
+    name: gamma-depth          # the sweep's directory under the store root (default: the file's stem)
+    profile: cpu               # optional built-in profile of the study
+    config: {train: {epochs: 12}}   # optional fields over the profile
+    set: ["train.lr_multiplier=20"] # optional overrides, as with --set
+    grid:                      # the axes: every combination is one run
+      init.gamma: [0.3, 0.5, 0.7]
+      model.depth: [2, 3]
+      seed: [1, 2]
+
+On the command line ``--grid init.gamma=0.3,0.5`` adds (or replaces) an axis. A point's run id is the hash of
+its resolved config, so points that resolve to the same config are one run, and re-running a sweep finds its
+finished and unfinished runs by id.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from reasonlab.config import (
+    ConfigError,
+    RunConfig,
+    StrictModel,
+    apply_overrides,
+    deep_merge,
+    load_yaml,
+    parse_value,
+    raw_config,
+    validation_message,
+)
+
+
+class SweepSpec(StrictModel):
+    name: str | None = None
+    study: str = "anchor"
+    profile: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    set: list[str] = Field(default_factory=list)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+
+def load_sweep(path: Path) -> SweepSpec:
+    """Read a sweep file; a bad field is a one-line error naming the file and the field."""
+    data = load_yaml(path)
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(f"{path}: {validation_message(e)}") from None
+    return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas outside brackets and braces, so ``[[4,3]],[[3,4]]`` is two values."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def parse_axis(text: str) -> tuple[str, list[Any]]:
+    """``init.gamma=0.3,0.5,0.7`` -> ("init.gamma", [0.3, 0.5, 0.7])."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    values = split_top_level(raw) if sep else []
+    if not key or not values or any(v == "" for v in values):
+        raise ConfigError(f"--grid {text!r}: expected key=v1,v2,... e.g. init.gamma=0.3,0.5,0.7")
+    return key, [parse_value(v) for v in values]
+
+
+def expand(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[RunConfig]:
+    """Every combination of the axes over ``base``, validated; duplicates (same run id) kept once, in order."""
+    for key, values in axes.items():
+        if not values:
+            raise ConfigError(f"grid {key}: no values; give at least one")
+    keys = list(axes)
+    configs: dict[str, RunConfig] = {}
+    for combo in itertools.product(*(axes[k] for k in keys)):
+        overrides = [f"{k}={json.dumps(v)}" for k, v in zip(keys, combo, strict=True)]  # JSON is YAML
+        data = apply_overrides(copy.deepcopy(base), overrides)
+        try:
+            cfg = RunConfig.model_validate(data)
+        except ValidationError as e:
+            point = ", ".join(overrides)
+            raise ConfigError(f"grid point ({point}): {validation_message(e)}") from None
+        configs.setdefault(cfg.run_id(), cfg)
+    return list(configs.values())
+
+
+def sweep_configs(
+    spec: SweepSpec, grid: list[str] = (), overrides: list[str] = ()
+) -> tuple[list[RunConfig], list[str]]:
+    """The runs of a sweep and its axis names: profile < ``config`` < ``set`` < ``--set``; ``--grid`` axes
+    are added to (or replace) the file's."""
+    base = deep_merge(raw_config(None, spec.profile, [], spec.study), spec.config)
+    base = apply_overrides(base, [*spec.set, *overrides])
+    axes = dict(spec.grid)
+    for text in grid:
+        key, values = parse_axis(text)
+        axes[key] = values
+    return expand(base, axes), list(axes)

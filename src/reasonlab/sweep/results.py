@@ -1,0 +1,206 @@
+"""The results table of a sweep and SQL over all runs.
+
+``<sweep>/results.parquet`` holds one row per finished run: its config fields flattened to the dotted names
+``--set`` uses (``init.gamma``, ``model.depth``, ``seed``, ...) and its summary figures (``label``,
+``final.seen_test_acc``, ``outcome.4-3.inferential``, ...). The table is rebuilt from the runs' own
+``summary.json`` files under a lock and replaced atomically, so concurrent writers cannot lose a row and a reader
+never sees a half-written table; the run directories stay the source of truth.
+
+SQL (DuckDB) sees three views: ``runs`` (the results tables, with a ``sweep`` column), ``metrics`` (every finished
+run's metrics.parquet with ``sweep`` and ``run_id``) and ``offsets`` (the held-out offset histograms: sweep,
+run_id, set, offset, count).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reasonlab.config import ConfigError
+from reasonlab.evaluate.outcome import histogram_bins
+from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, finished_runs
+
+RESULTS = "results.parquet"
+_SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
+                   "threads", "git_revision")
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts to dotted keys; lists and empty dicts become JSON text so every cell is a scalar."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{name}."))
+        elif isinstance(value, list | dict):
+            out[name] = json.dumps(value)
+        else:
+            out[name] = value
+    return out
+
+
+def run_row(summary: dict[str, Any]) -> dict[str, Any]:
+    row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
+    row["version"] = summary.get("versions", {}).get("reasonlab")
+    row.update(flatten(summary.get("config", {})))
+    row.update(flatten({k.replace("/", "."): v for k, v in summary.get("final", {}).items()}, "final."))
+    row.update(flatten({k.replace("/", "."): v for k, v in summary.get("best", {}).items()}, "best."))
+    row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
+    return row
+
+
+def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    return pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows])
+
+
+def _summaries(sweep_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    for run_dir in finished_runs(sweep_dir):
+        try:
+            out.append(json.loads((run_dir / "summary.json").read_text()))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{run_dir / 'summary.json'}: damaged JSON at line {e.lineno}; "
+                              "delete the run directory and rerun the sweep") from None
+    return out
+
+
+def write_results(sweep_dir: Path) -> Path:
+    """Rebuild ``results.parquet`` from the finished runs under ``sweep_dir`` (locked, atomic)."""
+    sweep_dir = Path(sweep_dir)
+    path = sweep_dir / RESULTS
+    with file_lock(sweep_dir / LOCKS / "results.lock"):
+        rows = [run_row(s) for s in _summaries(sweep_dir)]
+        sink = pa.BufferOutputStream()
+        pq.write_table(_table(rows), sink)
+        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    return path
+
+
+def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
+    path = Path(sweep_dir) / RESULTS
+    if not path.is_file():
+        raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
+    return pq.read_table(path).to_pylist()
+
+
+def sweep_dirs(target: Path) -> list[Path]:
+    """``target`` itself if it is a sweep, else the sweeps directly under it (a store root)."""
+    target = Path(target)
+    if not target.is_dir():
+        raise ConfigError(f"{target}: no such directory; pass a sweep directory or a store root")
+    if (target / RESULTS).is_file():
+        return [target]
+    found = sorted(p for p in target.iterdir() if (p / RESULTS).is_file())
+    if not found:
+        raise ConfigError(f"{target}: no {RESULTS} here or one level below; pass a sweep directory")
+    return found
+
+
+def _sql_list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def connect(target: Path):  # -> duckdb.DuckDBPyConnection
+    """An in-memory DuckDB connection with the ``runs``, ``metrics`` and ``offsets`` views over ``target``."""
+    import duckdb
+
+    sweeps = sweep_dirs(target)
+    con = duckdb.connect()
+    tables = [_with_sweep(pq.read_table(s / RESULTS), s.name) for s in sweeps]
+    con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
+    con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
+    metric_files = [r / "metrics.parquet" for s in sweeps for r in finished_runs(s)]
+    if metric_files:
+        con.execute(
+            "CREATE VIEW metrics AS SELECT regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
+            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, * EXCLUDE (filename) "
+            f"FROM read_parquet({_sql_list(metric_files)}, filename=true)")
+    else:
+        con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
+                    "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
+                    "NULL::DOUBLE AS value WHERE false")
+    con.register("offsets_arrow", _offsets(sweeps))
+    con.execute("CREATE VIEW offsets AS SELECT * FROM offsets_arrow")
+    return con
+
+
+def _with_sweep(table: pa.Table, name: str) -> pa.Table:
+    return table.add_column(0, "sweep", pa.array([name] * table.num_rows, pa.string()))
+
+
+def _offsets(sweeps: list[Path]) -> pa.Table:
+    bins = histogram_bins()
+    rows = {"sweep": [], "run_id": [], "set": [], "offset": [], "count": []}
+    for s in sweeps:
+        for summary in _summaries(s):
+            for name, counts in summary.get("histograms", {}).items():
+                for b, c in zip(bins, counts, strict=True):
+                    for key, value in (("sweep", s.name), ("run_id", summary["run_id"]), ("set", name),
+                                       ("offset", b), ("count", c)):
+                        rows[key].append(value)
+    return pa.table(rows, schema=pa.schema([("sweep", pa.string()), ("run_id", pa.string()), ("set", pa.string()),
+                                            ("offset", pa.string()), ("count", pa.int64())]))
+
+
+def query(target: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """Run DuckDB SQL over the views; a bad query is a one-line error."""
+    import duckdb
+
+    con = connect(target)
+    try:
+        cur = con.execute(sql)
+        return [d[0] for d in cur.description or []], cur.fetchall()
+    except duckdb.Error as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"--sql: {first}") from None
+    finally:
+        con.close()
+
+
+def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> None:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(columns)
+    writer.writerows(rows)
+    atomic_write_text(Path(path), buf.getvalue())
+
+
+def _axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
+    """The sweep's declared axes, else the config columns whose value differs between runs."""
+    try:
+        return list(json.loads((sweep_dir / "sweep.json").read_text())["axes"])
+    except (OSError, json.JSONDecodeError, KeyError):
+        cols = [c for c in (rows[0] if rows else {}) if c.split(".")[0] in {"seed", "task", "model", "init", "train"}]
+        return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]
+
+
+def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:
+    """The results of one sweep or several: every column, or the axes, outcome and main figures."""
+    sweeps = sweep_dirs(target)
+    rows = [{"sweep": s.name, **r} for s in sweeps for r in read_results(s)]
+    if show_all:
+        columns = list(dict.fromkeys(c for r in rows for c in r))
+    else:
+        axes = list(dict.fromkeys(a for s in sweeps for a in _axes(s, read_results(s))))
+        figures = [c for c in dict.fromkeys(c for r in rows for c in r)
+                   if c == "final.seen_test_acc" or (c.startswith("outcome.") and c.rsplit(".", 1)[1]
+                                                     in ("inferential", "symmetric"))]
+        columns = [*(["sweep"] if len(sweeps) > 1 else []), "run_id", *axes, "label", *figures, "wall_time_s"]
+    key = [c for c in columns if c not in ("sweep", "run_id")]
+    rows.sort(key=lambda r: tuple(_sort_key(r.get(c)) for c in ["sweep", *key]))
+    return columns, [tuple(r.get(c) for c in columns) for r in rows]
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, value)
+    return (1, "" if value is None else str(value))

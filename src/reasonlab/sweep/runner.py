@@ -1,0 +1,146 @@
+"""Running a sweep: skip finished runs, execute the rest, keep the results table current, show one live table.
+
+Per-run progress comes from each run's ``progress.json`` (written by the trainer every epoch), so the display is
+the same whether the runs execute in local processes or as Ray tasks, and parallel runs never interleave bars.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from reasonlab.config import RunConfig, to_yaml
+from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, write_json
+from reasonlab.sweep.executors import Executor, RunOutcome
+from reasonlab.sweep.results import write_results
+
+
+@dataclass
+class SweepReport:
+    sweep_dir: Path
+    total: int
+    skipped: int
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    wall_time_s: float = 0.0
+
+    @property
+    def failed(self) -> list[RunOutcome]:
+        return [o for o in self.outcomes if o.status != "finished"]
+
+
+def _cost(cfg: RunConfig) -> float:
+    """Relative cost of a run, for the ETA: epochs × blocks (the grid rarely varies anything else that matters)."""
+    return cfg.train.epochs * max(cfg.model.depth, 1)
+
+
+def _fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class Monitor:
+    """Overall progress (runs done / total, elapsed, ETA) and one row per running run."""
+
+    def __init__(self, name: str, root: Path, todo: list[RunConfig], axes: list[str], skipped: int, total: int,
+                 console: Console):
+        self.name, self.root, self.axes, self.console = name, root, axes, console
+        self.todo = {c.run_id(): c for c in todo}
+        self.skipped, self.total = skipped, total
+        self.done: dict[str, RunOutcome] = {}
+        self.start = time.monotonic()
+        self.live = console.is_terminal
+
+    def _progress(self, run_id: str) -> dict | None:
+        try:
+            return json.loads((self.root / f"{run_id}{PARTIAL}" / "progress.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def eta(self, running: dict[str, dict]) -> float | None:
+        total = sum(_cost(c) for c in self.todo.values())
+        done = sum(_cost(self.todo[r]) for r in self.done)
+        done += sum(_cost(self.todo[r]) * p["epoch"] / p["epochs"] for r, p in running.items())
+        elapsed = time.monotonic() - self.start
+        return None if done <= 0 else elapsed * (total - done) / done
+
+    def finished(self, outcome: RunOutcome) -> None:
+        self.done[outcome.run_id] = outcome
+        if not self.live:
+            cfg = self.todo[outcome.run_id]
+            where = " ".join(f"{a}={_axis_value(cfg, a)}" for a in self.axes)
+            tail = outcome.label if outcome.status == "finished" else f"FAILED {outcome.error}"
+            self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {outcome.run_id} {where}: {tail}",
+                               highlight=False)
+
+    def render(self, pending: set[str]) -> Group:
+        running = {r: p for r in pending if (p := self._progress(r)) is not None}
+        failed = sum(o.status != "finished" for o in self.done.values())
+        head = Text(f"sweep {self.name}: {len(self.done) + self.skipped}/{self.total} runs done "
+                    f"({self.skipped} already finished, {failed} failed), {len(running)} running; "
+                    f"elapsed {_fmt_time(time.monotonic() - self.start)}, ETA {_fmt_time(self.eta(running))}")
+        table = Table(box=None, pad_edge=False)
+        for col in ("run", *self.axes, "epoch", "loss", "seen", "held-out inf / sym"):
+            table.add_column(col)
+        for run_id, p in sorted(running.items()):
+            cfg = self.todo[run_id]
+            heldout = [(k.split("/")[1], v) for k, v in p.items() if k.endswith("train_keys/inferential")]
+            inf_sym = ", ".join(f"{pair} {v:.2f} / {p.get(f'heldout/{pair}/train_keys/symmetric', float('nan')):.2f}"
+                                for pair, v in heldout)
+            seen = p.get("seen_test_acc")
+            table.add_row(run_id, *(str(_axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
+                          f"{p['loss']:.3f}", "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
+        return Group(head, table)
+
+
+def _axis_value(cfg: RunConfig, key: str) -> object:
+    node: object = cfg
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],
+              spec: dict | None = None, console: Console | None = None) -> SweepReport:
+    """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current."""
+    console = console or Console(stderr=True)
+    sweep_dir = Path(out) / check_name(name, "sweep name")
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    write_json(sweep_dir / "sweep.json", {"name": name, "axes": axes, "spec": spec or {},
+                                           "run_ids": [c.run_id() for c in configs]})
+    atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
+    finished = {p.name for p in finished_runs(sweep_dir)}
+    todo = [c for c in configs if c.run_id() not in finished]
+    report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo))
+    monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
+    started = time.monotonic()
+    try:
+        handles = {executor.submit(c, sweep_dir): c.run_id() for c in todo}
+        pending = set(handles)
+        with Live(monitor.render(set()), console=console, refresh_per_second=2, transient=False,
+                  redirect_stdout=False, redirect_stderr=False) if monitor.live else nullcontext() as live:
+            while pending:
+                done, pending = executor.wait(pending, timeout=1.0)
+                for h in done:
+                    outcome = executor.result(h)
+                    report.outcomes.append(outcome)
+                    monitor.finished(outcome)
+                    write_results(sweep_dir)
+                if live is not None:
+                    live.update(monitor.render({handles[h] for h in pending}))
+    finally:
+        executor.close()
+    write_results(sweep_dir)
+    report.wall_time_s = time.monotonic() - started
+    return report

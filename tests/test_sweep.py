@@ -1,0 +1,259 @@
+"""Sweeps: grid parsing and expansion, the local executor, resume and kill, the results table, SQL, phase cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from conftest import tiny_run_dict
+from typer.testing import CliRunner
+
+from reasonlab.cli import app
+from reasonlab.config import ConfigError, ThresholdConfig
+from reasonlab.evaluate.phase import phase_cells
+from reasonlab.store import finished_runs, unfinished_runs
+from reasonlab.sweep.executors import LocalExecutor, split_cores
+from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
+from reasonlab.sweep.results import query, read_results, table_view, write_results
+from reasonlab.sweep.runner import run_sweep
+
+runner = CliRunner()
+
+
+def tiny_spec(**grid) -> SweepSpec:
+    base = tiny_run_dict(train={"epochs": 2})
+    base["train"].pop("threads")
+    return SweepSpec(name="tiny", config=base, grid=grid or {"init.gamma": [0.3, 0.8], "seed": [1, 2]})
+
+
+# ---- grids ----------------------------------------------------------------------------------------------------
+def test_split_top_level_keeps_brackets_together():
+    assert split_top_level("0.3, 0.5,0.7") == ["0.3", "0.5", "0.7"]
+    assert split_top_level("[[4,3]],[[3,4],[1,2]]") == ["[[4,3]]", "[[3,4],[1,2]]"]
+    assert split_top_level("{qk: 0.9, mlp: 1},{}") == ["{qk: 0.9, mlp: 1}", "{}"]
+
+
+def test_parse_axis_types_values():
+    assert parse_axis("init.gamma=0.3,0.5") == ("init.gamma", [0.3, 0.5])
+    assert parse_axis("task.held_out_pairs=[[4,3]],[[3,4]]") == ("task.held_out_pairs", [[[4, 3]], [[3, 4]]])
+    assert parse_axis("task.split=true,false") == ("task.split", [True, False])
+
+
+@pytest.mark.parametrize("bad", ["init.gamma", "=0.3", "init.gamma=", "init.gamma=0.3,,0.5"])
+def test_parse_axis_rejects_malformed(bad):
+    with pytest.raises(ConfigError, match="--grid"):
+        parse_axis(bad)
+
+
+def test_expand_is_the_product_and_dedupes_by_run_id():
+    base = tiny_run_dict()
+    cfgs = expand(base, {"init.gamma": [0.3, 0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2]})
+    assert len(cfgs) == 12 and len({c.run_id() for c in cfgs}) == 12
+    assert {(c.init.gamma, c.model.depth, c.seed) for c in cfgs} == {
+        (g, d, s) for g in (0.3, 0.5, 0.7) for d in (1, 2) for s in (1, 2)}
+    same = expand(base, {"init.gamma": [0.5, 0.50], "train.threads": [1, 2]})  # threads are not hashed
+    assert len(same) == 1
+
+
+def test_expand_names_the_bad_point_and_field():
+    with pytest.raises(ConfigError, match=r"grid point \(init.gamma=\"x\"\): init.gamma"):
+        expand(tiny_run_dict(), {"init.gamma": [0.5, "x"]})
+    with pytest.raises(ConfigError, match="model.depht: unknown field"):
+        expand(tiny_run_dict(), {"model.depht": [1]})
+    with pytest.raises(ConfigError, match="no values"):
+        expand(tiny_run_dict(), {"seed": []})
+
+
+def test_sweep_file_layers_and_cli_axes(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"profile": "cpu", "config": {"train": {"epochs": 3}},
+                                    "set": ["train.epochs=5"], "grid": {"seed": [1, 2]}}))
+    spec = load_sweep(path)
+    assert spec.name == "s"
+    cfgs, axes = sweep_configs(spec, ["init.gamma=0.3,0.9"], ["model.depth=3"])
+    assert axes == ["seed", "init.gamma"] and len(cfgs) == 4
+    assert {c.train.epochs for c in cfgs} == {5} and {c.model.depth for c in cfgs} == {3}
+    assert {c.model.d_model for c in cfgs} == {128} and cfgs[0].profile.startswith("cpu")
+
+
+def test_bad_sweep_file_names_file_and_field(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("grid: {seed: 3}\n")
+    with pytest.raises(ConfigError, match=r"s.yaml: grid.seed"):
+        load_sweep(path)
+
+
+def test_split_cores():
+    assert split_cores(30, cores=2) == (2, 1)
+    assert split_cores(1, cores=2) == (1, 2)  # a lone run gets both cores
+    assert split_cores(8, workers=1, cores=4) == (1, 4)
+    assert split_cores(8, threads=2, cores=4) == (4, 2)
+
+
+# ---- running ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def finished_sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("store")
+    cfgs, axes = sweep_configs(tiny_spec())
+    report = run_sweep("tiny", cfgs, out, LocalExecutor(2, 1), axes)
+    return out, cfgs, report
+
+
+def test_sweep_runs_every_point_once(finished_sweep):
+    out, cfgs, report = finished_sweep
+    assert report.total == 4 and report.skipped == 0 and not report.failed
+    rows = read_results(out / "tiny")
+    assert sorted(r["run_id"] for r in rows) == sorted(c.run_id() for c in cfgs)
+    assert {(r["init.gamma"], r["seed"]) for r in rows} == {(0.3, 1), (0.3, 2), (0.8, 1), (0.8, 2)}
+    assert all(r["label"] in {"inferential", "symmetric", "other", "not-fitted"} for r in rows)
+    assert not unfinished_runs(out / "tiny")
+    assert json.loads((out / "tiny" / "sweep.json").read_text())["axes"] == ["init.gamma", "seed"]
+
+
+def test_rerun_skips_finished_runs(finished_sweep):
+    out, cfgs, _ = finished_sweep
+    before = {p: p.stat().st_mtime_ns for p in (out / "tiny").rglob("summary.json")}
+    report = run_sweep("tiny", cfgs, out, LocalExecutor(2, 1), ["init.gamma", "seed"])
+    assert report.skipped == 4 and report.outcomes == []
+    assert {p: p.stat().st_mtime_ns for p in (out / "tiny").rglob("summary.json")} == before
+
+
+def test_results_table_is_rebuilt_from_runs(finished_sweep, tmp_path):
+    out, _, _ = finished_sweep
+    table = pq.read_table(out / "tiny" / "results.parquet")
+    assert table.num_rows == 4
+    for col in ("run_id", "label", "init.gamma", "model.d_model", "final.seen_test_acc", "outcome.4-3.inferential",
+                "outcome.4-3.symmetric", "task.anchors", "git_revision"):
+        assert col in table.column_names
+    columns, rows = table_view(out / "tiny")
+    assert columns[:4] == ["run_id", "init.gamma", "seed", "label"] and len(rows) == 4
+
+
+def test_sql_views(finished_sweep):
+    out, cfgs, _ = finished_sweep
+    cols, rows = query(out, 'SELECT sweep, "init.gamma", count(*) FROM runs GROUP BY ALL ORDER BY 2')
+    assert cols[0] == "sweep" and rows == [("tiny", 0.3, 2), ("tiny", 0.8, 2)]
+    _, rows = query(out / "tiny", "SELECT DISTINCT run_id FROM metrics ORDER BY 1")
+    assert [r[0] for r in rows] == sorted(c.run_id() for c in cfgs)
+    _, rows = query(out / "tiny", "SELECT run_id, sum(count) FROM offsets WHERE set = 'heldout/4-3/train_keys' "
+                                  "GROUP BY 1")
+    assert len(rows) == 4 and len({r[1] for r in rows}) == 1  # every run scored the same set
+
+
+def test_bad_sql_and_missing_dir_are_one_line_errors(finished_sweep, tmp_path):
+    out, _, _ = finished_sweep
+    with pytest.raises(ConfigError, match=r"^--sql: .*\n?$"):
+        query(out, "SELEC 1")
+    result = runner.invoke(app, ["results", str(out / "tiny"), "--sql", "SELECT nope FROM runs"])
+    assert result.exit_code == 2 and "--sql" in result.output
+    result = runner.invoke(app, ["results", str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "no such directory" in result.output
+
+
+def test_results_cli_and_csv(finished_sweep, tmp_path):
+    out, _, _ = finished_sweep
+    csv_path = tmp_path / "r.csv"
+    result = runner.invoke(app, ["results", str(out / "tiny"), "--csv", str(csv_path)])
+    assert result.exit_code == 0, result.output
+    lines = csv_path.read_text().splitlines()
+    assert lines[0].startswith("run_id,init.gamma,seed,label") and len(lines) == 5
+
+
+def test_two_sweeps_on_one_store(tmp_path):
+    """Two sweeps sharing a run (and a table) at once: every run trained once, both tables whole."""
+    spec = tiny_spec(**{"init.gamma": [0.3, 0.8]})
+    procs = []
+    for seeds in ("1,2", "2,3"):
+        path = tmp_path / f"s{seeds[0]}.yaml"
+        path.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+        procs.append(subprocess.Popen([sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--name", "shared",
+                                       "--grid", f"seed={seeds}", "--out", str(tmp_path / "store"), "--workers", "1"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for p in procs:
+        assert p.wait(timeout=300) == 0, p.stderr.read().decode()[-2000:]
+    rows = read_results(tmp_path / "store" / "shared")
+    assert len(rows) == 6 and len({r["run_id"] for r in rows}) == 6
+    starts = [line for d in finished_runs(tmp_path / "store" / "shared")
+              for line in (d / "events.log").read_text().splitlines() if " start run " in line]
+    assert len(starts) == 6  # the two runs both sweeps asked for were trained once
+
+
+def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
+    spec = tiny_spec(**{"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2]})
+    data = spec.model_dump(mode="json")
+    data["config"]["train"].update(epochs=6, checkpoint_every=1)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--out", str(tmp_path / "store"),
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    sweep_dir = tmp_path / "store" / "tiny"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (finished_runs(sweep_dir) and unfinished_runs(sweep_dir)):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-run
+    proc.wait()
+    assert unfinished_runs(sweep_dir), "the kill should land while a run is unfinished"
+    done = subprocess.run(cmd, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    rows = read_results(sweep_dir)
+    assert len(rows) == 6 and len({r["run_id"] for r in rows}) == 6
+    assert not unfinished_runs(sweep_dir)
+    for d in finished_runs(sweep_dir):
+        json.loads((d / "summary.json").read_text())
+        pq.read_table(d / "metrics.parquet")
+
+
+# ---- phase cells -----------------------------------------------------------------------------------------------
+def _row(g, d, seed, mult, inf, sym, seen, **extra):
+    return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,
+            "train.weight_decay": 0.01, "outcome.4-3.inferential": inf, "outcome.4-3.symmetric": sym,
+            "final.seen_test_acc": seen, "status": "finished", **extra}
+
+
+def test_phase_cells_best_over_lr_then_mean_over_seeds():
+    rows = [_row(0.5, 2, 1, 10, 0.2, 0.7, 0.95), _row(0.5, 2, 1, 20, 0.1, 0.9, 0.99),
+            _row(0.5, 2, 2, 10, 0.0, 0.5, 0.97), _row(0.5, 2, 2, 20, 0.3, 0.3, 0.93),
+            _row(0.8, 2, 1, 10, 0.9, 0.0, 0.80), _row(0.8, 2, 2, 10, 0.8, 0.1, 0.85)]
+    a, b = phase_cells(rows, "4-3")
+    assert (a.x, a.y, a.n_seeds, a.n_runs) == (0.5, 2, 2, 4)
+    assert a.inferential == pytest.approx((0.2 + 0.3) / 2) and a.symmetric == pytest.approx((0.9 + 0.5) / 2)
+    assert a.seen == pytest.approx((0.99 + 0.97) / 2) and a.label == "symmetric" and not a.clean and not a.shadow
+    assert b.shadow and b.label == "not-fitted" and b.inferential == pytest.approx(0.85)
+    assert phase_cells(rows, "4-3", th=ThresholdConfig(fit=0.8))[1].label == "inferential"
+
+
+def test_phase_cells_refuse_a_hidden_axis():
+    rows = [_row(0.5, 2, 1, 10, 0.2, 0.7, 0.95), _row(0.5, 2, 1, 10, 0.9, 0.0, 0.95, **{"train.weight_decay": 1.0})]
+    with pytest.raises(ConfigError, match="train.weight_decay varies"):
+        phase_cells(rows, "4-3")
+    with pytest.raises(ConfigError, match="outcome.3-4.inferential"):
+        phase_cells(rows[:1], "3-4")
+
+
+def test_phase_cli_writes_figures(finished_sweep):
+    out, _, _ = finished_sweep
+    result = runner.invoke(app, ["phase", str(out / "tiny"), "--y", "seed"])
+    assert result.exit_code == 0, result.output
+    assert (out / "tiny" / "figures" / "phase.png").stat().st_size > 10_000
+    assert (out / "tiny" / "figures" / "phase.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_sweep_cli_bad_grid_writes_nothing(tmp_path):
+    result = runner.invoke(app, ["sweep", "--profile", "cpu", "--grid", "init.gama=0.3,0.5", "--out",
+                                 str(tmp_path)])
+    assert result.exit_code == 2 and "init.gama: unknown field" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_results_on_empty_sweep(tmp_path):
+    (tmp_path / "s").mkdir()
+    write_results(tmp_path / "s")
+    assert read_results(tmp_path / "s") == []
