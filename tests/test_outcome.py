@@ -7,16 +7,8 @@ import torch
 from torch import nn
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.outcome import (
-    SetScore,
-    histogram_bins,
-    label_pair,
-    offset_histogram,
-    outcome_dict,
-    pooled,
-    run_label,
-    score_sets,
-)
+from reasonlab.evaluate.outcome import label_pair, outcome_dict, run_label
+from reasonlab.evaluate.scoring import SetScore, histogram_bins, offset_histogram, pooled, score_sets
 from reasonlab.tasks.base import EvalSet
 
 TH = ThresholdConfig()

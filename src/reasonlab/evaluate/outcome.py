@@ -1,4 +1,4 @@
-"""Scoring eval sets and labelling a run: inferential / symmetric / other / not-fitted (spec §5).
+"""Labelling an anchor run: inferential / symmetric / other / not-fitted (spec §5).
 
 The thresholds live in ``ThresholdConfig`` (fit 0.9, majority 0.5, clean 0.9 by default); this module is the only
 place that reads them.
@@ -8,65 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import torch
-from torch import Tensor, nn
-
 from reasonlab.config import ThresholdConfig
+from reasonlab.evaluate.scoring import SetScore, histogram_bins, pooled
 from reasonlab.tasks.base import EvalSet
-
-HIST_MIN, HIST_MAX = -20, 20
-
-
-@dataclass
-class SetScore:
-    n: int
-    correct: dict[str, int]
-    histogram: list[int] | None  # bins: "<-20", -20..20, ">20"
-
-    def acc(self, kind: str) -> float:
-        return self.correct[kind] / self.n
-
-
-def offset_histogram(delta: Tensor) -> list[int]:
-    """Counts of prediction − reference in integer bins -20..20 plus an underflow and an overflow bin."""
-    clipped = delta.clamp(HIST_MIN - 1, HIST_MAX + 1) - (HIST_MIN - 1)
-    return torch.bincount(clipped, minlength=HIST_MAX - HIST_MIN + 3).tolist()
-
-
-def histogram_bins() -> list[str]:
-    return [f"<{HIST_MIN}", *(str(i) for i in range(HIST_MIN, HIST_MAX + 1)), f">{HIST_MAX}"]
-
-
-@torch.no_grad()
-def predict(model: nn.Module, inputs: Tensor, batch: int = 8192) -> Tensor:
-    model.eval()
-    out = [model(inputs[i : i + batch]).argmax(-1) for i in range(0, len(inputs), batch)]
-    model.train()
-    return torch.cat(out)
-
-
-def score_sets(
-    model: nn.Module, sets: dict[str, EvalSet], limit: int | None, device: torch.device
-) -> dict[str, SetScore]:
-    """Score every eval set on at most ``limit`` sequences (all when None), with one host sync per set."""
-    scores = {}
-    for name, es in sets.items():
-        n = len(es) if limit is None else min(limit, len(es))
-        pred = predict(model, es.inputs[:n].to(device)).cpu()
-        hits = {k: pred == t[:n] for k, t in es.targets.items()}
-        correct = {k: int(h.sum()) for k, h in hits.items()}
-        if len(hits) > 1:  # targets may coincide on some keys: "other" is what matches none of them
-            correct["any"] = int(torch.stack(list(hits.values())).any(0).sum())
-        hist = offset_histogram(pred - es.targets[es.reference][:n]) if es.reference else None
-        scores[name] = SetScore(n, correct, hist)
-    return scores
-
-
-def pooled(scores: dict[str, SetScore], prefix: str, kind: str = "designated") -> float | None:
-    chosen = [s for name, s in scores.items() if name.startswith(prefix)]
-    if not chosen:
-        return None
-    return sum(s.correct[kind] for s in chosen) / sum(s.n for s in chosen)
 
 
 @dataclass
@@ -122,3 +66,24 @@ def run_label(seen_test_acc: float, pairs: dict[str, PairOutcome], th: Threshold
 
 def outcome_dict(seen_test_acc: float, pairs: dict[str, PairOutcome], th: ThresholdConfig) -> dict:
     return {"label": run_label(seen_test_acc, pairs, th), "pairs": {k: asdict(v) for k, v in pairs.items()}}
+
+
+def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+    """What an anchor run reports at an evaluation: pooled accuracies, held-out figures, labels, histograms."""
+    pooled_figs = {k: v for k, prefix in (("train_acc", "train/"), ("seen_test_acc", "test/"))
+                   if (v := pooled(scores, prefix)) is not None}
+    seen = pooled_figs.get("seen_test_acc", 1.0)
+    final: dict[str, float | None] = {"train_acc": pooled_figs.get("train_acc"),
+                                      "seen_test_acc": pooled_figs.get("seen_test_acc")}
+    pairs, histograms = {}, {}
+    for name, s in scores.items():
+        if not name.startswith("heldout/"):
+            continue
+        final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
+        histograms[name] = s.histogram
+        if name.endswith("/train_keys"):  # primary key set (spec §5)
+            pairs[name.split("/")[1]] = label_pair(seen, s, sets[name].info["symmetric"], th)
+    outcome = outcome_dict(seen, pairs, th)
+    figures = {**pooled_figs, **{k: v for k, v in final.items() if k.startswith("heldout/")}}
+    return {"pooled": pooled_figs, "figures": figures, "final": final, "label": outcome["label"],
+            "outcome": outcome, "histograms": histograms}

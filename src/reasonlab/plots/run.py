@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from reasonlab.evaluate.outcome import histogram_bins  # noqa: E402
+from reasonlab.evaluate.scoring import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.store import load_run, read_metrics  # noqa: E402
 

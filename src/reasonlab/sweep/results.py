@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
-from reasonlab.evaluate.outcome import histogram_bins
+from reasonlab.evaluate.scoring import histogram_bins
 from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, finished_runs
 
 RESULTS = "results.parquet"

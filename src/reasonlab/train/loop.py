@@ -20,7 +20,8 @@ from torch import nn
 
 import reasonlab
 from reasonlab.config import ConfigError, RunConfig, to_yaml
-from reasonlab.evaluate.outcome import label_pair, outcome_dict, pooled, score_sets
+from reasonlab.evaluate import summarize
+from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
 from reasonlab.store import (
@@ -118,19 +119,13 @@ class Trainer:
     def _evaluate(self, epoch: int, step: int, final: bool) -> dict[str, float]:
         limit = None if final else self.cfg.train.eval_max_per_set
         scores = score_sets(self.model, self.data.eval_sets, limit, self.device)
-        figures: dict[str, float] = {}
         for name, s in scores.items():
-            for kind in s.correct:
-                self.rows.append((epoch, step, name, f"acc_{kind}", s.acc(kind)))
-                if name.startswith("heldout/"):
-                    figures[f"{name}/{kind}"] = s.acc(kind)
-        for key, prefix in (("train_acc", "train/"), ("seen_test_acc", "test/")):
-            value = pooled(scores, prefix)
-            if value is not None:
-                figures[key] = value
-                self.rows.append((epoch, step, "pooled", key, value))
-        self.scores = scores
-        return figures
+            self.rows += [(epoch, step, name, f"acc_{kind}", s.acc(kind)) for kind in s.correct]
+            if s.loss is not None:
+                self.rows.append((epoch, step, name, "loss", s.loss))
+        self.report = summarize(self.cfg.task.kind, scores, self.data.eval_sets, self.cfg.thresholds)
+        self.rows += [(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
+        return self.report["figures"]
 
     # ---- the run -------------------------------------------------------------------------------------------
     def fit(self) -> dict:
@@ -170,26 +165,11 @@ class Trainer:
         return self._summary(epoch, step, wall)
 
     def _summary(self, epoch: int, step: int, wall: float) -> dict:
-        cfg, th = self.cfg, self.cfg.thresholds
-        seen_pooled = pooled(self.scores, "test/")
-        seen = 1.0 if seen_pooled is None else seen_pooled
-        pairs, histograms = {}, {}
-        for name, s in self.scores.items():
-            if not name.startswith("heldout/"):
-                continue
-            histograms[name] = s.histogram
-            if name.endswith("/train_keys"):  # primary key set (spec §5)
-                pair = name.split("/")[1]
-                pairs[pair] = label_pair(seen, s, self.data.eval_sets[name].info["symmetric"], th)
-        final = {"train_acc": pooled(self.scores, "train/"), "seen_test_acc": seen_pooled}
-        for name, s in self.scores.items():
-            if name.startswith("heldout/"):
-                final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
-        outcome = outcome_dict(seen, pairs, th)
+        cfg, report = self.cfg, self.report
         return {
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
-            "label": outcome["label"], "outcome": outcome,
-            "final": final, "best": self._best(), "histograms": histograms,
+            "label": report["label"], "outcome": report["outcome"],
+            "final": report["final"], "best": self._best(), "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2),
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),

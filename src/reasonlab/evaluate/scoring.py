@@ -1,0 +1,78 @@
+"""Scoring evaluation sets: accuracy per target kind, loss, and offset histograms; task-independent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from reasonlab.tasks.base import EvalSet
+
+HIST_MIN, HIST_MAX = -20, 20
+
+
+@dataclass
+class SetScore:
+    n: int
+    correct: dict[str, int]
+    histogram: list[int] | None  # bins: "<-20", -20..20, ">20"
+    loss: float | None = None  # mean cross-entropy against the "designated" target, when the set has one
+
+    def acc(self, kind: str) -> float:
+        return self.correct[kind] / self.n
+
+
+def offset_histogram(delta: Tensor) -> list[int]:
+    """Counts of prediction − reference in integer bins -20..20 plus an underflow and an overflow bin."""
+    clipped = delta.clamp(HIST_MIN - 1, HIST_MAX + 1) - (HIST_MIN - 1)
+    return torch.bincount(clipped, minlength=HIST_MAX - HIST_MIN + 3).tolist()
+
+
+def histogram_bins() -> list[str]:
+    return [f"<{HIST_MIN}", *(str(i) for i in range(HIST_MIN, HIST_MAX + 1)), f">{HIST_MAX}"]
+
+
+@torch.no_grad()
+def _predict(model: nn.Module, inputs: Tensor, target: Tensor | None, batch: int = 8192) -> tuple[Tensor, float | None]:
+    """Argmax of the last position, and the summed cross-entropy against ``target`` when given."""
+    model.eval()
+    preds, loss = [], 0.0
+    for i in range(0, len(inputs), batch):
+        logits = model(inputs[i : i + batch])
+        preds.append(logits.argmax(-1))
+        if target is not None:
+            loss += float(F.cross_entropy(logits, target[i : i + batch], reduction="sum"))
+    model.train()
+    return torch.cat(preds), (loss if target is not None else None)
+
+
+def score_sets(
+    model: nn.Module, sets: dict[str, EvalSet], limit: int | None, device: torch.device
+) -> dict[str, SetScore]:
+    """Score every eval set on its first ``limit`` sequences (all when None): accuracy per target kind, the loss
+    against the designated target, the offset histogram against the reference target."""
+    scores = {}
+    for name, es in sets.items():
+        n = len(es) if limit is None else min(limit, len(es))
+        designated = es.targets.get("designated")
+        pred, loss = _predict(model, es.inputs[:n].to(device),
+                              None if designated is None else designated[:n].to(device))
+        pred = pred.cpu()
+        hits = {k: pred == t[:n] for k, t in es.targets.items()}
+        correct = {k: int(h.sum()) for k, h in hits.items()}
+        if len(hits) > 1:  # targets may coincide on some keys: "other" is what matches none of them
+            correct["any"] = int(torch.stack(list(hits.values())).any(0).sum())
+        hist = offset_histogram(pred - es.targets[es.reference][:n]) if es.reference else None
+        scores[name] = SetScore(n, correct, hist, None if loss is None else loss / n)
+    return scores
+
+
+def pooled(scores: dict[str, SetScore], prefix: str, kind: str = "designated") -> float | None:
+    chosen = [s for name, s in scores.items() if name.startswith(prefix)]
+    if not chosen:
+        return None
+    return sum(s.correct[kind] for s in chosen) / sum(s.n for s in chosen)
+
+
