@@ -37,6 +37,7 @@ from reasonlab.store import (
 )
 from reasonlab.tasks.anchor import AnchorTask, subseed
 from reasonlab.tasks.base import TaskData
+from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.train.checkpoint import load_latest, save_checkpoint
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
@@ -49,7 +50,8 @@ def resolve_device(name: str) -> torch.device:
 
 
 def build_task(cfg: RunConfig) -> TaskData:
-    return AnchorTask(cfg.task).build(cfg.seed)
+    tasks = {"anchor": AnchorTask, "mixture": MixtureTask}
+    return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
 def build_model(cfg: RunConfig, data: TaskData) -> Transformer:
