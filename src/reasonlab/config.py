@@ -135,6 +135,14 @@ class ModelConfig(StrictModel):
     ln_eps: float = 1e-5
 
 
+class EmbMLPConfig(StrictModel):
+    """The reasoning-bias study's Emb-MLP: summed embeddings -> W1 -> tanh -> W2, no biases (spec §3)."""
+
+    kind: Literal["emb_mlp"] = "emb_mlp"
+    d_model: int = Field(400, ge=1)
+    d_ff: int = Field(1200, ge=1)
+
+
 class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
 
@@ -237,14 +245,17 @@ class RunConfig(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _default_kinds(cls, data: Any) -> Any:
-        """``kind`` picks the task; a config that names none is an anchor-study config."""
-        if isinstance(data, dict) and isinstance(data.get("task"), dict) and "kind" not in data["task"]:
-            data = {**data, "task": {"kind": "anchor", **data["task"]}}
+        """``kind`` picks the task and the model; a config that names none is an anchor-study transformer."""
+        if not isinstance(data, dict):
+            return data
+        for section, kind in (("task", "anchor"), ("model", "transformer")):
+            if isinstance(data.get(section), dict) and "kind" not in data[section]:
+                data = {**data, section: {"kind": kind, **data[section]}}
         return data
 
     seed: int = Field(1, ge=0)
     task: TaskConfig = AnchorTaskConfig()
-    model: ModelConfig = ModelConfig()
+    model: Annotated[ModelConfig | EmbMLPConfig, Field(discriminator="kind")] = ModelConfig()
     init: InitConfig = InitConfig()
     train: TrainConfig = TrainConfig()
     thresholds: ThresholdConfig = ThresholdConfig()
@@ -261,7 +272,7 @@ class RunConfig(StrictModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_UNIONS = {"task": {"anchor", "mixture"}}
+_UNIONS = {"task": {"anchor", "mixture"}, "model": {"transformer", "emb_mlp"}}
 
 
 def validation_message(err: ValidationError) -> str:

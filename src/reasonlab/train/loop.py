@@ -23,6 +23,7 @@ from reasonlab.config import ConfigError, RunConfig, to_yaml
 from reasonlab.evaluate import summarize
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
+from reasonlab.models.emb_mlp import EmbMLP
 from reasonlab.models.transformer import Transformer
 from reasonlab.store import (
     append_event,
@@ -54,10 +55,14 @@ def build_task(cfg: RunConfig) -> TaskData:
     return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
-def build_model(cfg: RunConfig, data: TaskData) -> Transformer:
-    if data.seq_len > cfg.model.max_positions:
-        raise ConfigError(f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
-    model = Transformer(cfg.model, data.vocab_size)
+def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
+    if cfg.model.kind == "emb_mlp":
+        model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
+    else:
+        if data.seq_len > cfg.model.max_positions:
+            raise ConfigError(
+                f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
+        model = Transformer(cfg.model, data.vocab_size)
     gen = torch.Generator().manual_seed(subseed(cfg.seed, "init"))
     try:
         apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen)

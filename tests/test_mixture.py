@@ -1,0 +1,123 @@
+"""The reasoning/memory mixture task and the Emb-MLP (reasoning-bias spec §2–3)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from reasonlab.config import ConfigError, MixtureTaskConfig, resolve
+from reasonlab.tasks.mixture import MixtureTask
+from reasonlab.train.loop import build_model, build_task
+
+
+def task(**kw) -> MixtureTask:
+    return MixtureTask(MixtureTaskConfig(**{"n_samples": 20_000, **kw}))
+
+
+def locate(task: MixtureTask, seq: torch.Tensor) -> tuple[int, tuple[int, ...]]:
+    """(key, tuple) of one sequence: the q anchors and the token before them."""
+    anchors = set(task.cfg.rsn_anchors) | {a for g in task.cfg.memory_groups for a in g.anchors}
+    idx = [i for i, s in enumerate(seq.tolist()) if s in anchors]
+    assert len(idx) == task.cfg.q and idx == list(range(idx[0], idx[0] + task.cfg.q))
+    return int(seq[idx[0] - 1]), tuple(int(seq[i]) for i in idx)
+
+
+def test_labels_follow_the_rule_and_the_table():
+    t = task()
+    data = t.build(seed=3)
+    for name, es in data.eval_sets.items():
+        for seq, y in zip(es.inputs[:300], es.targets["designated"][:300], strict=True):
+            z, tup = locate(t, seq)
+            if name.startswith("reasoning"):
+                assert int(y) == z + sum(tup)
+                assert (tup in t.masked) == (name == "reasoning/test")
+            else:
+                assert int(y) == int(t.table[tup][z - t.cfg.key_min])
+                assert t.cfg.key_min <= int(y) <= t.cfg.key_max
+
+
+def test_masked_tuples_never_trained_and_sets_balanced():
+    t = task()
+    data = t.build(seed=1)
+    train = {locate(t, s)[1] for s in data.train_inputs[:: 7]}
+    assert not train & t.masked
+    sizes = data.info["set_sizes"]
+    assert sizes == {"memory": 10_000, "reasoning/train": 9_800, "reasoning/test": 200}  # 100 per tuple
+    assert len(data.train_inputs) == 19_800
+
+
+def test_keys_are_stratified_within_a_tuple():
+    t = task()
+    seq, keys = t.sample((11, 12), 1000, torch.Generator().manual_seed(0))
+    assert set(Counter(keys.tolist()).values()) == {10}  # 100 keys, 10 each
+    assert all(locate(t, s)[0] == int(k) for s, k in zip(seq, keys, strict=True))
+
+
+def test_memory_table_depends_on_table_seed_only():
+    a, b, c = task(), task(), task(table_seed=2)
+    assert all(torch.equal(a.table[k], b.table[k]) for k in a.table)
+    assert any(not torch.equal(a.table[k], c.table[k]) for k in a.table)
+    la = a.build(seed=1).eval_sets["memory"]
+    lb = b.build(seed=2).eval_sets["memory"]  # another run seed: other sequences, same table
+    for seq, y in zip(lb.inputs[:200], lb.targets["designated"][:200], strict=True):
+        z, tup = locate(b, seq)
+        assert int(y) == int(a.table[tup][z - a.cfg.key_min])
+    assert not torch.equal(la.inputs[:50], lb.inputs[:50])
+
+
+def test_emb_mlp_form_and_unordered_memory_keys():
+    t = task(emb_mlp_form=True, memory_keying="unordered")
+    data = t.build(seed=1)
+    assert data.seq_len == 3 and data.train_inputs.shape[1] == 3
+    assert torch.equal(t.table[(1, 2)], t.table[t.table_key((2, 1))])
+    x = data.eval_sets["reasoning/train"].inputs[:50]
+    assert ((x[:, 0] >= 21) & (x[:, 0] <= 120)).all() and ((x[:, 1:] >= 11) & (x[:, 1:] <= 20)).all()
+
+
+def test_label_distribution_groups():
+    groups = [{"anchors": [1, 2], "labels": "range", "lo": 30, "hi": 49},
+              {"anchors": [3, 4], "labels": "near_key"}]
+    t = task(memory_groups=groups, rsn_anchors=[], masked_tuples=[], n_samples=8_000)
+    data = t.build(seed=1)
+    assert set(data.eval_sets) == {"memory/group-1", "memory/group-2"}
+    y1 = data.eval_sets["memory/group-1"].targets["designated"]
+    assert 30 <= int(y1.min()) and int(y1.max()) <= 49
+    es = data.eval_sets["memory/group-2"]
+    for seq, y in zip(es.inputs[:300], es.targets["designated"][:300], strict=True):
+        z, tup = locate(t, seq)
+        assert abs(int(y) - z) <= sum(tup)
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"masked_tuples": [[1, 2]]}, "masked_tuples"),
+    ({"rsn_anchors": [11, 21]}, "rsn_anchors"),
+    ({"memory_groups": [{"anchors": [1, 11]}]}, "memory_groups"),
+    ({"memory_groups": [{"anchors": [1], "labels": "range"}]}, "memory_groups"),
+])
+def test_bad_mixture_configs_name_the_field(bad, field):
+    with pytest.raises(ConfigError, match=rf"^task\.{field}: "):
+        resolve({"task": {"kind": "mixture", **bad}})
+
+
+def test_vocab_too_small_is_reported():
+    cfg = resolve({"task": {"kind": "mixture", "vocab_size": 150, "n_samples": 2000}})
+    with pytest.raises(ConfigError, match="task.vocab_size"):
+        build_task(cfg)
+
+
+def test_emb_mlp_gamma_statistics_and_initial_loss():
+    cfg = resolve({"task": {"kind": "mixture", "n_samples": 4000, "emb_mlp_form": True},
+                   "model": {"kind": "emb_mlp"}, "init": {"gamma": 0.8}})
+    data = build_task(cfg)
+    model = build_model(cfg, data)
+    for w, d_in in ((model.embed.weight, 400), (model.W1.weight, 400), (model.W2.weight, 1200)):
+        assert float(w.detach().std()) == pytest.approx(d_in**-0.8, rel=0.03)
+    with torch.no_grad():
+        loss = F.cross_entropy(model(data.train_inputs[:2000]), data.train_targets[:2000])
+    assert abs(float(loss) - math.log(201)) < 0.05
+    with pytest.raises(ValueError, match="positions='last'"):
+        model(data.train_inputs[:2], positions="all")
