@@ -19,6 +19,40 @@ def plot_run(run_dir: Path) -> list[Path]:
     run_dir = Path(run_dir)
     summary, cfg = load_run(run_dir)
     rows = read_metrics(run_dir / "metrics.parquet")
+    kind = cfg.get("task", {}).get("kind", "anchor")
+    fig = _mixture_figure(rows) if kind == "mixture" else _anchor_figure(rows, summary)
+    model, init = cfg.get("model", {}), cfg.get("init", {})
+    fig.suptitle(
+        f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
+        f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}",
+        fontsize=9,
+    )
+    return save_figure(fig, run_dir / "figures" / "run")
+
+
+def source_curves(rows: list[tuple], suffix: str) -> dict[str, tuple[list[int], list[float]]]:
+    """Pooled per-source curves (memory, reasoning_train, reasoning_test) of one metric kind (_acc or _loss)."""
+    curves: dict[str, tuple[list[int], list[float]]] = {}
+    for epoch, _, split, metric, value in rows:
+        if split == "pooled" and metric.endswith(suffix):
+            xs, ys = curves.setdefault(metric.removesuffix(suffix), ([], []))
+            xs.append(epoch)
+            ys.append(value)
+    return curves
+
+
+def _mixture_figure(rows: list[tuple]) -> plt.Figure:
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, suffix, ylabel in ((ax_loss, "_loss", "cross-entropy"), (ax_acc, "_acc", "accuracy")):
+        for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
+            ax.plot(xs, ys, label=name.replace("_", " "))
+        ax.set(xlabel="epoch", ylabel=ylabel, title=f"{ylabel} per source")
+        ax.legend(fontsize=8)
+    ax_acc.set_ylim(-0.02, 1.02)
+    return fig
+
+
+def _anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for epoch, _, split, metric, value in rows:
         if split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
@@ -40,11 +74,4 @@ def plot_run(run_dir: Path) -> list[Path]:
         ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
         ax.set_xticks(ticks, [bins[i] for i in ticks])
         ax.set(xlabel="prediction − inferential target", ylabel="count", title=f"{name.split('/')[1]} offsets")
-    model, init = cfg.get("model", {}), cfg.get("init", {})
-    fig.suptitle(
-        f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} depth={model.get('depth')} "
-        f"d_model={model.get('d_model')} · profile: {summary['profile']}",
-        fontsize=9,
-    )
-    (run_dir / "figures").mkdir(exist_ok=True)
-    return save_figure(fig, run_dir / "figures" / "run")
+    return fig
