@@ -215,3 +215,16 @@ def test_small_gamma_first_layer_attention_is_not_uniform():
     T = 9
     expected = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1).float()[:, None]
     assert (pattern - expected).abs().max() > 0.05
+
+
+def test_zero_bias_option():
+    from torch import nn
+
+    from reasonlab.init import apply_init_rate
+
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    records = apply_init_rate(model, 0.5, bias="zero")
+    assert all(float(layer.bias.detach().abs().max()) == 0.0 for layer in (model[0], model[2]))
+    assert {r.rule for r in records if r.name.endswith("bias")} == {"bias: 0"}
+    with pytest.raises(ValueError, match="init.bias"):
+        apply_init_rate(model, 0.5, bias="ones")

@@ -112,6 +112,7 @@ class InitConfig(StrictModel):
 
     gamma: float = Field(0.5, ge=0.0, le=4.0)
     overrides: dict[str, float] = {}
+    bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
 
 
 class ModelConfig(StrictModel):

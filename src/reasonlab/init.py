@@ -102,12 +102,16 @@ def apply_init_rate(
     gamma: float,
     overrides: dict[str, float] | None = None,
     generator: torch.Generator | None = None,
+    bias: str = "default",
 ) -> list[InitRecord]:
     """Redraw every parameter of ``module`` by the γ rule and return what was done, parameter by parameter.
 
     Works on any ``torch.nn.Module``. Parameters are visited in ``named_parameters`` order, so a seeded
-    generator (or the global seed) gives the same weights every time.
+    generator (or the global seed) gives the same weights every time. Biases keep PyTorch's default law
+    (``bias="default"``, the anchor study's code) or start at zero (``bias="zero"``, the reasoning-bias study).
     """
+    if bias not in ("default", "zero"):
+        raise ValueError(f"init.bias: {bias!r} is unknown; use default or zero")
     overrides = dict(overrides or {})
     unknown = [k for k in overrides if not _is_group(k) and not any(c in k for c in "*?[.")]
     if unknown:
@@ -126,6 +130,10 @@ def apply_init_rate(
         if isinstance(mod, _NORM_TYPES):
             (p.fill_(1.0) if pname == "weight" else p.zero_())
             records.append(InitRecord(full, group, None, None, None, "norm: weight 1, bias 0"))
+            continue
+        if p.dim() < 2 and bias == "zero":
+            p.zero_()
+            records.append(InitRecord(full, group, None, None, None, "bias: 0"))
             continue
         if p.dim() < 2:
             fan_in = _bias_fan_in(mod, p)

@@ -65,7 +65,7 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
         model = Transformer(cfg.model, data.vocab_size)
     gen = torch.Generator().manual_seed(subseed(cfg.seed, "init"))
     try:
-        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen)
+        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return model
