@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import ConfigError, RunConfig
+from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
 from reasonlab.studies import anchor
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -28,18 +28,19 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _resolved(config: Path | None, profile: str | None, overrides: list[str]) -> RunConfig:
+def _resolved(config: Path | None, profile: str | None, overrides: list[str], study: str) -> RunConfig:
     try:
-        return anchor.load_config(config, profile, overrides)
+        return resolve(raw_config(config, profile, overrides, study))
     except ConfigError as e:
         _fail(str(e))
     raise AssertionError  # unreachable
 
 
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
-ProfileOpt = Annotated[
-    str | None, typer.Option("--profile", "-p", help=f"built-in profile: {', '.join(anchor.PROFILES)}")
-]
+ProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", "-p", help="built-in profile of the study: anchor: cpu, paper; mixture: transformer-cpu, "
+    "emb-mlp-cpu, transformer-paper, emb-mlp-paper")]
+StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor or mixture")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
@@ -51,13 +52,14 @@ def train(
     out: OutOpt = Path("runs"),
     name: Annotated[str, typer.Option(help="group under the store root")] = "adhoc",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    study: StudyOpt = "anchor",
 ) -> None:
     """Train one run (resuming it if it was interrupted) and print its outcome."""
     from reasonlab.plots.run import plot_run
     from reasonlab.store import check_name
     from reasonlab.train.loop import train_run
 
-    cfg = _resolved(config, profile, overrides or [])
+    cfg = _resolved(config, profile, overrides or [], study)
     try:
         root = out / check_name(name, "--name")
         run_dir, summary = train_run(cfg, root, progress=not quiet and sys.stderr.isatty(), log=console.print)
@@ -126,6 +128,8 @@ def sweep(
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
     backend: BackendOpt = None,
+    study: Annotated[str | None, typer.Option(help="whose profiles --profile names (default: the file's, else "
+                                                   "anchor)")] = None,
 ) -> None:
     """Run every point of a grid (skipping finished runs, resuming unfinished ones) and write its results table."""
     from reasonlab.sweep.grid import SweepSpec, load_sweep, sweep_configs
@@ -133,8 +137,8 @@ def sweep(
 
     try:
         spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
-        if profile and spec_file:
-            spec = spec.model_copy(update={"profile": profile})
+        update = {k: v for k, v in (("profile", profile), ("study", study)) if v is not None}
+        spec = spec.model_copy(update=update)
         configs, axes = sweep_configs(spec, grid or [], overrides or [])
         sweep_name = name or spec.name or "sweep-" + _digest([c.run_id() for c in configs])
         executor = _executor_factory(backend, workers, threads)(len(configs))
