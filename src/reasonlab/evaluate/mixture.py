@@ -38,3 +38,27 @@ def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
     final = {**figures, **{f"{name}/acc": s.acc("designated") for name, s in scores.items() if "/group-" in name}}
     return {"pooled": figures, "figures": {k: v for k, v in figures.items() if k.endswith("_acc")}, "final": final,
             "label": label, "outcome": {"label": label}, "histograms": {}}
+
+
+def t50(rows: list[tuple], source: str, threshold: float = 0.5) -> int | None:
+    """First evaluated epoch at which the source's pooled accuracy reaches ``threshold`` (None if never)."""
+    hits = [epoch for epoch, _, split, metric, value in rows
+            if split == "pooled" and metric == f"{source}_acc" and value >= threshold]
+    return min(hits) if hits else None
+
+
+def reasoning_bias_criteria(small: dict, large: dict) -> dict[str, object]:
+    """The spec's E1 criteria from the t50s and final test accuracies of a small-init (γ 0.8) and a large-init
+    (γ 0.3) run: reasoning first at small init (t50 rsn ≤ 0.5·t50 mem, test ≥ 0.9), no such bias at large init
+    (ratio in [0.5, 2], test at least 0.5 below the small-init value). Missing t50s count as failures."""
+    def ratio(run: dict) -> float | None:
+        rsn, mem = run["t50_reasoning_train"], run["t50_memory"]
+        return None if rsn is None or mem is None else rsn / mem
+
+    r_small, r_large = ratio(small), ratio(large)
+    out: dict[str, object] = {"t50_ratio_small_init": r_small, "t50_ratio_large_init": r_large}
+    out["small_init_reasons_first"] = r_small is not None and r_small <= 0.5
+    out["small_init_generalizes"] = small["reasoning_test_acc"] >= 0.9
+    out["large_init_no_bias"] = r_large is not None and 0.5 <= r_large <= 2
+    out["large_init_generalizes_less"] = large["reasoning_test_acc"] <= small["reasoning_test_acc"] - 0.5
+    return out

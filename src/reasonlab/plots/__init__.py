@@ -20,7 +20,7 @@ def save_figure(fig: plt.Figure, base: Path) -> list[Path]:
     for ext in ("png", "svg"):
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
-        path = base.with_suffix(f".{ext}")
+        path = base.parent / f"{base.name}.{ext}"  # not with_suffix: names like "cosine-g0.8" hold dots
         atomic_write_bytes(path, buf.getvalue())
         out.append(path)
     plt.close(fig)

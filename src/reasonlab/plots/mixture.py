@@ -1,0 +1,57 @@
+"""Figures of the reasoning-bias study: per-source curves side by side (Fig. 3A/3B), anchor cosine matrices
+(Fig. 4/5A) and the learned vs theoretical embedding profile (Fig. 5C–D)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from reasonlab.plots import save_figure
+from reasonlab.plots.run import source_curves
+
+SOURCE_STYLE = {"memory": ("tab:orange", "memory"), "reasoning_train": ("tab:blue", "reasoning (train)"),
+                "reasoning_test": ("tab:green", "reasoning (test: masked tuples)")}
+
+
+def plot_source_curves(runs: list[tuple[str, list[tuple]]], out_base: Path, caption: str) -> list[Path]:
+    """One column per run (title, metrics rows): loss per source on top, accuracy per source below."""
+    fig, axes = plt.subplots(2, len(runs), figsize=(4.6 * len(runs), 6.5), squeeze=False, sharex="col")
+    for col, (title, rows) in enumerate(runs):
+        for row, (suffix, ylabel) in enumerate((("_loss", "cross-entropy"), ("_acc", "accuracy"))):
+            ax = axes[row, col]
+            for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
+                colour, label = SOURCE_STYLE.get(name, (None, name))
+                ax.plot(xs, ys, color=colour, label=label)
+            ax.set(ylabel=ylabel)
+            if row == 0:
+                ax.set_title(title, fontsize=9)
+            else:
+                ax.set(xlabel="epoch", ylim=(-0.02, 1.02))
+        axes[0, col].legend(fontsize=7)
+    fig.text(0.0, -0.01, caption, ha="left", va="top", fontsize=8, wrap=True)
+    fig.tight_layout()
+    return save_figure(fig, out_base)
+
+
+def plot_cosine_matrices(mats: list[tuple[str, np.ndarray]], tokens: list[int], out_base: Path) -> list[Path]:
+    fig, axes = plt.subplots(1, len(mats), figsize=(4.2 * len(mats), 3.8), squeeze=False)
+    for ax, (title, c) in zip(axes[0], mats, strict=True):
+        im = ax.imshow(c, vmin=-1, vmax=1, cmap="RdBu_r")
+        ticks = list(range(0, len(tokens), max(1, len(tokens) // 10)))
+        ax.set_xticks(ticks, [str(tokens[i]) for i in ticks], fontsize=7)
+        ax.set_yticks(ticks, [str(tokens[i]) for i in ticks], fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.set(xlabel="anchor token", ylabel="anchor token")
+    fig.colorbar(im, ax=axes[0].tolist(), label="cosine similarity of embeddings")
+    return save_figure(fig, out_base)
+
+
+def plot_profiles(tokens: list[int], curves: list[tuple[str, np.ndarray]], centre: int, out_base: Path) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, values in curves:
+        ax.plot(tokens, values, marker=".", label=label)
+    ax.set(xlabel="token s", ylabel=f"cos(w_{centre}, w_s)", title=f"embedding profile around token {centre}")
+    ax.legend(fontsize=8)
+    return save_figure(fig, out_base)
