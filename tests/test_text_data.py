@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from reasonlab.tasks.text import prontoqa as pq
 from reasonlab.tasks.text.tinystories import load_stories
@@ -42,3 +43,23 @@ def test_tokenizer_is_deterministic_and_saves(stories):
     assert rare.vocab == [*SPECIALS, " b"]
     with pytest.raises(ValueError, match="word tokenizer"):
         WordTokenizer.from_json('{"kind": "bpe"}')
+
+
+def test_text_mixture_task_sets_and_targets():
+    from reasonlab.config import TextMixtureTaskConfig
+    from reasonlab.tasks.text.mixture import TextMixtureTask
+
+    task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=100, max_len=64, train_eval_n=16))
+    docs = task.documents(seed=1)
+    assert {s: (len(t), len(e)) for s, (t, e) in docs.items()} == {"prontoqa": (90, 10), "tinystories": (90, 10)}
+    assert not set(docs["prontoqa"][0]) & set(docs["prontoqa"][1])
+    assert not set(docs["tinystories"][0]) & set(docs["tinystories"][1])
+    data = task.build(seed=1)
+    assert data.train_inputs.shape == (180, 64) and data.train_targets.shape == (180, 64)
+    assert set(data.eval_sets) == {"prontoqa/train", "prontoqa/eval", "tinystories/train", "tinystories/eval"}
+    tok = WordTokenizer.from_json(data.artifacts["tokenizer.json"])
+    x, y = data.train_inputs, data.train_targets
+    assert (x[:, 0] == tok.bos).all()
+    assert torch.equal(y[:, :-1][y[:, :-1] != -100], x[:, 1:][y[:, :-1] != -100])  # targets are the next tokens
+    assert ((y[:, :-1] == -100) == (x[:, 1:] == tok.pad)).all()  # padding, and only padding, is not scored
+    assert task.build(seed=1).artifacts == data.artifacts  # deterministic

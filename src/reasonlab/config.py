@@ -237,7 +237,30 @@ class MixtureTaskConfig(StrictModel):
         return self.q + 1 if self.emb_mlp_form else self.seq_len
 
 
-TaskConfig = Annotated[AnchorTaskConfig | MixtureTaskConfig, Field(discriminator="kind")]
+class TextMixtureTaskConfig(StrictModel):
+    """PrOntoQA-style reasoning text mixed with TinyStories for next-token training (reasoning-bias spec §4).
+
+    One document per sequence (bos, tokens, eos; truncated to ``max_len`` tokens), the stories split
+    ``1 − eval_fraction`` / ``eval_fraction``, PrOntoQA generated to the same counts with train and eval disjoint,
+    a word tokenizer fitted on the training split.
+    """
+
+    kind: Literal["text_mixture"] = "text_mixture"
+    n_per_source: int | None = Field(None, ge=2, description="documents per source; default all 2,316 stories")
+    eval_fraction: float = Field(0.1, gt=0, lt=1)
+    max_len: int = Field(512, ge=8)
+    hops: tuple[int, int] = (1, 5)
+    min_freq: int = Field(2, ge=1)
+    train_eval_n: int = Field(256, ge=1, description="fixed training documents per source scored for train loss")
+
+    @model_validator(mode="after")
+    def _check(self) -> TextMixtureTaskConfig:
+        if not 1 <= self.hops[0] <= self.hops[1]:
+            raise ValueError("hops: must be (low, high) with 1 <= low <= high")
+        return self
+
+
+TaskConfig = Annotated[AnchorTaskConfig | MixtureTaskConfig | TextMixtureTaskConfig, Field(discriminator="kind")]
 
 
 class RunConfig(StrictModel):
@@ -273,7 +296,7 @@ class RunConfig(StrictModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_UNIONS = {"task": {"anchor", "mixture"}, "model": {"transformer", "emb_mlp"}}
+_UNIONS = {"task": {"anchor", "mixture", "text_mixture"}, "model": {"transformer", "emb_mlp"}}
 
 
 def validation_message(err: ValidationError) -> str:

@@ -48,15 +48,35 @@ def _predict(model: nn.Module, inputs: Tensor, target: Tensor | None, batch: int
     return torch.cat(preds), (loss if target is not None else None)
 
 
+@torch.no_grad()
+def _score_tokens(model: nn.Module, inputs: Tensor, targets: Tensor, batch: int = 64) -> SetScore:
+    """Next-token scoring of (B, T) targets: token accuracy and mean cross-entropy over the positions not -100."""
+    model.eval()
+    hits, loss, n = 0, 0.0, 0
+    for i in range(0, len(inputs), batch):
+        logits = model(inputs[i : i + batch], "all").flatten(0, 1)
+        y = targets[i : i + batch].flatten()
+        keep = y != -100
+        loss += float(F.cross_entropy(logits[keep], y[keep], reduction="sum"))
+        hits += int((logits[keep].argmax(-1) == y[keep]).sum())
+        n += int(keep.sum())
+    model.train()
+    return SetScore(n, {"designated": hits}, None, loss / max(n, 1))
+
+
 def score_sets(
     model: nn.Module, sets: dict[str, EvalSet], limit: int | None, device: torch.device
 ) -> dict[str, SetScore]:
     """Score every eval set on its first ``limit`` sequences (all when None): accuracy per target kind, the loss
-    against the designated target, the offset histogram against the reference target."""
+    against the designated target, the offset histogram against the reference target. Sets with (B, T) targets
+    are scored per token (language modelling)."""
     scores = {}
     for name, es in sets.items():
         n = len(es) if limit is None else min(limit, len(es))
         designated = es.targets.get("designated")
+        if designated is not None and designated.dim() == 2:
+            scores[name] = _score_tokens(model, es.inputs[:n].to(device), designated[:n].to(device))
+            continue
         pred, loss = _predict(model, es.inputs[:n].to(device),
                               None if designated is None else designated[:n].to(device))
         pred = pred.cpu()

@@ -32,3 +32,4 @@ class TaskData:
     train_targets: Tensor
     eval_sets: dict[str, EvalSet]
     info: dict = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)  # files the run keeps beside its config (e.g. a tokenizer)

@@ -39,6 +39,7 @@ from reasonlab.store import (
 from reasonlab.tasks.anchor import AnchorTask, subseed
 from reasonlab.tasks.base import TaskData
 from reasonlab.tasks.mixture import MixtureTask
+from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.train.checkpoint import load_latest, save_checkpoint
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
@@ -51,7 +52,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 def build_task(cfg: RunConfig) -> TaskData:
-    tasks = {"anchor": AnchorTask, "mixture": MixtureTask}
+    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask}
     return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
@@ -217,6 +218,8 @@ def _train_locked(cfg: RunConfig, trainer: Trainer, partial: Path, final_dir: Pa
         (partial / "checkpoints").mkdir()
     try:
         atomic_write_text(partial / "config.yaml", to_yaml(cfg))
+        for name, text in trainer.data.artifacts.items():
+            atomic_write_text(partial / name, text)
         if fresh:
             append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
         summary = trainer.fit()

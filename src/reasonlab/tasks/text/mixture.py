@@ -1,0 +1,67 @@
+"""PrOntoQA + TinyStories as one next-token corpus (reasoning-bias spec §4): per-source train and eval sets."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+from torch import Tensor
+
+from reasonlab.config import ConfigError, TextMixtureTaskConfig
+from reasonlab.tasks.anchor import subseed
+from reasonlab.tasks.base import EvalSet, TaskData
+from reasonlab.tasks.text import prontoqa
+from reasonlab.tasks.text.tinystories import load_stories
+from reasonlab.tasks.text.tokenizer import WordTokenizer
+
+SOURCES = ("prontoqa", "tinystories")
+
+
+class TextMixtureTask:
+    def __init__(self, cfg: TextMixtureTaskConfig):
+        self.cfg = cfg
+
+    def documents(self, seed: int) -> dict[str, tuple[list[str], list[str]]]:
+        """(train, eval) documents per source; stories shuffled from the seed, PrOntoQA generated from it."""
+        stories = load_stories()
+        n = self.cfg.n_per_source or len(stories)
+        if n > len(stories):
+            raise ConfigError(f"task.n_per_source: {n} exceeds the {len(stories)} stories of the sample; lower it")
+        random.Random(subseed(seed, "stories")).shuffle(stories)
+        n_eval = max(1, round(n * self.cfg.eval_fraction))
+        ts_train, ts_eval = stories[: n - n_eval], stories[n - n_eval : n]
+        pq_train = prontoqa.generate_many(len(ts_train), subseed(seed, "prontoqa-train"), self.cfg.hops)
+        seen = {e.render() for e in pq_train}
+        pq_eval = prontoqa.generate_many(n_eval, subseed(seed, "prontoqa-eval"), self.cfg.hops, exclude=seen)
+        return {"prontoqa": ([e.render() for e in pq_train], [e.render() for e in pq_eval]),
+                "tinystories": (ts_train, ts_eval)}
+
+    def _tensors(self, tok: WordTokenizer, docs: list[str], length: int) -> tuple[Tensor, Tensor]:
+        """(inputs, targets) of shape (n, length): bos + tokens + eos, truncated, padded; pad targets are -100."""
+        seq = torch.full((len(docs), length + 1), tok.pad, dtype=torch.long)
+        for i, d in enumerate(docs):
+            ids = tok.encode(d, bos=True, eos=True)[: length + 1]
+            seq[i, : len(ids)] = torch.tensor(ids)
+        targets = seq[:, 1:].clone()
+        targets[targets == tok.pad] = -100
+        return seq[:, :-1], targets
+
+    def build(self, seed: int) -> TaskData:
+        docs = self.documents(seed)
+        tok = WordTokenizer.fit([d for train, _ in docs.values() for d in train], self.cfg.min_freq)
+        longest = max(len(tok.encode(d)) + 1 for split in docs.values() for part in split for d in part)
+        length = min(self.cfg.max_len, longest)
+        sets, train_x, train_y = {}, [], []
+        for source, (train, evals) in docs.items():
+            x, y = self._tensors(tok, train, length)
+            train_x.append(x)
+            train_y.append(y)
+            k = min(self.cfg.train_eval_n, len(train))
+            sets[f"{source}/train"] = EvalSet(x[:k], {"designated": y[:k]})
+            ex, ey = self._tensors(tok, evals, length)
+            sets[f"{source}/eval"] = EvalSet(ex, {"designated": ey})
+        info = {"vocab_size": len(tok), "seq_len": length,
+                "documents": {s: [len(t), len(e)] for s, (t, e) in docs.items()},
+                "train_tokens": {s: int((y != -100).sum()) for s, y in zip(SOURCES, train_y, strict=True)}}
+        return TaskData(len(tok), length, torch.cat(train_x), torch.cat(train_y), sets, info=info,
+                        artifacts={"tokenizer.json": tok.to_json()})
