@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.store import finished_runs
-from reasonlab.studies.anchor import PROFILES, load_config
+from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES, load_config
 
 runner = CliRunner()
 
@@ -98,6 +98,6 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     runs = finished_runs(tmp_path / "demo")
     assert len(runs) == 2 and all((r / "figures" / "run.png").is_file() for r in runs)
     gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
-    assert gammas == [0.3, 1.0]
+    assert gammas == sorted(DEMO_GAMMAS)
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output

@@ -18,7 +18,7 @@ from reasonlab.config import RunConfig, raw_config, resolve
 
 PROFILES = ("cpu", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
-DEMO_GAMMAS = (0.3, 1.0)
+DEMO_GAMMAS = (0.5, 1.0)
 
 
 def load_config(config: Path | None, profile: str | None, overrides: list[str]) -> RunConfig:
