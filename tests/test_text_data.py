@@ -63,3 +63,37 @@ def test_text_mixture_task_sets_and_targets():
     assert torch.equal(y[:, :-1][y[:, :-1] != -100], x[:, 1:][y[:, :-1] != -100])  # targets are the next tokens
     assert ((y[:, :-1] == -100) == (x[:, 1:] == tok.pad)).all()  # padding, and only padding, is not scored
     assert task.build(seed=1).artifacts == data.artifacts  # deterministic
+
+
+def test_exclusive_tokens_and_delta_l_window():
+    from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+    from reasonlab.evaluate.mixture import delta_l
+
+    pq_docs = ["Every wumpus is red."] * 25
+    ts_docs = ["Lily is red and happy."] * 25
+    tok = WordTokenizer.fit(pq_docs + ts_docs)
+    pq_only, ts_only = exclusive_tokens(tok, pq_docs, ts_docs)
+    assert {tok.vocab[i] for i in pq_only} == {"Every", " wumpus"}
+    assert {tok.vocab[i] for i in ts_only} == {"Lily", " and", " happy"}  # " is", " red", "." are shared
+    assert delta_l(3.0, 2.0) == 0.5
+    rows = [(0, s, "pooled", "delta_L_train", float(s)) for s in (0, 10, 40, 60, 100)]
+    assert delta_l_window(rows, 100) == 25.0  # steps 10 and 40 lie in [5 %, 50 %]
+    assert delta_l_window(rows, 100, window=(0.9, 0.95)) is None
+
+
+def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    tiny = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
+            "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.epochs=2", "train.batch_size=16"]
+    args = ["reproduce", "prontoqa-tinystories", "--profile", "cpu", "--out", str(tmp_path), "--workers", "2"]
+    for item in tiny:
+        args += ["--set", item]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    sweep_dir = tmp_path / "prontoqa-tinystories-cpu"
+    summary = (sweep_dir / "summary.md").read_text()
+    assert summary.count("| 0.8 |") >= 3 and "γ without any LayerNorm" in summary and "0.123" in summary
+    assert (sweep_dir / "figures" / "delta-l.png").is_file()

@@ -223,7 +223,7 @@ def phase(
 
 @app.command()
 def reproduce(
-    experiment: Annotated[str, typer.Argument(help="anchor-phase or reasoning-bias")],
+    experiment: Annotated[str, typer.Argument(help="anchor-phase, reasoning-bias or prontoqa-tinystories")],
     profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced) or paper (GPU)")] = "cpu",
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
@@ -232,9 +232,10 @@ def reproduce(
     overrides: Overrides = None,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
-    from reasonlab.studies import anchor_phase, reasoning_bias
+    from reasonlab.studies import anchor_phase, prontoqa_tinystories, reasoning_bias
 
-    experiments = {"anchor-phase": anchor_phase, "reasoning-bias": reasoning_bias}
+    experiments = {"anchor-phase": anchor_phase, "reasoning-bias": reasoning_bias,
+                   "prontoqa-tinystories": prontoqa_tinystories}
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]

@@ -128,3 +128,10 @@ def pca(rows: Tensor, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
     _, s, vh = torch.linalg.svd(x, full_matrices=False)
     var = s**2
     return (x @ vh[:k].T).numpy(), (var[:k] / var.sum()).numpy()
+
+
+def mean_pairwise_cosine(rows: Tensor) -> float:
+    """Mean cosine over unordered pairs of distinct rows (the study's Fig. 7B statistic)."""
+    c = cosine_matrix(rows)
+    iu = np.triu_indices(len(c), k=1)
+    return float(c[iu].mean()) if len(iu[0]) else float("nan")

@@ -24,7 +24,7 @@ from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
-from reasonlab.train.checkpoint import complete_steps, load_weights
+from reasonlab.train.checkpoint import checkpoint_at, load_weights
 from reasonlab.train.loop import build_model, build_task
 
 GAMMAS = (0.3, 0.8)
@@ -41,15 +41,6 @@ def study_configs(profile: str, overrides: list[str] = ()) -> list[RunConfig]:
     return cfgs
 
 
-def _checkpoint_at(run_dir: Path, fraction: float) -> tuple[int, Path]:
-    """(epoch, weights) of the saved checkpoint nearest to ``fraction`` of training."""
-    ckpt = run_dir / "checkpoints"
-    marks = [json.loads((ckpt / f"step-{s}.json").read_text()) for s in complete_steps(ckpt)]
-    total = max(m["epoch"] for m in marks)
-    best = min(marks, key=lambda m: abs(m["epoch"] - fraction * total))
-    return best["epoch"], ckpt / f"step-{best['step']}.safetensors"
-
-
 def anchor_tokens(cfg: RunConfig) -> tuple[list[int], list[int]]:
     return [a for g in cfg.task.memory_groups for a in g.anchors], list(cfg.task.rsn_anchors)
 
@@ -62,7 +53,7 @@ def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, obje
     iu = np.triu_indices(len(tokens), k=1)
     out: dict[str, object] = {}
     for when, fraction in (("early", EARLY), ("final", 1.0)):
-        epoch, weights = _checkpoint_at(run_dir, fraction)
+        epoch, weights = checkpoint_at(run_dir, fraction)
         model = build_model(cfg, data)
         load_weights(weights, model)
         c = geo.cosine_matrix(model.embed.weight[tokens])

@@ -71,3 +71,14 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
         optimizer.load_state_dict(torch.load(optim_path, weights_only=True, map_location="cpu"))
         return json.loads((ckpt_dir / f"step-{step}.json").read_text())
     return None
+
+
+def checkpoint_at(run_dir: Path, fraction: float) -> tuple[int, Path]:
+    """(epoch, weights file) of a run's saved checkpoint nearest to ``fraction`` of its training."""
+    ckpt = Path(run_dir) / "checkpoints"
+    marks = [json.loads((ckpt / f"step-{s}.json").read_text()) for s in complete_steps(ckpt)]
+    if not marks:
+        raise ValueError(f"{ckpt}: no complete checkpoint")
+    total = max(m["epoch"] for m in marks)
+    best = min(marks, key=lambda m: abs(m["epoch"] - fraction * total))
+    return best["epoch"], ckpt / f"step-{best['step']}.safetensors"

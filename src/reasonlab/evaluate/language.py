@@ -1,0 +1,33 @@
+"""Read-outs of the PrOntoQA + TinyStories language-model runs (reasoning-bias spec §4, E2–E3).
+
+ΔL̄ is the mean of ΔL over the evaluations between 5 % and 50 % of training (the window where the two sources
+separate); the exclusive token sets are the tokens only one source uses often enough to be learned.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from reasonlab.tasks.text.tokenizer import WordTokenizer
+
+
+def delta_l_window(rows: list[tuple], total_steps: int, split: str = "train",
+                   window: tuple[float, float] = (0.05, 0.5)) -> float | None:
+    """Mean of the logged ``delta_L_<split>`` over evaluations with window[0] ≤ step / total ≤ window[1]."""
+    lo, hi = window
+    values = [v for _, step, s, metric, v in rows
+              if s == "pooled" and metric == f"delta_L_{split}" and lo <= step / total_steps <= hi]
+    return sum(values) / len(values) if values else None
+
+
+def exclusive_tokens(tok: WordTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,
+                     ts_top: int = 200) -> tuple[list[int], list[int]]:
+    """(PrOntoQA-only ids, TinyStories-only ids): tokens with ≥ ``min_count`` uses in one source's training text
+    and none in the other's; the TinyStories set capped at its ``ts_top`` most frequent (spec §4, choice 14)."""
+    def counts(docs: list[str]) -> Counter:
+        return Counter(i for d in docs for i in tok.encode(d) if i >= 4)
+
+    pq, ts = counts(prontoqa), counts(tinystories)
+    pq_only = sorted(i for i, c in pq.items() if c >= min_count and ts[i] == 0)
+    ts_only = [i for i, c in ts.most_common() if c >= min_count and pq[i] == 0][:ts_top]
+    return pq_only, sorted(ts_only)

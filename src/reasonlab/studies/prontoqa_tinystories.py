@@ -1,0 +1,145 @@
+"""``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
+E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
+
+Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training and its mean over 5–50 % of the
+steps (ΔL̄), and the mean pairwise cosine of the input embeddings of PrOntoQA-only and TinyStories-only tokens at
+initialization, early (5 %) and at the end. Grids: γ (the main contrast), the same without any LayerNorm, and
+peak learning rates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import mean
+
+import matplotlib.pyplot as plt
+from rich.console import Console
+
+from reasonlab.analysis.geometry import mean_pairwise_cosine
+from reasonlab.config import RunConfig, raw_config
+from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+from reasonlab.plots import save_figure
+from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.sweep.grid import expand
+from reasonlab.sweep.runner import run_sweep
+from reasonlab.tasks.text.mixture import TextMixtureTask
+from reasonlab.tasks.text.tokenizer import WordTokenizer
+from reasonlab.train.checkpoint import checkpoint_at, load_weights
+from reasonlab.train.loop import build_model, build_task
+
+NO_LN = ["model.norm=none", "model.final_norm=false"]
+GRIDS = {
+    "cpu": {"main": {"init.gamma": [0.3, 0.5, 0.8], "seed": [1]}, "no_ln": {"init.gamma": [0.3, 0.8]},
+            "lr": {"init.gamma": [0.3, 0.8], "train.lr_multiplier": [10, 30]}},
+    "paper": {"main": {"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2, 3]}, "no_ln": {"init.gamma": [0.3, 0.5, 0.8]},
+              "lr": {"init.gamma": [0.3, 0.5, 0.8], "train.lr_multiplier": [1, 3, 10, 30, 50]}},
+}
+PAPER_COSINE = {"prontoqa": 0.123, "tinystories": 0.531}
+
+
+def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[RunConfig]]:
+    groups = {}
+    for group, axes in GRIDS[profile].items():
+        extra = NO_LN if group == "no_ln" else []
+        groups[group] = expand(raw_config(None, f"lm-{profile}", [*overrides, *extra], "mixture"), axes)
+    return groups
+
+
+def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
+    rows = read_metrics(run_dir / "metrics.parquet")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    out = {"delta_L_train_window": delta_l_window(rows, summary["steps"], "train"),
+           "delta_L_eval_window": delta_l_window(rows, summary["steps"], "eval"),
+           "delta_L_train_final": summary["final"].get("delta_L_train"), "rows": rows}
+    tok = WordTokenizer.from_json((run_dir / "tokenizer.json").read_text())
+    docs = TextMixtureTask(cfg.task).documents(cfg.seed)
+    pq_ids, ts_ids = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
+    data = build_task(cfg)
+    model = build_model(cfg, data)  # the initialization itself (same seed, same draw)
+    stages = {"init": model.embed.weight.detach().clone()}
+    for when, fraction in (("early", 0.05), ("final", 1.0)):
+        epoch, weights = checkpoint_at(run_dir, fraction)
+        load_weights(weights, model)
+        stages[f"{when} (epoch {epoch})"] = model.embed.weight.detach().clone()
+    out["cosine"] = {stage: {"prontoqa": mean_pairwise_cosine(w[pq_ids]),
+                             "tinystories": mean_pairwise_cosine(w[ts_ids])} for stage, w in stages.items()}
+    out["n_exclusive"] = (len(pq_ids), len(ts_ids))
+    return out
+
+
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+    groups = study_configs(profile, overrides)
+    every = list({c.run_id(): c for cs in groups.values() for c in cs}.values())
+    name = f"prontoqa-tinystories-{profile}"
+    executor = make_executor(len(every))
+    console.print(f"prontoqa-tinystories, profile {profile}: {len(every)} runs with {executor.workers} workers × "
+                  f"{executor.threads} threads; store {out / name}")
+    report = run_sweep(name, every, out, executor, ["init.gamma", "model.norm", "train.lr_multiplier", "seed"],
+                       {"profile": profile}, console)
+    measured = {c.run_id(): measure_run(c, report.sweep_dir / c.run_id()) for c in every
+                if (report.sweep_dir / c.run_id() / "summary.json").is_file()}
+    _figure(groups["main"], measured, report.sweep_dir)
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.wall_time_s))
+    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    return report.sweep_dir
+
+
+def _figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
+    fig, (ax_d, ax_l) = plt.subplots(1, 2, figsize=(11, 4))
+    for cfg in main:
+        if cfg.run_id() not in measured or cfg.seed != main[0].seed:
+            continue
+        rows = measured[cfg.run_id()]["rows"]
+        pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == "delta_L_train")
+        ax_d.plot([p[0] for p in pts], [p[1] for p in pts], label=f"γ={cfg.init.gamma}")
+        for source, style in (("prontoqa", "-"), ("tinystories", "--")):
+            pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == f"{source}_train_loss")
+            ax_l.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{source} γ={cfg.init.gamma}")
+    ax_d.set(xlabel="step", ylabel="ΔL = (L_TS − L_PrOntoQA) / L_PrOntoQA", title="ΔL on training text")
+    ax_l.set(xlabel="step", ylabel="cross-entropy per token", title="training loss per source")
+    ax_d.legend(fontsize=8)
+    ax_l.legend(fontsize=7)
+    fig.suptitle(f"profile: {main[0].profile}", fontsize=9)
+    save_figure(fig, sweep_dir / "figures" / "delta-l")
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3f}"
+
+
+def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, wall: float) -> str:
+    lines = [f"# prontoqa-tinystories, profile `{profile}`", "", groups["main"][0].profile, "",
+             f"{len(measured)} finished runs; this invocation took {wall / 60:.1f} min.", "",
+             "![ΔL](figures/delta-l.png)", ""]
+    for group, title in (("main", "γ (with LayerNorm)"), ("no_ln", "γ without any LayerNorm"),
+                         ("lr", "γ × peak learning rate")):
+        lines += [f"## {title}", "", "| γ | peak lr | seed | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL train | "
+                  "cos PrOntoQA-only early | cos TinyStories-only early |", "|---|---|---|---|---|---|---|---|"]
+        by_gamma: dict[float, list[float]] = {}
+        for c in groups[group]:
+            m = measured.get(c.run_id())
+            if m is None:
+                continue
+            early = next(v for k, v in m["cosine"].items() if k.startswith("early"))
+            lines.append(f"| {c.init.gamma} | {c.train.base_lr * c.train.lr_multiplier:g} | {c.seed} | "
+                         f"{_fmt(m['delta_L_train_window'])} | {_fmt(m['delta_L_eval_window'])} | "
+                         f"{_fmt(m['delta_L_train_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
+            if m["delta_L_train_window"] is not None:
+                by_gamma.setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
+        ordered = [mean(by_gamma[g]) for g in sorted(by_gamma)]
+        held = len(ordered) > 1 and all(a < b for a, b in zip(ordered, ordered[1:], strict=False))
+        lines += ["", f"ΔL̄ rises with γ (mean over the group's runs per γ: "
+                  f"{', '.join(f'{g}: {mean(v):.3f}' for g, v in sorted(by_gamma.items()))}): "
+                  f"{'**held**' if held else '**did not hold**'}.", ""]
+    lines += ["## Embedding cosine (E3)", "",
+              f"The paper reports {PAPER_COSINE['prontoqa']} (PrOntoQA-only tokens) vs {PAPER_COSINE['tinystories']} "
+              "(TinyStories-only) early at small initialization; the project's target is PrOntoQA below TinyStories "
+              "by ≥ 0.2 at the early checkpoint.", ""]
+    for c in groups["main"]:
+        m = measured.get(c.run_id())
+        if m is not None:
+            parts = "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}" for k, v in m["cosine"].items())
+            lines.append(f"- γ {c.init.gamma}, seed {c.seed} ({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
+                         f"exclusive tokens): {parts}")
+    return "\n".join(lines) + "\n"
