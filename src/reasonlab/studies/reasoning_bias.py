@@ -164,10 +164,10 @@ def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, wall: f
                      f"{r['t50_reasoning_test']} | {_num(r['memory_acc'])} | {_num(r['reasoning_test_acc'])} |")
     lines += ["", "Criteria (spec §6 E1; t50 = first epoch with accuracy ≥ 0.5):", ""]
     for (m, s), c in sorted(criteria.items()):
-        lines.append(f"- {m}, seed {s}: small init reasons first (t50 ratio {c['t50_ratio_small_init']}) "
+        lines.append(f"- {m}, seed {s}: small init reasons first (t50 ratio {_num(c['t50_ratio_small_init'])}) "
                      f"{_yes(c['small_init_reasons_first'])}; small init generalizes (≥ 0.9) "
                      f"{_yes(c['small_init_generalizes'])}; large init shows no bias (ratio "
-                     f"{c['t50_ratio_large_init']} in [0.5, 2]) {_yes(c['large_init_no_bias'])}; large init "
+                     f"{_num(c['t50_ratio_large_init'])} in [0.5, 2]) {_yes(c['large_init_no_bias'])}; large init "
                      f"generalizes ≥ 0.5 less {_yes(c['large_init_generalizes_less'])}.")
     lines += ["", "## Geometry (T1–T4)", "", "T1, first-layer attention at initialization, max |A_ij − 1/i| "
               "(pass: < 1e-3 at γ 0.8, > 0.05 at γ 0.3): "
