@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import reproduce_tiny
 
 from reasonlab.config import ConfigError, MixtureTaskConfig, resolve
 from reasonlab.tasks.mixture import MixtureTask
@@ -124,17 +125,9 @@ def test_emb_mlp_gamma_statistics_and_initial_loss():
 
 
 def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
-    from typer.testing import CliRunner
-
-    from reasonlab.cli import app
-
     tiny = ["task.n_samples=2000", "model.d_model=40", "model.d_ff=48", "train.epochs=4", "train.warmup_epochs=1",
             "train.batch_size=128", "train.checkpoint_every=1", "train.eval_max_per_set=500"]
-    args = ["reproduce", "reasoning-bias", "--profile", "cpu", "--out", str(tmp_path), "--workers", "2"]
-    for item in tiny:
-        args += ["--set", item]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    reproduce_tiny("reasoning-bias", tmp_path, tiny)
     sweep_dir = tmp_path / "reasoning-bias-cpu"
     summary = (sweep_dir / "summary.md").read_text()
     assert "| transformer | 0.8 | 1 |" in summary and "| emb_mlp | 0.3 | 2 |" in summary

@@ -12,7 +12,7 @@ import time
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import tiny_run_dict
+from conftest import reproduce_tiny, tiny_run_dict
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
@@ -262,11 +262,7 @@ def test_write_results_on_empty_sweep(tmp_path):
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
             "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]
-    args = ["reproduce", "anchor-phase", "--profile", "cpu", "--out", str(tmp_path), "--workers", "2"]
-    for item in tiny:
-        args += ["--set", item]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    reproduce_tiny("anchor-phase", tmp_path, tiny)
     sweep_dir = tmp_path / "anchor-phase-cpu"
     rows = read_results(sweep_dir)
     assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
@@ -275,8 +271,7 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     assert summary.count("| 0.3 | 2 |") == 1  # one row per cell
     assert (sweep_dir / "figures" / "phase.png").is_file()
     before = {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")}
-    again = runner.invoke(app, args)
-    assert again.exit_code == 0, again.output
+    reproduce_tiny("anchor-phase", tmp_path, tiny)
     assert {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")} == before  # nothing retrained
 
 

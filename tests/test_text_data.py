@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import reproduce_tiny
 
 from reasonlab.tasks.text import prontoqa as pq
 from reasonlab.tasks.text.tinystories import load_stories
@@ -82,17 +83,9 @@ def test_exclusive_tokens_and_delta_l_window():
 
 
 def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
-    from typer.testing import CliRunner
-
-    from reasonlab.cli import app
-
     tiny = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
             "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.epochs=2", "train.batch_size=16"]
-    args = ["reproduce", "prontoqa-tinystories", "--profile", "cpu", "--out", str(tmp_path), "--workers", "2"]
-    for item in tiny:
-        args += ["--set", item]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    reproduce_tiny("prontoqa-tinystories", tmp_path, tiny)
     sweep_dir = tmp_path / "prontoqa-tinystories-cpu"
     summary = (sweep_dir / "summary.md").read_text()
     assert summary.count("| 0.8 |") >= 3 and "γ without any LayerNorm" in summary and "0.123" in summary
