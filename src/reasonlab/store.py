@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,7 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def run_lock(root: Path, run_id: str) -> contextmanager:
+def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:
     """One process at a time trains a given run, however many sweeps ask for it."""
     return file_lock(root / LOCKS / f"{check_name(run_id, 'run id')}.lock")
 

@@ -26,7 +26,7 @@ from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.tasks.text.tokenizer import WordTokenizer
 from reasonlab.train.checkpoint import checkpoint_at, load_weights
-from reasonlab.train.loop import build_model, build_task
+from reasonlab.train.loop import build_model
 
 NO_LN = ["model.norm=none", "model.final_norm=false"]
 GRIDS = {
@@ -53,9 +53,10 @@ def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
            "delta_L_eval_window": delta_l_window(rows, summary["steps"], "eval"),
            "delta_L_train_final": summary["final"].get("delta_L_train"), "rows": rows}
     tok = WordTokenizer.from_json((run_dir / "tokenizer.json").read_text())
-    docs = TextMixtureTask(cfg.task).documents(cfg.seed)
+    task = TextMixtureTask(cfg.task)
+    docs = task.documents(cfg.seed)
     pq_ids, ts_ids = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
-    data = build_task(cfg)
+    data = task.build(cfg.seed, docs)  # the run's own data: generated once, here
     model = build_model(cfg, data)  # the initialization itself (same seed, same draw)
     stages = {"init": model.embed.weight.detach().clone()}
     for when, fraction in (("early", 0.05), ("final", 1.0)):

@@ -46,8 +46,9 @@ class TextMixtureTask:
         targets[targets == tok.pad] = -100
         return seq[:, :-1], targets
 
-    def build(self, seed: int) -> TaskData:
-        docs = self.documents(seed)
+    def build(self, seed: int, docs: dict[str, tuple[list[str], list[str]]] | None = None) -> TaskData:
+        """The task's tensors; ``docs`` (from ``documents(seed)``) saves generating them again."""
+        docs = docs or self.documents(seed)
         tok = WordTokenizer.fit([d for train, _ in docs.values() for d in train], self.cfg.min_freq)
         longest = max(len(tok.encode(d)) + 1 for split in docs.values() for part in split for d in part)
         length = min(self.cfg.max_len, longest)
