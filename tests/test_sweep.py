@@ -259,6 +259,16 @@ def test_write_results_on_empty_sweep(tmp_path):
     assert read_results(tmp_path / "s") == []
 
 
+def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
+    """A worker writes summary.json inside ``<id>.partial`` just before renaming it; a table rebuild running in
+    that moment must not list the partial directory (it would vanish under the reader)."""
+    for name in ("abc", "def.partial"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text("{}")
+    assert [p.name for p in finished_runs(tmp_path)] == ["abc"]
+    assert [p.name for p in unfinished_runs(tmp_path)] == ["def.partial"]
+
+
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
             "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]

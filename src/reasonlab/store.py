@@ -97,10 +97,15 @@ def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:
 
 
 def finished_runs(root: Path) -> list[Path]:
-    """The finished run directories directly under ``root``, sorted by run id."""
+    """The finished run directories directly under ``root``, sorted by run id.
+
+    A ``.partial`` directory holds its summary for a moment before the rename that finishes it, so it is
+    excluded by name: listing it would race with that rename.
+    """
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if not p.name.startswith(".") and (p / "summary.json").is_file())
+    return sorted(p for p in root.iterdir()
+                  if not p.name.startswith(".") and not p.name.endswith(PARTIAL) and (p / "summary.json").is_file())
 
 
 def unfinished_runs(root: Path) -> list[Path]:

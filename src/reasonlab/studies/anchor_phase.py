@@ -66,8 +66,7 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
 
 def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str) -> str:
     lines = [f"# anchor-phase, profile `{profile}`", "", f"{profile_label}", "",
-             f"{report.total} runs ({report.skipped} already finished before this invocation, "
-             f"{len(report.failed)} failed); this invocation took {report.wall_time_s / 60:.1f} min.", "",
+             report.timing(), "",
              "![phase diagram](figures/phase.png)", "", caption, "", "## What the diagram shows", ""]
     lines += [f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})]
     lines += ["", "## Cells", "", "| γ | depth | (4,3) inferential | (4,3) symmetric | seen-pair test acc | label | "

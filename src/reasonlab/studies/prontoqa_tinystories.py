@@ -81,7 +81,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     measured = {c.run_id(): measure_run(c, report.sweep_dir / c.run_id()) for c in every
                 if (report.sweep_dir / c.run_id() / "summary.json").is_file()}
     _figure(groups["main"], measured, report.sweep_dir)
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.wall_time_s))
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
 
@@ -109,9 +109,9 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, wall: float) -> str:
+def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, timing: str) -> str:
     lines = [f"# prontoqa-tinystories, profile `{profile}`", "", groups["main"][0].profile, "",
-             f"{len(measured)} finished runs; this invocation took {wall / 60:.1f} min.", "",
+             timing, "",
              "![ΔL](figures/delta-l.png)", ""]
     for group, title in (("main", "γ (with LayerNorm)"), ("no_ln", "γ without any LayerNorm"),
                          ("lr", "γ × peak learning rate")):

@@ -93,7 +93,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
         console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
     sweep_dir = report.sweep_dir
     results = _measure(cfgs, sweep_dir, console)
-    atomic_write_text(sweep_dir / "summary.md", summary_markdown(profile, cfgs, results, report.wall_time_s))
+    atomic_write_text(sweep_dir / "summary.md", summary_markdown(profile, cfgs, results, report.timing()))
     console.print(f"summary: {sweep_dir / 'summary.md'}")
     return sweep_dir
 
@@ -152,10 +152,10 @@ def _yes(flag: bool) -> str:
     return "**held**" if flag else "**did not hold**"
 
 
-def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, wall: float) -> str:
+def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing: str) -> str:
     runs, criteria, geometry = results["runs"], results["criteria"], results["geometry"]
     lines = [f"# reasoning-bias, profile `{profile}`", "", *sorted({f"- {c.profile}" for c in cfgs}), "",
-             f"{len(runs)} finished runs; this invocation took {wall / 60:.1f} min.", "",
+             timing, "",
              "![curves](figures/curves.png)", "", "## Training order (E1)", "",
              "| model | γ | seed | t50 memory | t50 reasoning-train | t50 reasoning-test | final memory acc | "
              "final reasoning-test acc |", "|---|---|---|---|---|---|---|---|"]

@@ -30,10 +30,19 @@ class SweepReport:
     skipped: int
     outcomes: list[RunOutcome] = field(default_factory=list)
     wall_time_s: float = 0.0
+    run_time_s: float = 0.0  # training time summed over every finished run of the sweep, this invocation or not
+    workers: int = 1
 
     @property
     def failed(self) -> list[RunOutcome]:
         return [o for o in self.outcomes if o.status != "finished"]
+
+    def timing(self) -> str:
+        """One line for a study summary. A resumed sweep's own wall time says little about the study's cost, so
+        the summed training time of all its runs is stated beside it."""
+        return (f"{self.total} runs ({self.skipped} already finished before this invocation, {len(self.failed)} "
+                f"failed); this invocation took {self.wall_time_s / 60:.1f} min with {self.workers} worker(s); "
+                f"training time summed over the finished runs: {self.run_time_s / 60:.1f} min.")
 
 
 def _cost(cfg: RunConfig) -> float:
@@ -122,7 +131,7 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
     finished = {p.name for p in finished_runs(sweep_dir)}
     todo = [c for c in configs if c.run_id() not in finished]
-    report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo))
+    report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
     try:
@@ -143,4 +152,7 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
         executor.close()
     write_results(sweep_dir)
     report.wall_time_s = time.monotonic() - started
+    ids = {c.run_id() for c in configs}
+    report.run_time_s = sum(json.loads((d / "summary.json").read_text()).get("wall_time_s") or 0.0
+                            for d in finished_runs(sweep_dir) if d.name in ids)
     return report
