@@ -10,7 +10,9 @@ import torch
 import torch.nn.functional as F
 from conftest import reproduce_tiny
 
-from reasonlab.config import ConfigError, MixtureTaskConfig, resolve
+from reasonlab.config import ConfigError, MixtureTaskConfig, ThresholdConfig, resolve
+from reasonlab.evaluate.mixture import mixture_summary
+from reasonlab.evaluate.scoring import score_sets
 from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.train.loop import build_model, build_task
 
@@ -91,6 +93,35 @@ def test_label_distribution_groups():
     for seq, y in zip(es.inputs[:300], es.targets["designated"][:300], strict=True):
         z, tup = locate(t, seq)
         assert abs(int(y) - z) <= sum(tup)
+    for es in data.eval_sets.values():  # every label lies in its own sequence's range
+        lo, hi = es.label_range
+        y = es.targets["designated"]
+        assert bool(((lo <= y) & (y <= hi)).all()) and bool((lo < hi).all())
+
+
+class ConstantModel(torch.nn.Module):
+    """Predicts one fixed token whatever the input."""
+
+    def __init__(self, token: int, vocab: int):
+        super().__init__()
+        self.logits = F.one_hot(torch.tensor(token), vocab).float()
+
+    def forward(self, x):
+        return self.logits.expand(len(x), -1)
+
+
+@pytest.mark.parametrize("token, in_range", [(40, 1.0), (100, 0.0)])
+def test_in_range_rate_of_a_constant_prediction(token, in_range):
+    groups = [{"anchors": [1, 2], "labels": "range", "lo": 30, "hi": 49}, {"anchors": [3, 4], "labels": "range",
+                                                                             "lo": 90, "hi": 109}]
+    data = task(memory_groups=groups, rsn_anchors=[], masked_tuples=[], n_samples=4_000).build(seed=1)
+    scores = score_sets(ConstantModel(token, 201), data.eval_sets, None, torch.device("cpu"))
+    summary = mixture_summary(scores, data.eval_sets, ThresholdConfig())
+    assert summary["pooled"]["memory_group_1_in_range"] == in_range
+    assert summary["pooled"]["memory_group_2_in_range"] == 1.0 - in_range
+    assert summary["pooled"]["memory_in_range"] == pytest.approx(0.5)
+    expected = float((data.eval_sets["memory/group-1"].targets["designated"] == token).float().mean())
+    assert summary["pooled"]["memory_group_1_acc"] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("bad, field", [
@@ -131,6 +162,9 @@ def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     sweep_dir = tmp_path / "reasoning-bias-cpu"
     summary = (sweep_dir / "summary.md").read_text()
     assert "| transformer | 0.8 | 1 |" in summary and "| emb_mlp | 0.3 | 2 |" in summary
-    assert "T1, first-layer attention" in summary and "did not hold" in summary or "held" in summary
-    for name in ("curves", "cosine-transformer-g0.8", "cosine-emb_mlp-g0.3", "profile-transformer-g0.8"):
+    assert "T1, first-layer attention" in summary and "held" in summary
+    assert "## Label distribution (E4, Fig. 8)" in summary and "| ranges | labels in [30, 109] |" in summary
+    assert "F_mem,2 (labels near the key) is learned much faster" in summary
+    for name in ("curves", "cosine-transformer-g0.8", "cosine-emb_mlp-g0.3", "profile-transformer-g0.8",
+                 "pca-emb_mlp-g0.8", "label-distribution"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name

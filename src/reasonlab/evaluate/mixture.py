@@ -34,17 +34,44 @@ def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
         if (acc := pooled(scores, prefix)) is not None:
             figures[f"{short}_acc"] = acc
             figures[f"{short}_loss"] = _pooled_loss(scores, prefix)
+    if (rate := pooled(scores, "memory", "in_range")) is not None:
+        figures["memory_in_range"] = rate
+    for name, s in scores.items():
+        if name.startswith("memory/group-"):  # label-distribution variants: one curve per group (Fig. 8)
+            key = name.replace("/", "_").replace("-", "_")
+            figures[f"{key}_acc"], figures[f"{key}_loss"] = s.acc("designated"), s.loss
+            if "in_range" in s.correct:
+                figures[f"{key}_in_range"] = s.acc("in_range")
     label = mixture_label(figures, th)
-    final = {**figures, **{f"{name}/acc": s.acc("designated") for name, s in scores.items() if "/group-" in name}}
+    final = dict(figures)
     return {"pooled": figures, "figures": {k: v for k, v in figures.items() if k.endswith("_acc")}, "final": final,
             "label": label, "outcome": {"label": label}, "histograms": {}}
 
 
-def t50(rows: list[tuple], source: str, threshold: float = 0.5) -> int | None:
-    """First evaluated epoch at which the source's pooled accuracy reaches ``threshold`` (None if never)."""
+def t50(rows: list[tuple], source: str, threshold: float = 0.5, kind: str = "acc") -> int | None:
+    """First evaluated epoch at which the source's pooled ``kind`` (accuracy, or in_range) reaches ``threshold``
+    (None if never)."""
     hits = [epoch for epoch, _, split, metric, value in rows
-            if split == "pooled" and metric == f"{source}_acc" and value >= threshold]
+            if split == "pooled" and metric == f"{source}_{kind}" and value >= threshold]
     return min(hits) if hits else None
+
+
+def pooled_at(rows: list[tuple], metric: str, epoch: int) -> float | None:
+    return next((v for e, _, split, m, v in rows if e == epoch and split == "pooled" and m == metric), None)
+
+
+def label_law_criteria(rows: list[tuple], groups: int, in_range: float = 0.9) -> list[dict[str, object]]:
+    """Fig. 8 (i), per memory group: the first epoch at which the in-range rate reaches ``in_range``, the accuracy
+    then, and t50. The claim holds for a group when it knows the label range (in-range ≥ 0.9) while its accuracy
+    is still below 0.5."""
+    out = []
+    for i in range(1, groups + 1):
+        source = f"memory_group_{i}"
+        epoch = t50(rows, source, in_range, "in_range")
+        acc = None if epoch is None else pooled_at(rows, f"{source}_acc", epoch)
+        out.append({"group": i, "epoch_in_range": epoch, "acc_then": acc, "t50": t50(rows, source),
+                    "held": acc is not None and acc < 0.5})
+    return out
 
 
 def reasoning_bias_criteria(small: dict, large: dict) -> dict[str, object]:

@@ -68,8 +68,8 @@ def score_sets(
     model: nn.Module, sets: dict[str, EvalSet], limit: int | None, device: torch.device
 ) -> dict[str, SetScore]:
     """Score every eval set on its first ``limit`` sequences (all when None): accuracy per target kind, the loss
-    against the designated target, the offset histogram against the reference target. Sets with (B, T) targets
-    are scored per token (language modelling)."""
+    against the designated target, the offset histogram against the reference target, the in-range count when the
+    set has label ranges. Sets with (B, T) targets are scored per token (language modelling)."""
     scores = {}
     for name, es in sets.items():
         n = len(es) if limit is None else min(limit, len(es))
@@ -84,6 +84,9 @@ def score_sets(
         correct = {k: int(h.sum()) for k, h in hits.items()}
         if len(hits) > 1:  # targets may coincide on some keys: "other" is what matches none of them
             correct["any"] = int(torch.stack(list(hits.values())).any(0).sum())
+        if es.label_range is not None:
+            lo, hi = es.label_range
+            correct["in_range"] = int(((pred >= lo[:n]) & (pred <= hi[:n])).sum())
         hist = offset_histogram(pred - es.targets[es.reference][:n]) if es.reference else None
         scores[name] = SetScore(n, correct, hist, None if loss is None else loss / n)
     return scores

@@ -55,3 +55,34 @@ def plot_profiles(tokens: list[int], curves: list[tuple[str, np.ndarray]], centr
     ax.set(xlabel="token s", ylabel=f"cos(w_{centre}, w_s)", title=f"embedding profile around token {centre}")
     ax.legend(fontsize=8)
     return save_figure(fig, out_base)
+
+
+def plot_label_laws(runs: list[tuple[str, list[tuple], list[str]]], out_base: Path, caption: str) -> list[Path]:
+    """Fig. 8: per memory group, accuracy (solid) and in-range rate (dashed) over epochs, one panel per run."""
+    fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 4), squeeze=False)
+    for ax, (title, rows, names) in zip(axes[0], runs, strict=True):
+        acc, in_range = source_curves(rows, "_acc"), source_curves(rows, "_in_range")
+        for i, name in enumerate(names, start=1):
+            colour = f"C{i - 1}"
+            if (curve := acc.get(f"memory_group_{i}")) is not None:
+                ax.plot(*curve, color=colour, label=f"{name}: accuracy")
+            if (curve := in_range.get(f"memory_group_{i}")) is not None:
+                ax.plot(*curve, "--", color=colour, label=f"{name}: in-range rate")
+        ax.set(xlabel="epoch", ylabel="rate", ylim=(-0.02, 1.02))
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=6)
+    fig.text(0.0, -0.01, caption, ha="left", va="top", fontsize=8, wrap=True)
+    fig.tight_layout()
+    return save_figure(fig, out_base)
+
+
+def plot_pca(panels: list[tuple[str, list[int], np.ndarray, np.ndarray]], out_base: Path) -> list[Path]:
+    """Embedding rows on their first two principal components, coloured by token value (Fig. 5B): an ordinal
+    solution lays the tokens out in order along PC1."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4), squeeze=False)
+    for ax, (title, tokens, scores, explained) in zip(axes[0], panels, strict=True):
+        points = ax.scatter(scores[:, 0], scores[:, 1], c=tokens, cmap="viridis", s=12)
+        ax.set(xlabel=f"PC1 ({explained[0]:.0%} of variance)", ylabel=f"PC2 ({explained[1]:.0%})")
+        ax.set_title(title, fontsize=9)
+    fig.colorbar(points, ax=axes[0].tolist(), label="token value")
+    return save_figure(fig, out_base)

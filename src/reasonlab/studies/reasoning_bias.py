@@ -18,8 +18,8 @@ from rich.console import Console
 
 from reasonlab.analysis import geometry as geo
 from reasonlab.config import RunConfig, raw_config
-from reasonlab.evaluate.mixture import reasoning_bias_criteria, t50
-from reasonlab.plots.mixture import plot_cosine_matrices, plot_profiles, plot_source_curves
+from reasonlab.evaluate.mixture import label_law_criteria, pooled_at, reasoning_bias_criteria, t50
+from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -33,12 +33,39 @@ GRIDS = {"cpu": {"seed": [1, 2]}, "paper": {"seed": [1, 2, 3]}}
 EARLY = 0.05  # "early" = this fraction of training (spec §4)
 
 
+# Label-distribution experiments (spec §2, Fig. 8): memory data only, transformer at γ 0.8, one run each.
+FIG8 = {
+    "ranges": [{"anchors": [2 * i - 1, 2 * i], "labels": "range", "lo": 30, "hi": 29 + 20 * i} for i in (1, 2, 3, 4)],
+    "rules": [{"anchors": [1, 2, 3, 4, 5], "labels": "keys"}, {"anchors": [6, 7, 8, 9, 10], "labels": "near_key"}],
+}
+FIG8_GAMMA = 0.8
+GROUP_NAMES = {"ranges": [f"labels in [30, {29 + 20 * i}]" for i in (1, 2, 3, 4)],
+               "rules": ["F_mem,1: labels from the keys", "F_mem,2: labels in z ± Σa"]}
+
+
 def study_configs(profile: str, overrides: list[str] = ()) -> list[RunConfig]:
+    """Model × γ × seed on the mixture, then the two Fig. 8 runs (the first seed only)."""
     cfgs = []
     for model in MODELS:
         base = raw_config(None, f"{model}-{profile}", list(overrides), "mixture")
         cfgs += expand(base, {"init.gamma": list(GAMMAS), **GRIDS[profile]})
-    return cfgs
+    return cfgs + fig8_configs(profile, overrides)
+
+
+def fig8_configs(profile: str, overrides: list[str] = ()) -> list[RunConfig]:
+    out = []
+    for name, groups in FIG8.items():
+        base = raw_config(None, f"transformer-{profile}", list(overrides), "mixture")
+        base["task"] = {**base.get("task", {}), "memory_groups": groups, "rsn_anchors": [], "masked_tuples": []}
+        base["profile"] = f"{base.get('profile', profile)}; Fig. 8 {name}"
+        out += expand(base, {"init.gamma": [FIG8_GAMMA], "seed": GRIDS[profile]["seed"][:1]})
+    return out
+
+
+def is_fig8(cfg: RunConfig) -> str | None:
+    """Which Fig. 8 experiment a config is, if any."""
+    return next((name for name, groups in FIG8.items()
+                 if [g.model_dump(exclude_none=True) for g in cfg.task.memory_groups] == groups), None)
 
 
 def anchor_tokens(cfg: RunConfig) -> tuple[list[int], list[int]]:
@@ -59,6 +86,10 @@ def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, obje
         c = geo.cosine_matrix(model.embed.weight[tokens])
         stats = geo.block_statistics(c, list(range(len(memory))), list(range(len(memory), len(tokens))))
         entry = {"epoch": epoch, **stats, "pearson_vs_prediction": geo.pearson(c[iu], c_pred[iu]), "cosine": c}
+        ordinal = list(range(min(reasoning), cfg.task.key_max + 1))  # reasoning anchors and keys: 11..120
+        scores, explained = geo.pca(model.embed.weight[ordinal])
+        entry["pc1_spearman"] = abs(geo.spearman(scores[:, 0], np.array(ordinal, dtype=float)))
+        entry["pca"] = (ordinal, scores, explained)
         if cfg.model.kind == "transformer":
             entry.update(geo.wv_alignment(model.blocks[0].attn.W_V.weight, model.embed.weight, reasoning, memory))
             span = list(range(min(reasoning), min(reasoning) + 30))
@@ -101,11 +132,16 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
     """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of seed 1."""
     runs: dict[tuple[str, float, int], dict] = {}
+    fig8: dict[str, dict] = {}
     for cfg in cfgs:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
         rows = read_metrics(run_dir / "metrics.parquet")
+        if (experiment := is_fig8(cfg)) is not None:
+            fig8[experiment] = {"cfg": cfg, "rows": rows,
+                                "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
+            continue
         final = json.loads((run_dir / "summary.json").read_text())["final"]
         runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = {
             "cfg": cfg, "dir": run_dir, "rows": rows, "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
@@ -123,7 +159,11 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         if m == "transformer":
             attention[g] = attention_at_init(r["cfg"], data)
     _figures(runs, geometry, sweep_dir, cfgs)
-    return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention}
+    if fig8:
+        plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name])
+                         for name, r in fig8.items()], sweep_dir / "figures" / "label-distribution",
+                        f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
+    return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention, "fig8": fig8}
 
 
 def _figures(runs: dict, geometry: dict, sweep_dir: Path, cfgs: list[RunConfig]) -> None:
@@ -137,6 +177,8 @@ def _figures(runs: dict, geometry: dict, sweep_dir: Path, cfgs: list[RunConfig])
         mats = [(f"{m} γ={g} epoch {geo_run[w]['epoch']}", geo_run[w]["cosine"]) for w in ("early", "final")]
         mats.append(("prediction cos(P_s − u, P_t − u)", geo_run["predicted"]))
         plot_cosine_matrices(mats, tokens, sweep_dir / "figures" / f"cosine-{m}-g{g}")
+        plot_pca([(f"{m} γ={g} epoch {geo_run[w]['epoch']}", *geo_run[w]["pca"]) for w in ("early", "final")],
+                 sweep_dir / "figures" / f"pca-{m}-g{g}")
         if "profile" in geo_run["final"]:
             span, centre, learned_final, theory = geo_run["final"]["profile"]
             learned_early = geo_run["early"]["profile"][2]
@@ -150,6 +192,31 @@ def _num(value: float | None) -> str:
 
 def _yes(flag: bool) -> str:
     return "**held**" if flag else "**did not hold**"
+
+
+def _fig8_lines(fig8: dict[str, dict]) -> list[str]:
+    lines = ["", "## Label distribution (E4, Fig. 8)", "", "![label distribution](figures/label-distribution.png)", "",
+             "| experiment | group | epoch in-range ≥ 0.9 | accuracy then | t50 | final accuracy | final in-range |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in fig8.items():
+        for g in r["groups"]:
+            last = max(e for e, *_ in r["rows"])
+            final_acc = pooled_at(r["rows"], f"memory_group_{g['group']}_acc", last)
+            final_in = pooled_at(r["rows"], f"memory_group_{g['group']}_in_range", last)
+            lines.append(f"| {name} | {GROUP_NAMES[name][g['group'] - 1]} | {g['epoch_in_range']} | "
+                         f"{_num(g['acc_then'])} | {g['t50']} | {_num(final_acc)} | {_num(final_in)} |")
+    lines.append("")
+    if "ranges" in fig8:
+        groups = fig8["ranges"]["groups"]
+        lines.append("- (i) The in-range rate nears 1 while accuracy is still low (in-range ≥ 0.9 reached while "
+                     f"accuracy < 0.5, in every group): {_yes(all(g['held'] for g in groups))} "
+                     f"({sum(g['held'] for g in groups)} of {len(groups)} groups).")
+    if "rules" in fig8:
+        g1, g2 = (g["t50"] for g in fig8["rules"]["groups"])
+        held = g2 is not None and (g1 is None or g2 <= 0.5 * g1)
+        lines.append(f"- (ii) F_mem,2 (labels near the key) is learned much faster than F_mem,1 (t50 {g2} vs {g1}; "
+                     f"criterion t50 ratio ≤ 0.5, a run that never reaches 0.5 counting as slower): {_yes(held)}.")
+    return lines
 
 
 def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing: str) -> str:
@@ -173,16 +240,19 @@ def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing:
               "(pass: < 1e-3 at γ 0.8, > 0.05 at γ 0.3): "
               + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(results["attention"].items())), "",
               "| model | γ | when (epoch) | memory block mean (std) | reasoning Spearman vs distance | "
-              "Pearson vs prediction | W_V σ1/σ2 | r_rsn / r_mem | profile Pearson |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "Pearson vs prediction | PC1 |Spearman| vs token | W_V σ1/σ2 | r_rsn / r_mem | profile Pearson |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for (m, g), gr in sorted(geometry.items()):
         for when in ("early", "final"):
             e = gr[when]
             extra = (f"{e['sigma_ratio']:.2f} | {e['reasoning_over_memory']:.2f} | {e['profile_pearson']:.3f}"
                      if "sigma_ratio" in e else "— | — | —")
             lines.append(f"| {m} | {g} | {when} ({e['epoch']}) | {e['memory_mean']:.3f} ({e['memory_std']:.3f}) | "
-                         f"{e['reasoning_spearman_vs_distance']:.3f} | {e['pearson_vs_prediction']:.3f} | {extra} |")
+                         f"{e['reasoning_spearman_vs_distance']:.3f} | {e['pearson_vs_prediction']:.3f} | "
+                         f"{e['pc1_spearman']:.3f} | {extra} |")
+    if results["fig8"]:
+        lines += _fig8_lines(results["fig8"])
     lines += ["", "Pass thresholds (spec §5): memory block mean ≥ 0.8 with std ≤ 0.1, reasoning Spearman ≤ −0.8, "
               "Pearson vs prediction ≥ 0.7 (T2, at the early checkpoint, γ 0.8); σ1/σ2 ≥ 2 and r_rsn ≥ 3·r_mem (T3); "
-              "profile Pearson ≥ 0.7 (T4)."]
+              "profile Pearson ≥ 0.7 and PC1 |Spearman| vs token value over tokens 11..120 ≥ 0.9 (T4, Fig. 5B)."]
     return "\n".join(lines) + "\n"

@@ -12,12 +12,15 @@ class EvalSet:
     """Sequences scored by the argmax of the last position against one or more named targets.
 
     ``targets`` maps a target kind ("designated", "inferential", "symmetric", ...) to labels; ``reference`` names
-    the kind whose offset histogram (prediction − reference) is worth keeping, if any.
+    the kind whose offset histogram (prediction − reference) is worth keeping, if any. ``label_range`` is each
+    sequence's (lowest, highest) possible label, for sets whose labels are drawn at random from a known range: the
+    share of predictions inside it (the "in-range rate") shows a model learning the label law before the labels.
     """
 
     inputs: Tensor
     targets: dict[str, Tensor]
     reference: str | None = None
+    label_range: tuple[Tensor, Tensor] | None = None
     info: dict = field(default_factory=dict)
 
     def __len__(self) -> int:

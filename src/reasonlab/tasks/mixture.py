@@ -55,6 +55,16 @@ class MixtureTask:
         spread = abs(sum(t))  # near_key: uniform on z − Σa .. z + Σa
         return self.keys + torch.randint(-spread, spread + 1, (n,), generator=gen)
 
+    def label_range(self, group: MemoryGroup, z: Tensor, t: Tuple) -> tuple[Tensor, Tensor]:
+        """The range each key's memory label was drawn from (the Fig. 8 in-range rate reads it)."""
+        if group.labels == "keys":
+            lo, hi = self.cfg.key_min, self.cfg.key_max
+        elif group.labels == "range":
+            lo, hi = group.lo, group.hi
+        else:
+            return z - abs(sum(t)), z + abs(sum(t))
+        return torch.full_like(z, lo), torch.full_like(z, hi)
+
     def reasoning_label(self, z: Tensor, t: Tuple) -> Tensor:
         return z + sum(t)
 
@@ -97,24 +107,25 @@ class MixtureTask:
     def build(self, seed: int) -> TaskData:
         gen = torch.Generator().manual_seed(subseed(seed, "data"))
         counts = self._counts([t for _, t in self.mem_tuples] + self.rsn_tuples)
-        parts: dict[str, tuple[list[Tensor], list[Tensor]]] = {}
+        parts: dict[str, tuple[list[Tensor], list[Tensor], list[tuple[Tensor, Tensor]]]] = {}
         multi = len(self.cfg.memory_groups) > 1
         for gi, t in self.mem_tuples:
             seq, keys = self.sample(t, counts[t], gen)
-            name = f"memory/group-{gi + 1}" if multi else "memory"
-            xs, ys = parts.setdefault(name, ([], []))
+            xs, ys, ranges = parts.setdefault(f"memory/group-{gi + 1}" if multi else "memory", ([], [], []))
             xs.append(seq)
             ys.append(self.memory_label(keys, t))
+            ranges.append(self.label_range(self.cfg.memory_groups[gi], keys, t))
         for t in self.rsn_tuples:
             seq, keys = self.sample(t, counts[t], gen)
-            xs, ys = parts.setdefault("reasoning/test" if t in self.masked else "reasoning/train", ([], []))
+            xs, ys, _ = parts.setdefault("reasoning/test" if t in self.masked else "reasoning/train", ([], [], []))
             xs.append(seq)
             ys.append(self.reasoning_label(keys, t))
         sets: dict[str, EvalSet] = {}
-        for name, (xs, ys) in parts.items():
+        for name, (xs, ys, ranges) in parts.items():
             x, y = torch.cat(xs), torch.cat(ys)
             perm = torch.randperm(len(x), generator=gen)  # a prefix of a set is a random subset of it
-            sets[name] = EvalSet(x[perm], {"designated": y[perm]})
+            bounds = tuple(torch.cat([r[i] for r in ranges])[perm] for i in (0, 1)) if ranges else None
+            sets[name] = EvalSet(x[perm], {"designated": y[perm]}, label_range=bounds)
         train = [s for n, s in sets.items() if n != "reasoning/test"]
         if not train:
             raise ConfigError("task.masked_tuples: every tuple is masked; leave some data to train on")
