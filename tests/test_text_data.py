@@ -89,4 +89,6 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     sweep_dir = tmp_path / "prontoqa-tinystories-cpu"
     summary = (sweep_dir / "summary.md").read_text()
     assert summary.count("| 0.8 |") >= 3 and "γ without any LayerNorm" in summary and "0.123" in summary
-    assert (sweep_dir / "figures" / "delta-l.png").is_file()
+    assert "(ΔL̄ > 0, E2)" in summary and "target ≥ 0.2:" in summary
+    for name in ("delta-l", "cosine"):
+        assert (sweep_dir / "figures" / f"{name}.png").is_file(), name

@@ -81,6 +81,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     measured = {c.run_id(): measure_run(c, report.sweep_dir / c.run_id()) for c in every
                 if (report.sweep_dir / c.run_id() / "summary.json").is_file()}
     _figure(groups["main"], measured, report.sweep_dir)
+    _cosine_figure(groups["main"], measured, report.sweep_dir)
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
@@ -105,6 +106,29 @@ def _figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
     save_figure(fig, sweep_dir / "figures" / "delta-l")
 
 
+def _cosine_figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
+    """Fig. 7B: mean pairwise cosine of PrOntoQA-only and TinyStories-only token embeddings at initialization, early
+    and at the end, one panel per γ; the paper's early values at small initialization drawn for reference."""
+    runs = [(c, measured[c.run_id()]) for c in main if c.run_id() in measured and c.seed == main[0].seed]
+    if not runs:
+        return
+    fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 3.6), squeeze=False, sharey=True)
+    for ax, (cfg, m) in zip(axes[0], runs, strict=True):
+        stages = list(m["cosine"])
+        for source, colour in (("prontoqa", "tab:blue"), ("tinystories", "tab:orange")):
+            ax.plot(stages, [m["cosine"][s][source] for s in stages], marker="o", color=colour,
+                    label=f"{source}-only tokens")
+            ax.axhline(PAPER_COSINE[source], color=colour, ls=":", lw=1, label=f"paper, early, small init: "
+                       f"{PAPER_COSINE[source]}")
+        ax.set_title(f"γ={cfg.init.gamma}", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0, 0].set_ylabel("mean pairwise cosine of embeddings")
+    axes[0, -1].legend(fontsize=6)
+    fig.suptitle(f"profile: {main[0].profile}", fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, sweep_dir / "figures" / "cosine")
+
+
 def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
@@ -122,12 +146,16 @@ def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured:
             m = measured.get(c.run_id())
             if m is None:
                 continue
-            early = next(v for k, v in m["cosine"].items() if k.startswith("early"))
+            early = early_cosine(m)
             lines.append(f"| {c.init.gamma} | {c.train.base_lr * c.train.lr_multiplier:g} | {c.seed} | "
                          f"{_fmt(m['delta_L_train_window'])} | {_fmt(m['delta_L_eval_window'])} | "
                          f"{_fmt(m['delta_L_train_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
             if m["delta_L_train_window"] is not None:
                 by_gamma.setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
+        if group == "main" and by_gamma:
+            top = max(by_gamma)
+            lines += ["", f"At γ {top} PrOntoQA's training loss falls below TinyStories' (ΔL̄ > 0, E2): "
+                      f"{'**held**' if mean(by_gamma[top]) > 0 else '**did not hold**'}."]
         ordered = [mean(by_gamma[g]) for g in sorted(by_gamma)]
         held = len(ordered) > 1 and all(a < b for a, b in zip(ordered, ordered[1:], strict=False))
         lines += ["", f"ΔL̄ rises with γ (mean over the group's runs per γ: "
@@ -137,10 +165,23 @@ def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured:
               f"The paper reports {PAPER_COSINE['prontoqa']} (PrOntoQA-only tokens) vs {PAPER_COSINE['tinystories']} "
               "(TinyStories-only) early at small initialization; the project's target is PrOntoQA below TinyStories "
               "by ≥ 0.2 at the early checkpoint.", ""]
+    lines += ["![cosine](figures/cosine.png)", ""]
     for c in groups["main"]:
         m = measured.get(c.run_id())
         if m is not None:
             parts = "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}" for k, v in m["cosine"].items())
             lines.append(f"- γ {c.init.gamma}, seed {c.seed} ({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
                          f"exclusive tokens): {parts}")
+    small = [measured[c.run_id()] for c in groups["main"]
+             if c.run_id() in measured and c.init.gamma == max(x.init.gamma for x in groups["main"])]
+    if small:
+        gaps = [early_cosine(m)["tinystories"] - early_cosine(m)["prontoqa"] for m in small]
+        paper_gap = PAPER_COSINE["tinystories"] - PAPER_COSINE["prontoqa"]
+        lines += ["", f"TinyStories-only minus PrOntoQA-only cosine, early, at the smallest initialization: "
+                  f"{', '.join(f'{g:.3f}' for g in gaps)} (paper: {paper_gap:.3f}); "
+                  f"target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
     return "\n".join(lines) + "\n"
+
+
+def early_cosine(m: dict) -> dict[str, float]:
+    return next(v for k, v in m["cosine"].items() if k.startswith("early"))
