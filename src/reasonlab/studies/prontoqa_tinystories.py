@@ -141,26 +141,30 @@ def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured:
                          ("lr", "γ × peak learning rate")):
         lines += [f"## {title}", "", "| γ | peak lr | seed | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL train | "
                   "cos PrOntoQA-only early | cos TinyStories-only early |", "|---|---|---|---|---|---|---|---|"]
-        by_gamma: dict[float, list[float]] = {}
+        by_lr: dict[float, dict[float, list[float]]] = {}  # peak lr → γ → ΔL̄ over seeds
         for c in groups[group]:
             m = measured.get(c.run_id())
             if m is None:
                 continue
             early = early_cosine(m)
-            lines.append(f"| {c.init.gamma} | {c.train.base_lr * c.train.lr_multiplier:g} | {c.seed} | "
+            lr = c.train.base_lr * c.train.lr_multiplier
+            lines.append(f"| {c.init.gamma} | {lr:g} | {c.seed} | "
                          f"{_fmt(m['delta_L_train_window'])} | {_fmt(m['delta_L_eval_window'])} | "
                          f"{_fmt(m['delta_L_train_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
             if m["delta_L_train_window"] is not None:
-                by_gamma.setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
-        if group == "main" and by_gamma:
+                by_lr.setdefault(lr, {}).setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
+        lines.append("")
+        if group == "main" and by_lr:
+            by_gamma = next(iter(by_lr.values()))
             top = max(by_gamma)
-            lines += ["", f"At γ {top} PrOntoQA's training loss falls below TinyStories' (ΔL̄ > 0, E2): "
-                      f"{'**held**' if mean(by_gamma[top]) > 0 else '**did not hold**'}."]
-        ordered = [mean(by_gamma[g]) for g in sorted(by_gamma)]
-        held = len(ordered) > 1 and all(a < b for a, b in zip(ordered, ordered[1:], strict=False))
-        lines += ["", f"ΔL̄ rises with γ (mean over the group's runs per γ: "
-                  f"{', '.join(f'{g}: {mean(v):.3f}' for g, v in sorted(by_gamma.items()))}): "
-                  f"{'**held**' if held else '**did not hold**'}.", ""]
+            lines += [f"At γ {top} PrOntoQA's training loss falls below TinyStories' (ΔL̄ > 0, E2): "
+                      f"{'**held**' if mean(by_gamma[top]) > 0 else '**did not hold**'}.", ""]
+        for lr, by_gamma in sorted(by_lr.items()):
+            ordered = [mean(by_gamma[g]) for g in sorted(by_gamma)]
+            held = len(ordered) > 1 and all(a < b for a, b in zip(ordered, ordered[1:], strict=False))
+            lines += [f"ΔL̄ rises with γ at peak lr {lr:g} (mean over seeds per γ: "
+                      f"{', '.join(f'{g}: {mean(v):.3f}' for g, v in sorted(by_gamma.items()))}): "
+                      f"{'**held**' if held else '**did not hold**'}.", ""]
     lines += ["## Embedding cosine (E3)", "",
               f"The paper reports {PAPER_COSINE['prontoqa']} (PrOntoQA-only tokens) vs {PAPER_COSINE['tinystories']} "
               "(TinyStories-only) early at small initialization; the project's target is PrOntoQA below TinyStories "
