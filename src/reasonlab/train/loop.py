@@ -11,7 +11,8 @@ import json
 import platform
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -136,41 +137,62 @@ class Trainer:
         return self.report["figures"]
 
     # ---- the run -------------------------------------------------------------------------------------------
-    def fit(self) -> dict:
-        t, cfg = self.cfg.train, self.cfg
-        ckpt_dir = self.run_dir / "checkpoints"
-        state = load_latest(ckpt_dir, self.model, self.opt)
-        epoch, step, wall = 0, 0, 0.0
+    def begin(self) -> None:
+        """Restore the newest checkpoint, if any, into the model, the optimizer and the metric rows."""
+        self.epoch, self.step, self.wall = 0, 0, 0.0
+        self.figures: dict[str, float] = {}
+        state = load_latest(self.run_dir / "checkpoints", self.model, self.opt)
         if state is not None:
-            epoch, step, wall = state["epoch"], state["step"], state["wall_time_s"]
-            self.rows = [r for r in read_metrics(self.run_dir / "metrics.parquet") if r[0] <= epoch]
-            append_event(self.run_dir, f"resume from epoch {epoch} step {step}")
-            self.log(f"resuming {self.run_dir.name} from epoch {epoch}")
-        total_steps = t.epochs * self.steps_per_epoch
-        figures: dict[str, float] = {}
-        bar_ctx = Progress(total_steps, step, cfg.profile) if self.progress else Progress.silent()
+            self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
+            self.rows = [r for r in read_metrics(self.run_dir / "metrics.parquet") if r[0] <= self.epoch]
+            append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
+            self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
+
+    def end_epoch(self, loss: float, started: float, bar: Progress) -> None:
+        """After epoch ``self.epoch`` was trained (from ``started``, a perf_counter reading): log, evaluate on
+        cadence, report progress, checkpoint."""
+        t, epoch, step = self.cfg.train, self.epoch, self.step
+        self.rows += [(epoch, step, "train", "loss", loss),
+                      (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+        last = epoch == t.epochs
+        if epoch % t.eval_every == 0 or last:
+            self.figures = self._evaluate(epoch, step, final=last)
+        bar.show(epoch, t.epochs, loss, self.figures)
+        self.wall += time.perf_counter() - started
+        write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
+                                                   "loss": loss, "wall_time_s": self.wall, **self.figures})
+        if epoch % t.checkpoint_every == 0 or last:
+            write_metrics(self.run_dir / "metrics.parquet", self.rows)
+            save_checkpoint(self.run_dir / "checkpoints", step, {"epoch": epoch, "wall_time_s": self.wall},
+                            self.model, self.opt)
+            append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
+
+    def fit(self) -> None:
+        """Train from the newest checkpoint to the last epoch."""
+        self.begin()
+        t = self.cfg.train
+        bar_ctx = (Progress(t.epochs * self.steps_per_epoch, self.step, self.cfg.profile) if self.progress
+                   else Progress.silent())
         with bar_ctx as bar:
-            while epoch < t.epochs:
+            while self.epoch < t.epochs:
                 started = time.perf_counter()
-                step, loss = self._epoch(epoch, step, bar)
-                epoch += 1
-                lr = lr_at(step - 1, t, self.steps_per_epoch)
-                self.rows += [(epoch, step, "train", "loss", loss), (epoch, step, "train", "lr", lr)]
-                last = epoch == t.epochs
-                if epoch % t.eval_every == 0 or last:
-                    figures = self._evaluate(epoch, step, final=last)
-                bar.show(epoch, t.epochs, loss, figures)
-                wall += time.perf_counter() - started
-                write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
-                                                           "loss": loss, "wall_time_s": wall, **figures})
-                if epoch % t.checkpoint_every == 0 or last:
-                    write_metrics(self.run_dir / "metrics.parquet", self.rows)
-                    save_checkpoint(ckpt_dir, step, {"epoch": epoch, "wall_time_s": wall}, self.model, self.opt)
-                    append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
-        if not figures:  # resumed from the final checkpoint: score it again without duplicating its rows
-            self.rows = [r for r in self.rows if r[0] < epoch or r[2] == "train"]
-            self._evaluate(epoch, step, final=True)
-        return self._summary(epoch, step, wall)
+                self.step, loss = self._epoch(self.epoch, self.step, bar)
+                self.epoch += 1
+                self.end_epoch(loss, started, bar)
+
+    def complete(self) -> tuple[Path, dict]:
+        """After the last epoch: the summary, written with the metrics; the run directory renamed into place."""
+        if not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
+            self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] == "train"]
+            self._evaluate(self.epoch, self.step, final=True)
+        summary = self._summary(self.epoch, self.step, self.wall)
+        partial = self.run_dir
+        final_dir = partial.with_name(self.cfg.run_id())
+        write_metrics(partial / "metrics.parquet", self.rows)
+        write_json(partial / "summary.json", summary)
+        append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
+        finish_run(partial, final_dir)
+        return final_dir, summary
 
     def _summary(self, epoch: int, step: int, wall: float) -> dict:
         cfg, report = self.cfg, self.report
@@ -196,22 +218,35 @@ class Trainer:
         return best
 
 
+def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
+    """(directory, summary) of the run if it has finished under ``root``."""
+    final_dir = run_paths(Path(root), cfg.run_id())[0]
+    if (final_dir / "summary.json").is_file():
+        return final_dir, json.loads((final_dir / "summary.json").read_text())
+    return None
+
+
 def train_run(
     cfg: RunConfig, root: Path, progress: bool = True, log: Callable[[str], None] = print
 ) -> tuple[Path, dict]:
     """Train (or resume, or skip if finished) the run of ``cfg`` under ``root``; returns its directory and summary."""
-    final_dir, partial = run_paths(Path(root), cfg.run_id())
-    if (final_dir / "summary.json").is_file():
-        log(f"{final_dir} is finished; nothing to do")
-        return final_dir, json.loads((final_dir / "summary.json").read_text())
-    trainer = Trainer(cfg, partial, progress, log)  # validates and builds everything before touching the disk
+    if (done := finished_summary(root, cfg)) is not None:
+        log(f"{done[0]} is finished; nothing to do")
+        return done
+    trainer = Trainer(cfg, run_paths(Path(root), cfg.run_id())[1], progress, log)  # validates before touching disk
     with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
-        if (final_dir / "summary.json").is_file():
-            return final_dir, json.loads((final_dir / "summary.json").read_text())
-        return _train_locked(cfg, trainer, partial, final_dir)
+        if (done := finished_summary(root, cfg)) is not None:
+            return done
+        with run_directory(cfg, trainer):
+            trainer.fit()
+            return trainer.complete()
 
 
-def _train_locked(cfg: RunConfig, trainer: Trainer, partial: Path, final_dir: Path) -> tuple[Path, dict]:
+@contextmanager
+def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
+    """The run's ``.partial`` directory, ready to train in (config and artifacts written); removed again if the
+    run fails before its first checkpoint, since there is nothing in it worth resuming."""
+    partial = trainer.run_dir
     fresh = not partial.exists()
     if fresh:
         partial.mkdir(parents=True)
@@ -222,13 +257,8 @@ def _train_locked(cfg: RunConfig, trainer: Trainer, partial: Path, final_dir: Pa
             atomic_write_text(partial / name, text)
         if fresh:
             append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
-        summary = trainer.fit()
+        yield
     except BaseException:
         if fresh and not any((partial / "checkpoints").iterdir()):
-            shutil.rmtree(partial, ignore_errors=True)  # nothing worth resuming
+            shutil.rmtree(partial, ignore_errors=True)
         raise
-    write_metrics(partial / "metrics.parquet", trainer.rows)
-    write_json(partial / "summary.json", summary)
-    append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
-    finish_run(partial, final_dir)
-    return final_dir, summary

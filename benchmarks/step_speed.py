@@ -1,0 +1,219 @@
+"""One training step (forward, backward, clipping, AdamW) of reasonlab's transformer against the models users would
+otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul peak as the yardstick.
+
+    .venv-bench/bin/python benchmarks/step_speed.py [--shape paper|cpu|both] [--repeats 5] [--steps 3]
+                                                    [--compile] [--json out.json]
+
+(`.venv-bench`: `python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[bench]"`.) Models, each with the
+same initialization (reasonlab's γ rule, γ 0.5), the same batch of 9-token sequences and the same last-token loss:
+
+  reasonlab          the study's model (post-LN, bias-free blocks, 1 head, d_k = d_v = d_model/2), its final
+                     block computing queries, attention output, MLP and head for the last position only;
+  hf-gpt2            transformers' GPT2LMHeadModel (pre-LN, biases, heads of d_model/n_heads: n_heads =
+                     d_model/d_k, so its Q/K/V are d_model wide, twice ours), ``logits_to_keep=1``;
+  transformer-lens   HookedTransformer (pre-LN, d_head = d_k, 1 head: the same Q/K/V widths as ours), logits
+                     of every position, the last one taken;
+  torch-mha          a plain post-LN model on ``nn.MultiheadAttention`` (1 head of d_model, the style of the
+                     studies' published code), logits of every position, the last one taken.
+
+Every model's FLOPs are its own, counted by ``torch.utils.flop_counter`` over one forward and backward pass;
+utilization = those FLOPs per second / the measured matmul peak. Models are timed round-robin, ``--repeats`` times
+``--steps`` steps each after two warm-up steps; the table gives the median seconds per step and (min, max).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from reasonlab.config import ModelConfig
+from reasonlab.init import apply_init_rate
+from reasonlab.models.transformer import Transformer
+
+VOCAB, SEQ, GAMMA = 201, 9, 0.5
+SHAPES = {  # the anchor study's profiles (anchor-cpu.yaml, anchor-paper.yaml)
+    "cpu": {"d_model": 128, "depth": 2, "d_k": 64, "d_ff": 384, "batch": 256},
+    "paper": {"d_model": 400, "depth": 2, "d_k": 200, "d_ff": 1200, "batch": 2048},
+}
+
+
+def matmul_peak(repeats: int) -> float:
+    """Best median fp32 GEMM rate (FLOP/s) over square sizes: the limit a training step is compared with."""
+    best = 0.0
+    for n in (1024, 2048, 3072):
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        a @ b
+        times = []
+        for _ in range(max(repeats, 3)):
+            start = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - start)
+        best = max(best, 2 * n**3 / statistics.median(times))
+    return best
+
+
+# ---- the models ------------------------------------------------------------------------------------------------
+def reasonlab_model(s: dict) -> tuple[nn.Module, Callable[[nn.Module, Tensor], Tensor]]:
+    cfg = ModelConfig(d_model=s["d_model"], depth=s["depth"], d_k=s["d_k"], d_v=s["d_k"], d_ff=s["d_ff"])
+    return Transformer(cfg, VOCAB), lambda m, x: m(x)
+
+
+def hf_gpt2(s: dict):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=s["d_model"], n_layer=s["depth"],
+                     n_head=s["d_model"] // s["d_k"], n_inner=s["d_ff"], activation_function="relu",
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=False, use_cache=False)
+    return GPT2LMHeadModel(cfg), lambda m, x: m(input_ids=x, logits_to_keep=1).logits[:, -1]
+
+
+def transformer_lens(s: dict):
+    from transformer_lens import HookedTransformer, HookedTransformerConfig
+
+    cfg = HookedTransformerConfig(n_layers=s["depth"], d_model=s["d_model"], n_ctx=SEQ, d_head=s["d_k"], n_heads=1,
+                                  d_mlp=s["d_ff"], d_vocab=VOCAB, act_fn="relu", normalization_type="LN",
+                                  device="cpu")
+    return HookedTransformer(cfg), lambda m, x: m(x, return_type="logits")[:, -1]
+
+
+class MHABlock(nn.Module):
+    def __init__(self, d: int, d_ff: int):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d, 1, bias=False, batch_first=True)
+        self.ff = nn.Sequential(nn.Linear(d, d_ff, bias=False), nn.ReLU(), nn.Linear(d_ff, d, bias=False))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        x = self.ln1(x + self.attn(x, x, x, attn_mask=mask, need_weights=False)[0])
+        return self.ln2(x + self.ff(x))
+
+
+class MHAModel(nn.Module):
+    def __init__(self, s: dict):
+        super().__init__()
+        self.embed, self.pos = nn.Embedding(VOCAB, s["d_model"]), nn.Embedding(SEQ, s["d_model"])
+        self.blocks = nn.ModuleList(MHABlock(s["d_model"], s["d_ff"]) for _ in range(s["depth"]))
+        self.head = nn.Linear(s["d_model"], VOCAB)
+        self.register_buffer("mask", torch.ones(SEQ, SEQ, dtype=torch.bool).triu(1), persistent=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self.embed(x) + self.pos.weight
+        for block in self.blocks:
+            h = block(h, self.mask)
+        return self.head(h)[:, -1]
+
+
+def torch_mha(s: dict):
+    return MHAModel(s), lambda m, x: m(x)
+
+
+MODELS = {"reasonlab": reasonlab_model, "hf-gpt2": hf_gpt2, "transformer-lens": transformer_lens,
+          "torch-mha": torch_mha}
+
+
+# ---- measurement -----------------------------------------------------------------------------------------------
+class Case:
+    """One model with its optimizer and a step function that does what the trainer does."""
+
+    def __init__(self, name: str, build, shape: dict, compile_model: bool = False):
+        torch.manual_seed(0)
+        self.name = name
+        self.model, self.logits = build(shape)
+        apply_init_rate(self.model, GAMMA, generator=torch.Generator().manual_seed(0))
+        if compile_model:
+            self.model = torch.compile(self.model)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.opt = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
+        gen = torch.Generator().manual_seed(1)
+        self.x = torch.randint(VOCAB, (shape["batch"], SEQ), generator=gen)
+        self.y = torch.randint(VOCAB, (shape["batch"],), generator=gen)
+        self.n_params = sum(p.numel() for p in self.params)
+        self.flops = self._count_flops()
+
+    def _count_flops(self) -> int:
+        counter = FlopCounterMode(display=False)
+        with counter:
+            F.cross_entropy(self.logits(self.model, self.x), self.y).backward()
+        self.opt.zero_grad(set_to_none=True)
+        return counter.get_total_flops()
+
+    def step(self) -> None:
+        loss = F.cross_entropy(self.logits(self.model, self.x), self.y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.opt.step()
+
+    def time_steps(self, steps: int) -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
+            self.step()
+        return (time.perf_counter() - start) / steps
+
+
+def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak: float) -> list[dict]:
+    shape = SHAPES[shape_name]
+    cases = []
+    for name, build in MODELS.items():
+        try:
+            cases.append(Case(name, build, shape))
+        except ImportError as e:
+            print(f"  {name}: skipped ({e}); install the bench extra")
+    if compile_model:
+        cases.append(Case("reasonlab+compile", reasonlab_model, shape, compile_model=True))
+    for case in cases:  # warm-up: allocator, kernels, compilation
+        case.time_steps(2)
+    times: dict[str, list[float]] = {c.name: [] for c in cases}
+    for _ in range(repeats):
+        for case in cases:
+            times[case.name].append(case.time_steps(steps))
+    base = statistics.median(times["reasonlab"])
+    rows = []
+    for case in cases:
+        med = statistics.median(times[case.name])
+        rows.append({"shape": shape_name, "model": case.name, "params": case.n_params, "gflop_per_step":
+                     case.flops / 1e9, "s_per_step": med, "min": min(times[case.name]), "max": max(times[case.name]),
+                     "utilization": case.flops / med / peak, "time_vs_reasonlab": med / base})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", choices=["paper", "cpu", "both"], default="both")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--compile", action="store_true", help="also time reasonlab under torch.compile")
+    ap.add_argument("--json", help="write the rows here as well")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    peak = matmul_peak(args.repeats)
+    print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}; "
+          f"fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
+    rows = []
+    for shape in (["cpu", "paper"] if args.shape == "both" else [args.shape]):
+        rows += measure(shape, args.repeats, args.steps, args.compile, peak)
+    print("| shape | model | params | GFLOP/step | s/step, median (min, max) | utilization | time ÷ reasonlab |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['shape']} | {r['model']} | {r['params'] / 1e6:.2f}M | {r['gflop_per_step']:.1f} | "
+              f"{r['s_per_step']:.3f} ({r['min']:.3f}, {r['max']:.3f}) | {r['utilization']:.0%} | "
+              f"{r['time_vs_reasonlab']:.2f}× |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"peak_flops": peak, "threads": args.threads, "torch": torch.__version__, "rows": rows}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()

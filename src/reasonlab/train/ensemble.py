@@ -1,0 +1,205 @@
+"""Stacked ensembles: runs of one shape that differ only in seed, γ, learning rate, weight decay or clipping train
+as one model with a leading member axis — one forward, one backward and one optimizer update for all of them.
+
+Each member keeps everything that makes it its own run: its data and data order (from its seed), its init, its
+schedule, clipping and weight decay, its evaluations, checkpoints and run directory. Between epochs the stacked
+weights and AdamW moments are written back into each member's ordinary model and optimizer, so what lands in the
+store is the same as when the runs train one by one (to float tolerance: stacked attention takes PyTorch's math
+kernel, and sums are taken in a different order). Used by the sweep executors where it is faster (``ensemble``
+in docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.func import functional_call, vmap
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from reasonlab.config import RunConfig
+from reasonlab.store import run_lock, run_paths
+from reasonlab.tasks.anchor import subseed
+from reasonlab.train.loop import Trainer, finished_summary, run_directory
+from reasonlab.train.progress import Progress
+from reasonlab.train.schedule import lr_at
+
+# Fields a member may set on its own; everything else must match for runs to share one stacked step.
+MEMBER_FIELDS = {"seed": True, "init": True, "thresholds": True, "profile": True,
+                 "train": {"base_lr", "lr_multiplier", "floor_lr", "weight_decay", "grad_clip", "threads",
+                           "checkpoint_every", "eval_every", "eval_max_per_set"}}
+
+
+def stack_key(cfg: RunConfig) -> str:
+    """Equal for runs that can train stacked."""
+    blob = json.dumps(cfg.model_dump(mode="json", exclude=MEMBER_FIELDS), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def group_stackable(cfgs: list[RunConfig], size: int) -> list[list[RunConfig]]:
+    """The configs in stackable groups of at most ``size`` members, in first-seen order (size 1: one per run)."""
+    groups: dict[str, list[list[RunConfig]]] = {}
+    order: list[list[RunConfig]] = []
+    for cfg in cfgs:
+        chunks = groups.setdefault(stack_key(cfg), [])
+        if not chunks or len(chunks[-1]) >= max(size, 1):
+            chunks.append([])
+            order.append(chunks[-1])
+        chunks[-1].append(cfg)
+    return order
+
+
+class Stack:
+    """The members' parameters and AdamW moments stacked on a leading axis, and the step that trains them."""
+
+    def __init__(self, trainers: list[Trainer]):
+        self.trainers = trainers
+        first = trainers[0]
+        self.template = first.model
+        self.names = [n for n, _ in first.model.named_parameters()]
+        members = [dict(t.model.named_parameters()) for t in trainers]
+        self.params = {n: torch.stack([m[n].detach() for m in members]).requires_grad_() for n in self.names}
+        self.buffers = dict(first.model.named_buffers())
+        self.moments = {n: [torch.zeros_like(p), torch.zeros_like(p)] for n, p in self.params.items()}
+        states = [t.opt.state for t in trainers]
+        self.t = 0
+        if states[0]:  # resumed: every member's optimizer holds its moments
+            self.t = int(next(iter(states[0].values()))["step"])
+            for i, (m, state) in enumerate(zip(members, states, strict=True)):
+                for n in self.names:
+                    self.moments[n][0][i] = state[m[n]]["exp_avg"]
+                    self.moments[n][1][i] = state[m[n]]["exp_avg_sq"]
+        self.x = torch.stack([t.x for t in trainers])
+        self.y = torch.stack([t.y for t in trainers])
+        cfgs = [t.cfg.train for t in trainers]
+        self.wd = torch.tensor([c.weight_decay for c in cfgs], device=self.x.device)
+        self.clip = torch.tensor([c.grad_clip if c.grad_clip is not None else float("inf") for c in cfgs],
+                                 device=self.x.device)
+        self.forward = vmap(self._member_logits)
+
+    def _member_logits(self, params: dict[str, Tensor], x: Tensor) -> Tensor:
+        positions = "last" if self.y.dim() == 2 else "all"
+        return functional_call(self.template, (params, self.buffers), (x, positions))
+
+    def _losses(self, x: Tensor, y: Tensor) -> Tensor:
+        """Each member's mean loss, as its own trainer would compute it."""
+        with sdpa_kernel(SDPBackend.MATH):  # the fused CPU kernel has no batching rule
+            logits = self.forward(self.params, x)
+        M = len(self.trainers)
+        if y.dim() == 2:  # (M, B): last-token targets
+            return F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(M, -1).mean(1)
+        per_token = F.cross_entropy(logits.flatten(0, 2), y.flatten(), ignore_index=-100, reduction="none")
+        keep = (y != -100).flatten(1)
+        return (per_token.view(M, -1) * keep).sum(1) / keep.sum(1)
+
+    def _shape(self, p: Tensor) -> tuple[int, ...]:
+        return (len(self.trainers),) + (1,) * (p.dim() - 1)
+
+    @torch.no_grad()
+    def _update(self, grads: list[Tensor], lrs: Tensor) -> None:
+        """Per-member gradient clipping, then AdamW exactly as torch.optim.AdamW (single-tensor) computes it."""
+        norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads]).norm(dim=0)
+        coef = (self.clip / (norms + 1e-6)).clamp(max=1.0)
+        beta1, beta2 = self.trainers[0].cfg.train.betas
+        eps = self.trainers[0].cfg.train.eps
+        self.t += 1
+        bc1, bc2_sqrt = 1 - beta1**self.t, (1 - beta2**self.t) ** 0.5
+        for n, g in zip(self.names, grads, strict=True):
+            p, (m, v), shape = self.params[n], self.moments[n], self._shape(self.params[n])
+            g.mul_(coef.view(shape))
+            p.mul_((1 - lrs * self.wd).view(shape))
+            m.lerp_(g, 1 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            p.sub_((lrs / bc1).view(shape) * m / (v.sqrt() / bc2_sqrt).add_(eps))
+
+    def train_epoch(self, epoch: int, step: int) -> tuple[int, list[float]]:
+        trainers, first = self.trainers, self.trainers[0]
+        n, batch, per_epoch = first.n_train, first.cfg.train.batch_size, first.steps_per_epoch
+        perms = torch.stack([
+            torch.randperm(n, generator=torch.Generator().manual_seed(subseed(t.cfg.seed, f"shuffle:{epoch}")))
+            for t in trainers]).to(self.x.device)
+        rows = torch.arange(len(trainers), device=self.x.device)[:, None]
+        total = torch.zeros(len(trainers), device=self.x.device)
+        for b in range(per_epoch):
+            idx = perms[:, b * batch : (b + 1) * batch]
+            lrs = torch.tensor([lr_at(step, t.cfg.train, per_epoch) for t in trainers], device=self.x.device)
+            losses = self._losses(self.x[rows, idx], self.y[rows, idx])
+            grads = list(torch.autograd.grad(losses.sum(), [self.params[n] for n in self.names]))
+            self._update(grads, lrs)
+            total += losses.detach()
+            step += 1
+        return step, (total / per_epoch).tolist()
+
+    @torch.no_grad()
+    def write_back(self) -> None:
+        """Copy each member's slice into its own model and AdamW state (what its checkpoint and evaluation read)."""
+        for i, t in enumerate(self.trainers):
+            for n, p in t.model.named_parameters():
+                p.copy_(self.params[n][i])
+                t.opt.state[p] = {"step": torch.tensor(float(self.t)), "exp_avg": self.moments[n][0][i].clone(),
+                                  "exp_avg_sq": self.moments[n][1][i].clone()}
+
+
+def _same_shape(trainers: list[Trainer]) -> bool:
+    """Stackable in fact: same data and parameter shapes (a text task's vocabulary depends on its seed) and the
+    same point of training (members resumed from different checkpoints train one by one)."""
+    def shapes(t: Trainer) -> tuple:
+        return (t.x.shape, t.y.shape, t.epoch, t.step, [p.shape for p in t.model.parameters()])
+
+    return all(shapes(t) == shapes(trainers[0]) for t in trainers)
+
+
+def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]:
+    """Train (or resume, or skip if finished) stackable runs together; each lands in its own run directory."""
+    root = Path(root)
+    results: dict[str, tuple[Path, dict]] = {}
+    todo = []
+    for cfg in cfgs:
+        done = finished_summary(root, cfg)
+        if done is not None:
+            results[cfg.run_id()] = done
+        else:
+            todo.append(cfg)
+    if todo and len({stack_key(c) for c in todo}) > 1:
+        raise ValueError("train_ensemble: the runs differ in more than seed, init, lr, weight decay or clipping")
+    trainers = {c.run_id(): Trainer(c, run_paths(root, c.run_id())[1], progress=False, log=lambda _: None)
+                for c in todo}
+    with ExitStack() as stack:
+        for run_id in sorted(trainers):  # one order for every process: no lock cycles
+            stack.enter_context(run_lock(root, run_id))
+        live = []
+        for cfg in todo:
+            done = finished_summary(root, cfg)  # another process may have finished it while we waited
+            if done is not None:
+                results[cfg.run_id()] = done
+                continue
+            stack.enter_context(run_directory(cfg, trainers[cfg.run_id()]))
+            live.append(trainers[cfg.run_id()])
+        for t in live:
+            t.begin()
+        if len(live) > 1 and _same_shape(live):
+            _fit_stacked(live)
+        for t in live:
+            if t.epoch < t.cfg.train.epochs:  # not stackable (resumed at different epochs): one by one
+                t.fit()
+            results[t.cfg.run_id()] = t.complete()
+    return [results[c.run_id()] for c in cfgs]
+
+
+def _fit_stacked(trainers: list[Trainer]) -> None:
+    stacked, silent = Stack(trainers), Progress.silent()
+    epoch, step = trainers[0].epoch, trainers[0].step
+    while epoch < trainers[0].cfg.train.epochs:
+        started = time.perf_counter()
+        step, losses = stacked.train_epoch(epoch, step)
+        epoch += 1
+        stacked.write_back()
+        for t, loss in zip(trainers, losses, strict=True):
+            t.epoch, t.step = epoch, step
+            t.end_epoch(loss, started, silent)
