@@ -125,6 +125,22 @@ def test_rerun_skips_finished_runs(finished_sweep):
     assert {p: p.stat().st_mtime_ns for p in (out / "tiny").rglob("summary.json")} == before
 
 
+def test_ensemble_sweep_gives_the_same_runs(finished_sweep, tmp_path):
+    """Grouped into stacked ensembles of two, the sweep lands the same runs, one row each, with the same labels
+    and (to float tolerance) the same figures as the sweep that trained every run alone."""
+    out, cfgs, _ = finished_sweep
+    report = run_sweep("tiny", cfgs, tmp_path, LocalExecutor(1, 1, ensemble=2), ["init.gamma", "seed"])
+    assert len(report.outcomes) == 4 and not report.failed
+    alone = {r["run_id"]: r for r in read_results(out / "tiny")}
+    stacked = read_results(tmp_path / "tiny")
+    assert sorted(r["run_id"] for r in stacked) == sorted(alone)
+    for row in stacked:
+        ref = alone[row["run_id"]]
+        assert row["label"] == ref["label"]
+        for key in ("final.seen_test_acc", "outcome.4-3.inferential"):
+            assert row[key] == pytest.approx(ref[key], abs=0.02), key
+
+
 def test_results_table_is_rebuilt_from_runs(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     table = pq.read_table(out / "tiny" / "results.parquet")

@@ -98,21 +98,26 @@ def demo(
 WorkersOpt = Annotated[int | None, typer.Option(help="runs at once (default: one per core, at most one per run)")]
 ThreadsOpt = Annotated[int | None, typer.Option(help="torch threads per run (default: cores / workers)")]
 BackendOpt = Annotated[str | None, typer.Option(help="local (default) or ray (default when RAY_ADDRESS is set)")]
+EnsembleOpt = Annotated[int | None, typer.Option(
+    min=1, help="most runs trained stacked as one model (default: where measured faster; 1 turns it off)")]
 
 
-def _executor_factory(backend: str | None, workers: int | None, threads: int | None):
+def _executor_factory(backend: str | None, workers: int | None, threads: int | None, ensemble: int | None = None):
     """A function of the number of runs that makes the chosen executor (so the split fits the sweep)."""
     import os
 
-    from reasonlab.sweep.executors import LocalExecutor, RayExecutor, split_cores
+    from reasonlab.sweep.executors import LocalExecutor, RayExecutor, default_ensemble, split_cores
 
     backend = backend or ("ray" if os.environ.get("RAY_ADDRESS") else "local")
     if backend not in ("local", "ray"):
         _fail(f"--backend {backend!r}: choose local or ray")
 
     def make(n_runs: int):
+        size = ensemble or default_ensemble()
+        if backend == "ray":
+            return RayExecutor(threads or 1, ensemble=size)
         w, t = split_cores(n_runs, workers, threads)
-        return LocalExecutor(w, t) if backend == "local" else RayExecutor(threads or 1)
+        return LocalExecutor(w, t, size)
 
     return make
 
@@ -128,6 +133,7 @@ def sweep(
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
     backend: BackendOpt = None,
+    ensemble: EnsembleOpt = None,
     study: Annotated[str | None, typer.Option(help="whose profiles --profile names (default: the file's, else "
                                                    "anchor)")] = None,
 ) -> None:
@@ -141,7 +147,7 @@ def sweep(
         spec = spec.model_copy(update=update)
         configs, axes = sweep_configs(spec, grid or [], overrides or [])
         sweep_name = name or spec.name or "sweep-" + _digest([c.run_id() for c in configs])
-        executor = _executor_factory(backend, workers, threads)(len(configs))
+        executor = _executor_factory(backend, workers, threads, ensemble)(len(configs))
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                       f"{executor.workers} workers × {executor.threads} threads")
         report = run_sweep(sweep_name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
@@ -229,6 +235,7 @@ def reproduce(
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
     backend: BackendOpt = None,
+    ensemble: EnsembleOpt = None,
     overrides: Overrides = None,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
@@ -242,7 +249,7 @@ def reproduce(
     if profile not in study.GRIDS:
         _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.GRIDS)}")
     try:
-        study.reproduce(profile, out, _executor_factory(backend, workers, threads), console, overrides or [])
+        study.reproduce(profile, out, _executor_factory(backend, workers, threads, ensemble), console, overrides or [])
     except ConfigError as e:
         _fail(str(e))
 

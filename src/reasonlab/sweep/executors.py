@@ -1,4 +1,4 @@
-"""Where a sweep's runs execute: a local process pool (default) or Ray tasks. Both call the same ``train_one``
+"""Where a sweep's runs execute: a local process pool (default) or Ray tasks. Both call the same ``train_group``
 on the same run store, so finished runs are skipped and unfinished ones resume whichever executor ran them.
 
 The local pool uses ``workers × threads`` ≤ cores. For the study's small models one thread per run and one run
@@ -27,21 +27,32 @@ class RunOutcome:
     error: str | None = None
 
 
-def train_one(cfg_json: str, root: str, threads: int) -> RunOutcome:
-    """Train (or resume) one run; any failure comes back as data so that the sweep goes on."""
+def train_group(cfg_jsons: list[str], root: str, threads: int) -> list[RunOutcome]:
+    """Train (or resume) one run, or several stackable runs as one ensemble; any failure comes back as data so
+    that the sweep goes on (a failed ensemble fails each of its members)."""
     import torch
 
+    from reasonlab.train.ensemble import train_ensemble
     from reasonlab.train.loop import train_run
 
-    cfg = RunConfig.model_validate_json(cfg_json)
-    cfg = cfg.model_copy(update={"train": cfg.train.model_copy(update={"threads": threads})})
+    cfgs = [RunConfig.model_validate_json(c) for c in cfg_jsons]
+    cfgs = [c.model_copy(update={"train": c.train.model_copy(update={"threads": threads})}) for c in cfgs]
     torch.set_num_threads(threads)
     try:
-        _, summary = train_run(cfg, Path(root), progress=False, log=lambda _: None)
+        if len(cfgs) == 1:
+            results = [train_run(cfgs[0], Path(root), progress=False, log=lambda _: None)]
+        else:
+            results = train_ensemble(cfgs, Path(root))
     except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep continues
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        return RunOutcome(cfg.run_id(), "failed", error=f"{type(e).__name__}: {message}")
-    return RunOutcome(cfg.run_id(), "finished", summary["label"], summary["wall_time_s"])
+        return [RunOutcome(c.run_id(), "failed", error=f"{type(e).__name__}: {message}") for c in cfgs]
+    return [RunOutcome(c.run_id(), "finished", s["label"], s["wall_time_s"])
+            for c, (_, s) in zip(cfgs, results, strict=True)]
+
+
+def default_ensemble() -> int:
+    """Runs stacked per task by default: only where stacking was measured faster (docs/performance.md)."""
+    return 1
 
 
 def split_cores(n_runs: int, workers: int | None = None, threads: int | None = None,
@@ -58,27 +69,29 @@ class Executor(Protocol):
     workers: int
     threads: int
 
-    def submit(self, cfg: RunConfig, root: Path) -> object: ...
+    ensemble: int  # most runs trained stacked in one task (1: every run alone)
+
+    def submit(self, cfgs: list[RunConfig], root: Path) -> object: ...
     def wait(self, pending: set, timeout: float) -> tuple[set, set]: ...
-    def result(self, handle: object) -> RunOutcome: ...
+    def result(self, handle: object) -> list[RunOutcome]: ...
     def close(self) -> None: ...
 
 
 class LocalExecutor:
     """A spawn-based process pool: each worker imports torch once and sets its own thread count."""
 
-    def __init__(self, workers: int, threads: int):
-        self.workers, self.threads = workers, threads
+    def __init__(self, workers: int, threads: int, ensemble: int = 1):
+        self.workers, self.threads, self.ensemble = workers, threads, ensemble
         self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
 
-    def submit(self, cfg: RunConfig, root: Path) -> cf.Future:
-        return self._pool.submit(train_one, cfg.model_dump_json(), str(root), self.threads)
+    def submit(self, cfgs: list[RunConfig], root: Path) -> cf.Future:
+        return self._pool.submit(train_group, [c.model_dump_json() for c in cfgs], str(root), self.threads)
 
     def wait(self, pending: set, timeout: float) -> tuple[set, set]:
         done, rest = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
         return set(done), set(rest)
 
-    def result(self, handle: cf.Future) -> RunOutcome:
+    def result(self, handle: cf.Future) -> list[RunOutcome]:
         return handle.result()
 
     def close(self) -> None:
@@ -89,7 +102,7 @@ class RayExecutor:
     """Runs as Ray tasks (``num_cpus`` = threads each) on the cluster at ``address`` (default ``RAY_ADDRESS``, else
     a local instance). Every node must see the store root at the same path (a shared file system)."""
 
-    def __init__(self, threads: int, address: str | None = None):
+    def __init__(self, threads: int, address: str | None = None, ensemble: int = 1):
         try:
             import ray
         except ImportError:
@@ -100,18 +113,18 @@ class RayExecutor:
         if not ray.is_initialized():
             ray.init(address=address or os.environ.get("RAY_ADDRESS"), log_to_driver=False,
                      include_dashboard=False)
-        self.threads = threads
+        self.threads, self.ensemble = threads, ensemble
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
-        self._task = ray.remote(num_cpus=threads, max_retries=2)(train_one)
+        self._task = ray.remote(num_cpus=threads, max_retries=2)(train_group)
 
-    def submit(self, cfg: RunConfig, root: Path) -> object:
-        return self._task.remote(cfg.model_dump_json(), str(Path(root).resolve()), self.threads)
+    def submit(self, cfgs: list[RunConfig], root: Path) -> object:
+        return self._task.remote([c.model_dump_json() for c in cfgs], str(Path(root).resolve()), self.threads)
 
     def wait(self, pending: set, timeout: float) -> tuple[set, set]:
         done, rest = self._ray.wait(list(pending), num_returns=1, timeout=timeout)
         return set(done), set(rest)
 
-    def result(self, handle: object) -> RunOutcome:
+    def result(self, handle: object) -> list[RunOutcome]:
         return self._ray.get(handle)
 
     def close(self) -> None:

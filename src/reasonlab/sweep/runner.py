@@ -21,6 +21,7 @@ from reasonlab.config import RunConfig, to_yaml
 from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.results import write_results
+from reasonlab.train.ensemble import group_stackable
 
 
 @dataclass
@@ -135,19 +136,20 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
     try:
-        handles = {executor.submit(c, sweep_dir): c.run_id() for c in todo}
+        handles = {executor.submit(group, sweep_dir): [c.run_id() for c in group]
+                   for group in group_stackable(todo, executor.ensemble)}
         pending = set(handles)
         with Live(monitor.render(set()), console=console, refresh_per_second=2, transient=False,
                   redirect_stdout=False, redirect_stderr=False) if monitor.live else nullcontext() as live:
             while pending:
                 done, pending = executor.wait(pending, timeout=1.0)
                 for h in done:
-                    outcome = executor.result(h)
-                    report.outcomes.append(outcome)
-                    monitor.finished(outcome)
+                    for outcome in executor.result(h):
+                        report.outcomes.append(outcome)
+                        monitor.finished(outcome)
                     write_results(sweep_dir)
                 if live is not None:
-                    live.update(monitor.render({handles[h] for h in pending}))
+                    live.update(monitor.render({run_id for h in pending for run_id in handles[h]}))
     finally:
         executor.close()
     write_results(sweep_dir)
