@@ -48,10 +48,14 @@ def _config(m: dict, task: str):
         data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=32,
                              n_heads=2)
         data["train"].update(batch_size=8, epochs=2)
+    if task == "emb_mlp":  # the Emb-MLP on the reasoning/memory mixture
+        data["task"] = {"kind": "mixture", "n_samples": 1200, "emb_mlp_form": True, "memory_keying": "unordered"}
+        data["model"] = {"kind": "emb_mlp", "d_model": 16, "d_ff": 24}
+        data["init"]["bias"] = "zero"
     return resolve(data)
 
 
-@pytest.mark.parametrize("task", ["anchor", "lm"])
+@pytest.mark.parametrize("task", ["anchor", "lm", "emb_mlp"])
 def test_ensemble_matches_independent_runs(tmp_path, task):
     cfgs = [_config(m, task) for m in MEMBERS]
     assert len({stack_key(c) for c in cfgs}) == 1

@@ -240,7 +240,7 @@ def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing:
               "(pass: < 1e-3 at γ 0.8, > 0.05 at γ 0.3): "
               + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(results["attention"].items())), "",
               "| model | γ | when (epoch) | memory block mean (std) | reasoning Spearman vs distance | "
-              "Pearson vs prediction | PC1 |Spearman| vs token | W_V σ1/σ2 | r_rsn / r_mem | profile Pearson |",
+              "Pearson vs prediction | PC1 rank corr. (abs.) | W_V σ1/σ2 | r_rsn / r_mem | profile Pearson |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for (m, g), gr in sorted(geometry.items()):
         for when in ("early", "final"):

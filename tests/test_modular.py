@@ -1,0 +1,108 @@
+"""In-context modular arithmetic: the task law (modular-icl spec §2)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reasonlab.config import ConfigError
+from reasonlab.tasks.modular import (
+    IGNORE,
+    balanced_batch,
+    ood_tasks,
+    pair_stream,
+    random_tasks,
+    rectangular_tasks,
+    sequences,
+    split_pairs,
+    task_grid,
+)
+
+
+def gen(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("p, n", [(29, 512), (17, 64), (11, 32)])
+def test_rectangular_rule(p, n):
+    tasks = rectangular_tasks(p, n, gen(1))
+    assert len(tasks) == n == len(set(tasks))
+    for i in range(0, n, 4):  # base, (a, b'), (a', b), (a', b'): the corners of one axis-aligned rectangle
+        (a, b), (a1, b2), (a2, b1), (a3, b3) = tasks[i : i + 4]
+        assert a1 == a and b1 == b and (a3, b3) == (a2, b2)
+        assert a2 not in (a, b) and b2 not in (a, b, a2)
+    assert rectangular_tasks(p, n, gen(1)) == tasks and rectangular_tasks(p, n, gen(2)) != tasks
+
+
+def test_rectangular_rule_errors():
+    with pytest.raises(ConfigError, match="multiple of 4"):
+        rectangular_tasks(17, 30, gen())
+    with pytest.raises(ConfigError, match="exceeds"):
+        rectangular_tasks(5, 28, gen())
+    with pytest.raises(ConfigError, match="could not be drawn"):
+        rectangular_tasks(5, 24, gen(), max_draws=3)
+
+
+def test_zero_components_and_random_rule():
+    assert all(a and b for a, b in rectangular_tasks(13, 40, gen(), allow_zero=False))
+    assert len(task_grid(13, False)) == 144 and len(task_grid(13, True)) == 169
+    exclude = set(task_grid(7, True)[:10])
+    drawn = random_tasks(7, 20, gen(), exclude=exclude)
+    assert len(set(drawn)) == 20 and not exclude & set(drawn)
+
+
+def test_ood_tasks_are_disjoint_and_a_multiple_of_8():
+    id_tasks = rectangular_tasks(17, 64, gen(1))
+    ood = ood_tasks(17, id_tasks, 256, gen(2))
+    assert len(ood) == 224 and len(set(ood)) == len(ood)  # 289 - 64 = 225 left, trimmed to a multiple of 8
+    assert not set(ood) & set(id_tasks)
+    assert len(ood_tasks(29, rectangular_tasks(29, 512, gen(1)), 256, gen(2))) == 256
+
+
+def test_alpha_split_counts_and_partition():
+    for alpha, n in zip((0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (168, 252, 336, 420, 505, 589, 673), strict=True):
+        train, test = split_pairs(29, alpha, gen(0))
+        assert len(train) == n and len(train) + len(test) == 841
+        assert sorted(torch.cat([train, test]).tolist()) == list(range(841))
+    with pytest.raises(ConfigError, match="alpha"):
+        split_pairs(5, 0.01, gen())
+
+
+def test_sequences_follow_the_law_and_mask_all_but_z():
+    p = 11
+    tasks = torch.tensor([[3, 5], [0, 7]])
+    ids = torch.tensor([[1 * p + 2, 4 * p + 9, 10 * p + 0], [5 * p + 5, 0, 7 * p + 3]])
+    inputs, targets = sequences(tasks, ids, p)
+    assert inputs.shape == targets.shape == (2, 8)
+    assert inputs[0].tolist() == [1, 2, (3 * 1 + 5 * 2) % p, 4, 9, (3 * 4 + 5 * 9) % p, 10, 0]
+    kept = (targets != IGNORE).nonzero()[:, 1].unique().tolist()
+    assert kept == [1, 4, 7]  # the z of each example, and nothing else
+    assert targets[1, 7] == (7 * 3) % p and targets[0, 7] == (3 * 10) % p
+
+
+def test_pair_stream_is_stateless_and_covers_each_pass():
+    pairs = torch.arange(10, 30)
+    whole = pair_stream(pairs, 0, 50, seed=3)
+    assert torch.equal(whole[17:41], pair_stream(pairs, 17, 24, seed=3))
+    assert sorted(whole[:20].tolist()) == pairs.tolist() and sorted(whole[20:40].tolist()) == pairs.tolist()
+
+
+def test_balanced_shared_batch():
+    p, shots = 13, 6
+    tasks = torch.tensor(rectangular_tasks(p, 8, gen(1)))
+    train, _ = split_pairs(p, 0.5, gen(0))
+    inputs, targets = balanced_batch(p, tasks, train, 32, shots, step=3, seed=5)
+    assert inputs.shape == (32, 3 * shots - 1)
+    rows = 32 // 8
+    xy = inputs.view(8, rows, -1)[:, :, [i for i in range(3 * shots - 1) if i % 3 != 2]]
+    assert all(torch.equal(xy[0], xy[t]) for t in range(8))  # every task gets the same pair rows
+    pair_ids = inputs[:, 0::3] * p + inputs[:, 1::3]
+    assert set(pair_ids.flatten().tolist()) <= set(train.tolist())  # context and query from the train pairs
+    z = targets[:, 1::3]
+    task_of_row = tasks.repeat_interleave(rows, 0)
+    x, y = inputs[:, 0::3], inputs[:, 1::3]
+    assert torch.equal(z, (task_of_row[:, :1] * x + task_of_row[:, 1:] * y) % p)
+    again, _ = balanced_batch(p, tasks, train, 32, shots, step=3, seed=5)
+    assert torch.equal(again, inputs)
+    with pytest.raises(ConfigError, match="multiple of task.n_tasks"):
+        balanced_batch(p, tasks, train, 30, shots, step=0, seed=5)
