@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
+import pyarrow.parquet as pq
 import pytest
 import torch
+from conftest import tiny_run_dict
 
-from reasonlab.config import ConfigError
+from reasonlab.config import ConfigError, resolve
+from reasonlab.evaluate.modular import early_stopping, is_atypical, phase_label
 from reasonlab.tasks.modular import (
     IGNORE,
+    ModularTask,
     balanced_batch,
     ood_tasks,
     pair_stream,
@@ -17,6 +23,7 @@ from reasonlab.tasks.modular import (
     split_pairs,
     task_grid,
 )
+from reasonlab.train.loop import train_run
 
 
 def gen(seed: int = 0) -> torch.Generator:
@@ -106,3 +113,82 @@ def test_balanced_shared_batch():
     assert torch.equal(again, inputs)
     with pytest.raises(ConfigError, match="multiple of task.n_tasks"):
         balanced_batch(p, tasks, train, 30, shots, step=0, seed=5)
+
+
+# ---- the task in a run ------------------------------------------------------------------------------------------
+def tiny_modular(**task) -> dict:
+    data = tiny_run_dict()
+    data["task"] = {"kind": "modular", "p": 7, "n_shots": 4, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
+                    "steps_per_epoch": 5, "eval_batches": 2, "eval_batch_size": 16, **task}
+    data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=16,
+                         n_heads=2, head_bias=False)
+    data["train"].update(batch_size=16, epochs=3, warmup_epochs=1)
+    return data
+
+
+def test_the_four_evaluation_sets():
+    task = ModularTask(resolve(tiny_modular()).task)
+    data = task.build(seed=1)
+    train, test = set(task.train_pairs.tolist()), set(task.test_pairs.tolist())
+    expect = {"id/train": (task.id_tasks, train), "id/test": (task.id_tasks, test),
+              "ood/train": (task.ood_tasks, train), "ood/test": (task.ood_tasks, test)}
+    assert set(data.eval_sets) == set(expect)
+    for name, (tasks, pairs) in expect.items():
+        es = data.eval_sets[name]
+        x, y = es.inputs[:, 0::3], es.inputs[:, 1::3]
+        assert set((x * 7 + y).flatten().tolist()) <= pairs, name  # context and query from the set's pairs
+        z = es.targets["designated"][:, 1::3]
+        for row in range(len(es)):  # each sequence follows one task of the set's task list
+            found = [t for t in tasks if torch.equal((t[0] * x[row] + t[1] * y[row]) % 7, z[row])]
+            assert found, (name, row)
+    assert len(data.eval_sets["ood/test"]) == 2 * 16 and len(data.eval_sets["id/test"]) == 2 * 16
+    assert data.vocab_size == 7 and data.steps_per_epoch == 5
+    assert json.loads(data.artifacts["tasks.json"])["id"] == [list(t) for t in task.id_tasks]
+
+
+def test_batch_size_rounds_up_to_a_multiple_of_the_tasks():
+    task = ModularTask(resolve(tiny_modular(n_tasks=12)).task)
+    assert task.batch_size(16) == 24 and task.batch_size(24) == 24
+    data = task.build(seed=1)
+    assert data.batch_fn(0, 16)[0].shape == (24, 11)
+
+
+@pytest.mark.parametrize("last, label, atypical", [
+    ({"id_train": 0.5, "id_test": 0.9, "ood_train": 0.9, "ood_test": 0.9}, "unfit", False),
+    ({"id_train": 0.95, "id_test": 0.9, "ood_train": 0.9, "ood_test": 0.85}, "ood-generalization", False),
+    ({"id_train": 0.95, "id_test": 0.5, "ood_train": 0.9, "ood_test": 0.85}, "ood-generalization", True),
+    ({"id_train": 0.95, "id_test": 0.3, "ood_train": 0.85, "ood_test": 0.1}, "ood-memorization", False),
+    ({"id_train": 0.95, "id_test": 0.85, "ood_train": 0.1, "ood_test": 0.1}, "id-generalization", False),
+    ({"id_train": 0.95, "id_test": 0.2, "ood_train": 0.1, "ood_test": 0.1}, "id-memorization", False),
+])
+def test_phase_labels(last, label, atypical):
+    assert phase_label(last) == label
+    assert is_atypical(label, last) == atypical
+
+
+def _rows(history):
+    return [(e, 0, "pooled", f"{k}_last_shot", v) for e, figures in history.items() for k, v in figures.items()]
+
+
+def test_early_stopping_and_transience():
+    base = {"id_train": 0.99, "id_test": 0.9, "ood_train": 0.9}
+    rows = _rows({1: {**base, "ood_test": 0.3}, 2: {**base, "ood_test": 0.85}, 3: {**base, "ood_test": 0.6}})
+    out = early_stopping(rows)
+    assert out["t_star_epoch"] == 2 and out["ood_test_peak"] == 0.85 and out["transient"]
+    assert out["label_at_t_star"] == "ood-generalization"
+    steady = early_stopping(_rows({1: {**base, "ood_test": 0.85}, 2: {**base, "ood_test": 0.8}}))
+    assert steady["t_star_epoch"] == 1 and not steady["transient"]
+
+
+def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
+    cfg = resolve(tiny_modular())
+    run_dir, summary = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+    assert summary["label"] in {"unfit", "id-memorization", "id-generalization", "ood-memorization",
+                                "ood-generalization"}
+    assert summary["steps"] == 15 and "t_star_epoch" in summary["best"]
+    rows = pq.read_table(run_dir / "metrics.parquet").to_pylist()
+    shots = {r["metric"] for r in rows if r["split"] == "ood/test" and r["metric"].startswith("acc_pos_")}
+    assert shots == {f"acc_pos_{k}" for k in range(4)}
+    losses = [r["value"] for r in rows if r["split"] == "train" and r["metric"] == "loss"]
+    assert losses[-1] < losses[0]
+    assert (run_dir / "tasks.json").is_file()

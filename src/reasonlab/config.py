@@ -260,7 +260,43 @@ class TextMixtureTaskConfig(StrictModel):
         return self
 
 
-TaskConfig = Annotated[AnchorTaskConfig | MixtureTaskConfig | TextMixtureTaskConfig, Field(discriminator="kind")]
+class ModularTaskConfig(StrictModel):
+    """In-context modular arithmetic z = (a·x + b·y) mod p (modular-icl spec §2); paper values are the defaults.
+
+    Training batches are drawn per step (balanced over the i.d. tasks), so an "epoch" here is ``steps_per_epoch``
+    steps: the period of evaluations and checkpoints, and the unit of the schedule's epochs.
+    """
+
+    kind: Literal["modular"] = "modular"
+    p: int = Field(29, ge=3, description="a prime: one token per residue")
+    n_shots: int = Field(32, ge=1)
+    n_tasks: int = Field(512, ge=4, description="pre-training (i.d.) tasks")
+    task_rule: Literal["rectangular", "random", "mixed"] = "rectangular"
+    n_random: int = Field(0, ge=0, description="extra random tasks on top of the rectangular set (mixed rule)")
+    alpha: float = Field(0.6, gt=0, lt=1, description="fraction of the p² input pairs used in training")
+    n_ood_tasks: int = Field(256, ge=8)
+    allow_zero_components: bool = True
+    batch_mode: Literal["balanced_shared", "balanced_independent"] = "balanced_shared"
+    task_seed: int = 1
+    split_seed: int = 0
+    steps_per_epoch: int = Field(1000, ge=1)
+    eval_batches: int = Field(16, ge=1, description="batches per evaluation set")
+    eval_batch_size: int = Field(1024, ge=1, description="i.d. sequences per evaluation batch")
+    vocab_size: int | None = Field(None, description="default p; 47 reproduces the reference's logits")
+
+    @model_validator(mode="after")
+    def _check(self) -> ModularTaskConfig:
+        if any(self.p % d == 0 for d in range(2, int(self.p**0.5) + 1)):
+            raise ValueError(f"p: {self.p} is not prime; the task needs the field Z_p")
+        if self.vocab_size is not None and self.vocab_size < self.p:
+            raise ValueError(f"vocab_size: must be at least p={self.p}")
+        if self.task_rule != "random" and self.n_tasks % 4:
+            raise ValueError(f"n_tasks: {self.n_tasks} must be a multiple of 4 for the {self.task_rule} rule")
+        return self
+
+
+TaskConfig = Annotated[AnchorTaskConfig | MixtureTaskConfig | TextMixtureTaskConfig | ModularTaskConfig,
+                       Field(discriminator="kind")]
 
 
 class RunConfig(StrictModel):
@@ -296,7 +332,7 @@ class RunConfig(StrictModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_UNIONS = {"task": {"anchor", "mixture", "text_mixture"}, "model": {"transformer", "emb_mlp"}}
+_UNIONS = {"task": {"anchor", "mixture", "text_mixture", "modular"}, "model": {"transformer", "emb_mlp"}}
 
 
 def validation_message(err: ValidationError) -> str:

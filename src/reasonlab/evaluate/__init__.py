@@ -11,7 +11,24 @@ def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], 
     """The task's report of one evaluation: ``pooled`` figures (logged), ``figures`` (progress), ``final``,
     ``label``, ``outcome`` and ``histograms`` (the run summary)."""
     from reasonlab.evaluate.mixture import mixture_summary, text_summary
+    from reasonlab.evaluate.modular import modular_summary
     from reasonlab.evaluate.outcome import anchor_summary
 
-    summaries = {"anchor": anchor_summary, "mixture": mixture_summary, "text_mixture": text_summary}
+    summaries = {"anchor": anchor_summary, "mixture": mixture_summary, "text_mixture": text_summary,
+                 "modular": modular_summary}
     return summaries[kind](scores, sets, th)
+
+
+def best_of_run(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
+    """Figures read over a run's whole history: early stopping for in-context modular arithmetic; otherwise the
+    max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
+    if kind == "modular":
+        from reasonlab.evaluate.modular import early_stopping
+
+        return early_stopping(rows, th.fit)
+    best: dict[str, float] = {}
+    for _, _, split, metric, value in rows:
+        if split.startswith("heldout/"):
+            key = f"{split}/{metric.removeprefix('acc_')}"
+            best[key] = max(best.get(key, 0.0), value)
+    return best

@@ -19,9 +19,10 @@ class SetScore:
     correct: dict[str, int]
     histogram: list[int] | None  # bins: "<-20", -20..20, ">20"
     loss: float | None = None  # mean cross-entropy against the "designated" target, when the set has one
+    counts: dict[str, int] | None = None  # denominators of kinds not counted over all n (e.g. one shot of n)
 
     def acc(self, kind: str) -> float:
-        return self.correct[kind] / self.n
+        return self.correct[kind] / (self.counts or {}).get(kind, self.n)
 
 
 def offset_histogram(delta: Tensor) -> list[int]:
@@ -49,19 +50,31 @@ def _predict(model: nn.Module, inputs: Tensor, target: Tensor | None, batch: int
 
 
 @torch.no_grad()
-def _score_tokens(model: nn.Module, inputs: Tensor, targets: Tensor, batch: int = 64) -> SetScore:
-    """Next-token scoring of (B, T) targets: token accuracy and mean cross-entropy over the positions not -100."""
+def _score_tokens(model: nn.Module, inputs: Tensor, targets: Tensor, per_position: bool,
+                  batch: int = 64) -> SetScore:
+    """Next-token scoring of (B, T) targets: token accuracy and mean cross-entropy over the positions not -100;
+    with ``per_position``, also the accuracy at each scored position (kinds ``pos_0``, ``pos_1``, ...: the
+    shots of an in-context sequence), for sets whose scored positions are the same in every row."""
     model.eval()
     hits, loss, n = 0, 0.0, 0
+    positions = (targets[0] != -100).nonzero().flatten()
+    per_pos = torch.zeros(len(positions), dtype=torch.long)
     for i in range(0, len(inputs), batch):
-        logits = model(inputs[i : i + batch], "all").flatten(0, 1)
-        y = targets[i : i + batch].flatten()
+        logits = model(inputs[i : i + batch], "all")
+        y = targets[i : i + batch]
         keep = y != -100
         loss += float(F.cross_entropy(logits[keep], y[keep], reduction="sum"))
-        hits += int((logits[keep].argmax(-1) == y[keep]).sum())
+        right = (logits.argmax(-1) == y) & keep
+        hits += int(right.sum())
         n += int(keep.sum())
+        if per_position:
+            per_pos += right[:, positions].sum(0).cpu()
     model.train()
-    return SetScore(n, {"designated": hits}, None, loss / max(n, 1))
+    if not per_position:
+        return SetScore(n, {"designated": hits}, None, loss / max(n, 1))
+    kinds = {f"pos_{k}": int(v) for k, v in enumerate(per_pos)}
+    return SetScore(n, {"designated": hits, **kinds}, None, loss / max(n, 1),
+                    counts=dict.fromkeys(kinds, len(inputs)))
 
 
 def score_sets(
@@ -75,7 +88,8 @@ def score_sets(
         n = len(es) if limit is None else min(limit, len(es))
         designated = es.targets.get("designated")
         if designated is not None and designated.dim() == 2:
-            scores[name] = _score_tokens(model, es.inputs[:n].to(device), designated[:n].to(device))
+            scores[name] = _score_tokens(model, es.inputs[:n].to(device), designated[:n].to(device),
+                                         bool(es.info.get("per_position")))
             continue
         pred, loss = _predict(model, es.inputs[:n].to(device),
                               None if designated is None else designated[:n].to(device))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from torch import Tensor
@@ -36,3 +37,7 @@ class TaskData:
     eval_sets: dict[str, EvalSet]
     info: dict = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)  # files the run keeps beside its config (e.g. a tokenizer)
+    # Tasks whose batches are drawn per step (none fixed in advance): batch_fn(step, batch_size) -> (inputs,
+    # targets), with ``steps_per_epoch`` steps to an epoch; train_inputs/targets then hold nothing.
+    batch_fn: Callable[[int, int], tuple[Tensor, Tensor]] | None = None
+    steps_per_epoch: int | None = None

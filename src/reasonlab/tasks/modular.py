@@ -9,10 +9,14 @@ functions are the data law alone: tensors in, tensors out, every draw from an ex
 
 from __future__ import annotations
 
+import json
+
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError
+from reasonlab.config import ConfigError, ModularTaskConfig
+from reasonlab.tasks.anchor import subseed
+from reasonlab.tasks.base import EvalSet, TaskData
 
 IGNORE = -100  # target value the loss skips (x and y positions)
 
@@ -103,7 +107,7 @@ def pair_stream(pairs: Tensor, start: int, count: int, seed: int) -> Tensor:
     pos = start
     while len(out) < count:
         epoch, offset = divmod(pos, n)
-        perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch))
+        perm = torch.randperm(n, generator=torch.Generator().manual_seed(subseed(seed, f"pairs:{epoch}")))
         take = min(n - offset, count - len(out))
         out.extend(pairs[perm[offset : offset + take]].tolist())
         pos += take
@@ -120,8 +124,64 @@ def balanced_batch(p: int, tasks: Tensor, pairs: Tensor, batch_size: int, n_shot
     rows = batch_size // n_tasks
     per_batch = rows * n_shots * (1 if shared else n_tasks)
     ids = pair_stream(pairs, step * per_batch, per_batch, seed)
-    ids = ids[torch.randperm(per_batch, generator=torch.Generator().manual_seed(seed * 7_919 + step))]
+    ids = ids[torch.randperm(per_batch, generator=torch.Generator().manual_seed(subseed(seed, f"batch:{step}")))]
     if shared:
         ids = ids.view(1, rows, n_shots).expand(n_tasks, rows, n_shots)
     ids = ids.reshape(batch_size, n_shots)
     return sequences(tasks.repeat_interleave(rows, dim=0), ids, p)
+
+
+class ModularTask:
+    """The pre-training tasks, the o.o.d. tasks, the pair split, the four evaluation sets and the batch source."""
+
+    def __init__(self, cfg: ModularTaskConfig):
+        self.cfg = cfg
+        gen = torch.Generator().manual_seed(cfg.task_seed)
+        if cfg.task_rule == "random":
+            tasks = random_tasks(cfg.p, cfg.n_tasks, gen, cfg.allow_zero_components)
+        else:
+            tasks = rectangular_tasks(cfg.p, cfg.n_tasks, gen, cfg.allow_zero_components)
+            if cfg.task_rule == "mixed":
+                tasks += random_tasks(cfg.p, cfg.n_random, gen, cfg.allow_zero_components, set(tasks))
+        self.id_tasks = tasks
+        self.ood_tasks = ood_tasks(cfg.p, tasks, cfg.n_ood_tasks, gen, cfg.allow_zero_components)
+        self.train_pairs, self.test_pairs = split_pairs(cfg.p, cfg.alpha, torch.Generator().manual_seed(cfg.split_seed))
+
+    def batch_size(self, requested: int) -> int:
+        """The smallest multiple of the task count at least ``requested`` (every batch holds every task equally)."""
+        n = len(self.id_tasks)
+        return -(-requested // n) * n
+
+    def _eval_set(self, tasks: list[tuple[int, int]], pairs: Tensor, per_batch: int, seed: int) -> EvalSet:
+        t = torch.tensor(tasks)
+        batches = [balanced_batch(self.cfg.p, t, pairs, per_batch, self.cfg.n_shots, step, seed)
+                   for step in range(self.cfg.eval_batches)]
+        return EvalSet(torch.cat([b[0] for b in batches]), {"designated": torch.cat([b[1] for b in batches])},
+                       info={"per_position": True})
+
+    def build(self, seed: int) -> TaskData:
+        cfg = self.cfg
+        id_batch = self.batch_size(cfg.eval_batch_size)
+        sets = {
+            "id/train": self._eval_set(self.id_tasks, self.train_pairs, id_batch, subseed(seed, "eval:id/train")),
+            "id/test": self._eval_set(self.id_tasks, self.test_pairs, id_batch, subseed(seed, "eval:id/test")),
+            "ood/train": self._eval_set(self.ood_tasks, self.train_pairs, len(self.ood_tasks),
+                                        subseed(seed, "eval:ood/train")),
+            "ood/test": self._eval_set(self.ood_tasks, self.test_pairs, len(self.ood_tasks),
+                                       subseed(seed, "eval:ood/test")),
+        }
+        tasks, order = torch.tensor(self.id_tasks), subseed(seed, "order")
+        shared = cfg.batch_mode == "balanced_shared"
+
+        def batch_fn(step: int, batch_size: int) -> tuple[Tensor, Tensor]:
+            return balanced_batch(cfg.p, tasks, self.train_pairs, self.batch_size(batch_size), cfg.n_shots, step,
+                                  order, shared)
+
+        empty = torch.zeros(0, 3 * cfg.n_shots - 1, dtype=torch.long)
+        zero_tasks = sum(1 for a, b in self.id_tasks + self.ood_tasks if a == 0 or b == 0)
+        info = {"id_tasks": self.id_tasks, "ood_tasks": self.ood_tasks, "n_train_pairs": len(self.train_pairs),
+                "tasks_with_a_zero": zero_tasks, "set_sizes": {n: len(s) for n, s in sets.items()}}
+        artifacts = {"tasks.json": json.dumps({"id": self.id_tasks, "ood": self.ood_tasks,
+                                               "train_pairs": self.train_pairs.tolist()})}
+        return TaskData(cfg.vocab_size or cfg.p, 3 * cfg.n_shots - 1, empty, empty, sets, info, artifacts,
+                        batch_fn=batch_fn, steps_per_epoch=cfg.steps_per_epoch)

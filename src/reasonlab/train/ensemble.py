@@ -152,7 +152,8 @@ def _same_shape(trainers: list[Trainer]) -> bool:
     def shapes(t: Trainer) -> tuple:
         return (t.x.shape, t.y.shape, t.epoch, t.step, [p.shape for p in t.model.parameters()])
 
-    return all(shapes(t) == shapes(trainers[0]) for t in trainers)
+    per_step = any(t.data.batch_fn is not None for t in trainers)  # batches drawn per step train one by one
+    return not per_step and all(shapes(t) == shapes(trainers[0]) for t in trainers)
 
 
 def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]:

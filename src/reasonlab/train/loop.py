@@ -21,7 +21,7 @@ from torch import nn
 
 import reasonlab
 from reasonlab.config import ConfigError, RunConfig, to_yaml
-from reasonlab.evaluate import summarize
+from reasonlab.evaluate import best_of_run, summarize
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.emb_mlp import EmbMLP
@@ -40,6 +40,7 @@ from reasonlab.store import (
 from reasonlab.tasks.anchor import AnchorTask, subseed
 from reasonlab.tasks.base import TaskData
 from reasonlab.tasks.mixture import MixtureTask
+from reasonlab.tasks.modular import ModularTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.train.checkpoint import load_latest, save_checkpoint
 from reasonlab.train.progress import Progress
@@ -53,7 +54,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 def build_task(cfg: RunConfig) -> TaskData:
-    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask}
+    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask, "modular": ModularTask}
     return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
@@ -86,10 +87,13 @@ class Trainer:
         self.data = build_task(cfg)
         self.model = build_model(cfg, self.data).to(self.device)
         self.n_train = len(self.data.train_inputs)
-        if self.n_train < t.batch_size:
+        if self.data.batch_fn is not None:  # batches drawn per step
+            self.steps_per_epoch = self.data.steps_per_epoch
+        elif self.n_train < t.batch_size:
             raise ConfigError(
                 f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
-        self.steps_per_epoch = self.n_train // t.batch_size
+        else:
+            self.steps_per_epoch = self.n_train // t.batch_size
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
@@ -110,11 +114,15 @@ class Trainer:
         perm = torch.randperm(self.n_train, generator=gen).to(self.device)
         total = torch.zeros((), device=self.device)
         for b in range(self.steps_per_epoch):
-            idx = perm[b * t.batch_size : (b + 1) * t.batch_size]
             lr = lr_at(step, t, self.steps_per_epoch)
             for group in self.opt.param_groups:
                 group["lr"] = lr
-            loss = self._loss(self.x[idx], self.y[idx])
+            if self.data.batch_fn is not None:
+                x, y = (v.to(self.device) for v in self.data.batch_fn(step, t.batch_size))
+            else:
+                idx = perm[b * t.batch_size : (b + 1) * t.batch_size]
+                x, y = self.x[idx], self.y[idx]
+            loss = self._loss(x, y)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip is not None:
@@ -199,7 +207,8 @@ class Trainer:
         return {
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
             "label": report["label"], "outcome": report["outcome"],
-            "final": report["final"], "best": self._best(), "histograms": report["histograms"],
+            "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
+            "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2),
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),
@@ -207,16 +216,6 @@ class Trainer:
                          "python": platform.python_version()},
             "git_revision": git_revision(), "data": self.data.info, "config": cfg.model_dump(mode="json"),
         }
-
-    def _best(self) -> dict[str, float]:
-        """Max over evaluated epochs of each held-out accuracy (the follow-up code's choice; secondary)."""
-        best: dict[str, float] = {}
-        for _, _, split, metric, value in self.rows:
-            if split.startswith("heldout/"):
-                key = f"{split}/{metric.removeprefix('acc_')}"
-                best[key] = max(best.get(key, 0.0), value)
-        return best
-
 
 def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
     """(directory, summary) of the run if it has finished under ``root``."""
