@@ -171,6 +171,7 @@ def test_run_id_stable():
         "train.epochs=3",
         "train.lr_multiplier=10",
         "thresholds.fit=0.8",
+        "train.weight_decay_on=matrices",
     ],
 )
 def test_run_id_changes_with_any_field(override):
@@ -178,6 +179,13 @@ def test_run_id_changes_with_any_field(override):
     changed = resolve(apply_overrides({}, [override]))
     assert changed != base
     assert changed.run_id() != base.run_id()
+
+
+def test_run_ids_of_existing_stores_never_change():
+    """Pinned: a new field enters the hash only when set away from the default that keeps the old behaviour
+    (``LATE_FIELDS``), so runs already in a store are still found and skipped after an upgrade."""
+    assert RunConfig().run_id() == "d2f47d7a7091"
+    assert resolve({"seed": 2, "model": {"depth": 3}, "init": {"gamma": 0.8}}).run_id() == "7e4abfe49705"
 
 
 @pytest.mark.parametrize("override", ["train.threads=3", "train.checkpoint_every=7", "profile=mine"])

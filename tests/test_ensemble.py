@@ -47,7 +47,7 @@ def _config(m: dict, task: str):
         data["task"] = {"kind": "text_mixture", "n_per_source": 24, "max_len": 32, "train_eval_n": 4}
         data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=32,
                              n_heads=2)
-        data["train"].update(batch_size=8, epochs=2)
+        data["train"].update(batch_size=8, epochs=2, weight_decay_on="matrices")
     if task == "emb_mlp":  # the Emb-MLP on the reasoning/memory mixture
         data["task"] = {"kind": "mixture", "n_samples": 1200, "emb_mlp_form": True, "memory_keying": "unordered"}
         data["model"] = {"kind": "emb_mlp", "d_model": 16, "d_ff": 24}

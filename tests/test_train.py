@@ -341,3 +341,14 @@ def test_incomplete_checkpoint_is_ignored(tmp_path):
     assert complete_steps(tmp_path) == [3]
     assert load_latest(tmp_path, model, opt)["step"] == 3
     assert load_latest(tmp_path / "missing", model, opt) is None
+
+
+def test_weight_decay_on_matrices_spares_norms_and_biases():
+    cfg = tiny_run(model={"norm": "pre", "final_norm": True}, train={"weight_decay_on": "matrices"})
+    model = loop.build_model(cfg, loop.build_task(cfg))
+    decayed, spared = loop.decay_groups(model, cfg.train)
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert all(p.dim() >= 2 for p in decayed["params"]) and "weight_decay" not in decayed
+    assert spared["weight_decay"] == 0.0
+    assert {names[id(p)] for p in spared["params"]} >= {"ln_final.weight", "ln_final.bias", "head.bias"}
+    assert len(loop.decay_groups(model, tiny_run().train)) == 1  # "all": one group, as before the option existed

@@ -155,6 +155,8 @@ class TrainConfig(StrictModel):
     warmup_epochs: float = Field(10, ge=0)
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
     weight_decay: float = Field(0.01, ge=0)
+    weight_decay_on: Literal["all", "matrices"] = Field(
+        "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     grad_clip: float | None = Field(1.0, gt=0)
@@ -328,8 +330,17 @@ class RunConfig(StrictModel):
         so that any executor, with any split of cores, finds and resumes the same run.
         """
         exclude = {"profile": True, "train": {"threads", "checkpoint_every"}}
-        blob = json.dumps(self.model_dump(mode="json", exclude=exclude), sort_keys=True, separators=(",", ":"))
+        data = self.model_dump(mode="json", exclude=exclude)
+        for (section, name), default in LATE_FIELDS.items():
+            if data.get(section, {}).get(name, default) == default:
+                data.get(section, {}).pop(name, None)
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# Fields added after the run-id format was fixed, with the default that keeps the earlier behaviour. They enter
+# the hash only when set to something else, so the runs of an existing store keep their ids.
+LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all"}
 
 
 _UNIONS = {"task": {"anchor", "mixture", "text_mixture", "modular"}, "model": {"transformer", "emb_mlp"}}

@@ -26,7 +26,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from reasonlab.config import RunConfig
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
-from reasonlab.train.loop import Trainer, finished_summary, run_directory
+from reasonlab.train.loop import Trainer, decays, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
 
@@ -113,7 +113,8 @@ class Stack:
         for n, g in zip(self.names, grads, strict=True):
             p, (m, v), shape = self.params[n], self.moments[n], self._shape(self.params[n])
             g.mul_(coef.view(shape))
-            p.mul_((1 - lrs * self.wd).view(shape))
+            if decays(p, self.trainers[0].cfg.train, member_axis=True):
+                p.mul_((1 - lrs * self.wd).view(shape))
             m.lerp_(g, 1 - beta1)
             v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
             p.sub_((lrs / bc1).view(shape) * m / (v.sqrt() / bc2_sqrt).add_(eps))

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import reasonlab
-from reasonlab.config import ConfigError, RunConfig, to_yaml
+from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.evaluate import best_of_run, summarize
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
@@ -74,6 +74,19 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
     return model
 
 
+def decays(p: torch.Tensor, cfg: TrainConfig, member_axis: bool = False) -> bool:
+    """Whether weight decay applies to ``p``: every parameter, or only matrices (2+ dimensions, so not
+    LayerNorm weights or biases), as ``train.weight_decay_on`` says."""
+    return cfg.weight_decay_on == "all" or p.dim() - member_axis >= 2
+
+
+def decay_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
+    params = list(model.parameters())
+    groups = [{"params": [p for p in params if decays(p, cfg)]},
+              {"params": [p for p in params if not decays(p, cfg)], "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool = True, log: Callable[[str], None] = print):
         self.cfg, self.run_dir, self.log = cfg, run_dir, log
@@ -94,7 +107,7 @@ class Trainer:
                 f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
         else:
             self.steps_per_epoch = self.n_train // t.batch_size
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=t.base_lr, betas=t.betas, eps=t.eps,
+        self.opt = torch.optim.AdamW(decay_groups(self.model, t), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
         self.y = self.data.train_targets.to(self.device)
