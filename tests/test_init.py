@@ -228,3 +228,38 @@ def test_zero_bias_option():
     assert {r.rule for r in records if r.name.endswith("bias")} == {"bias: 0"}
     with pytest.raises(ValueError, match="init.bias"):
         apply_init_rate(model, 0.5, bias="ones")
+
+
+def test_gpt_scheme_fixed_std_and_scaled_mlp_output():
+    """The modular study's reference init: every weight N(0, 0.02²), the MLP output projection further divided by
+    √(2·depth), norms 1/0, biases 0; the tied unembedding is the embedding (std 0.02)."""
+    from conftest import tiny_run
+
+    from reasonlab.train.loop import build_model, build_task
+
+    cfg = tiny_run(model={"d_model": 256, "d_k": 64, "d_v": 64, "d_ff": 1024, "depth": 4, "norm": "pre",
+                          "tied_head": True, "head_bias": False}, init={"scheme": "gpt", "bias": "zero"})
+    model = build_model(cfg, build_task(cfg))
+    for name, p in model.named_parameters():
+        if "ln" in name:
+            assert torch.all(p == (1.0 if name.endswith("weight") else 0.0)), name
+        elif name.endswith("mlp.W_out.weight"):
+            assert p.std().item() == pytest.approx(0.02 / math.sqrt(8), rel=0.03), name
+        elif p.dim() >= 2:
+            assert p.std().item() == pytest.approx(0.02, rel=0.03), name
+    assert model.head.weight is model.embed.weight
+    assert cfg.run_id() != tiny_run(model=dict(cfg.model.model_dump(exclude={"kind"}))).run_id()
+
+
+def test_gpt_scheme_is_refused_for_the_emb_mlp():
+    from conftest import tiny_run_dict
+
+    from reasonlab.config import ConfigError, resolve
+    from reasonlab.train.loop import build_model, build_task
+
+    data = tiny_run_dict(init={"scheme": "gpt"})
+    data["task"] = {"kind": "mixture", "n_samples": 400, "emb_mlp_form": True}
+    data["model"] = {"kind": "emb_mlp", "d_model": 8, "d_ff": 8}
+    cfg = resolve(data)
+    with pytest.raises(ConfigError, match="init.scheme"):
+        build_model(cfg, build_task(cfg))

@@ -113,6 +113,8 @@ class InitConfig(StrictModel):
     gamma: float = Field(0.5, ge=0.0, le=4.0)
     overrides: dict[str, float] = {}
     bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
+    scheme: Literal["gamma", "gpt"] = Field(
+        "gamma", description="the γ rule, or GPT-2's N(0, 0.02²) with the MLP output scaled by 1/√(2·depth)")
 
 
 class ModelConfig(StrictModel):
@@ -340,7 +342,7 @@ class RunConfig(StrictModel):
 
 # Fields added after the run-id format was fixed, with the default that keeps the earlier behaviour. They enter
 # the hash only when set to something else, so the runs of an existing store keep their ids.
-LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all"}
+LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma"}
 
 
 _UNIONS = {"task": {"anchor", "mixture", "text_mixture", "modular"}, "model": {"transformer", "emb_mlp"}}

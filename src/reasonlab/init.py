@@ -103,12 +103,17 @@ def apply_init_rate(
     overrides: dict[str, float] | None = None,
     generator: torch.Generator | None = None,
     bias: str = "default",
+    fixed_std: float | None = None,
+    std_scale: dict[str, float] | None = None,
 ) -> list[InitRecord]:
     """Redraw every parameter of ``module`` by the γ rule and return what was done, parameter by parameter.
 
     Works on any ``torch.nn.Module``. Parameters are visited in ``named_parameters`` order, so a seeded
     generator (or the global seed) gives the same weights every time. Biases keep PyTorch's default law
     (``bias="default"``, the anchor study's code) or start at zero (``bias="zero"``, the reasoning-bias study).
+    ``fixed_std`` replaces the rule by one std for every weight (GPT-2's 0.02, the modular study's reference
+    init), and ``std_scale`` multiplies it for the weights whose names match a glob (GPT-2's 1/√(2L) on the
+    MLP output).
     """
     if bias not in ("default", "zero"):
         raise ValueError(f"init.bias: {bias!r} is unknown; use default or zero")
@@ -145,6 +150,9 @@ def apply_init_rate(
         used.update(k for k in globs if fnmatch.fnmatchcase(full, k))
         d_in, rule = _weight_fan_in(mod, pname, p)
         std = float(d_in) ** (-g)
+        if fixed_std is not None:
+            factor = next((f for k, f in (std_scale or {}).items() if fnmatch.fnmatchcase(full, k)), 1.0)
+            std, g, rule = fixed_std * factor, None, f"fixed std {fixed_std} × {factor:.4g}"
         p.normal_(0.0, std, generator=generator)
         records.append(InitRecord(full, group, d_in, g, std, rule))
     if globs - used:

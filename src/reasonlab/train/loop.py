@@ -58,6 +58,9 @@ def build_task(cfg: RunConfig) -> TaskData:
     return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
+GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
+
+
 def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
     if cfg.model.kind == "emb_mlp":
         model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
@@ -68,7 +71,12 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
         model = Transformer(cfg.model, data.vocab_size)
     gen = torch.Generator().manual_seed(subseed(cfg.seed, "init"))
     try:
-        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias)
+        gpt = cfg.init.scheme == "gpt"
+        if gpt and cfg.model.kind != "transformer":
+            raise ConfigError("init.scheme: gpt is defined for the transformer only; use init.scheme=gamma")
+        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias,
+                        fixed_std=GPT_STD if gpt else None,
+                        std_scale={"blocks.*.mlp.W_out.weight": (2 * cfg.model.depth) ** -0.5} if gpt else None)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return model
