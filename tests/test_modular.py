@@ -192,3 +192,18 @@ def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     losses = [r["value"] for r in rows if r["split"] == "train" and r["metric"] == "loss"]
     assert losses[-1] < losses[0]
     assert (run_dir / "tasks.json").is_file()
+
+
+def test_paper_profile_is_the_reference_recipe():
+    """Spec §3–§4: 12,606,976 parameters at depth 4 with vocabulary p = 29 (the reference's 12,616,192 with 47
+    tokens, less 18 × 512), and the schedule's spot values."""
+    from reasonlab.config import raw_config
+    from reasonlab.train.loop import build_model, build_task
+    from reasonlab.train.schedule import lr_at
+
+    cfg = resolve(raw_config(None, "paper", [], "modular"))
+    assert [lr_at(s, cfg.train, 1000) for s in (0, 10_000, 200_000)] == pytest.approx([1.5e-6, 1.5e-4, 1.5e-5])
+    assert lr_at(100_000, cfg.train, 1000) == pytest.approx(8.8e-5, rel=1e-3)
+    data = build_task(cfg)
+    assert sum(p.numel() for p in build_model(cfg, data).parameters()) == 12_606_976
+    assert len(data.eval_sets["ood/test"]) == 4096 and len(data.eval_sets["id/train"]) == 16_384

@@ -39,8 +39,8 @@ def _resolved(config: Path | None, profile: str | None, overrides: list[str], st
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="built-in profile of the study: anchor: cpu, paper; mixture: transformer-cpu, "
-    "emb-mlp-cpu, transformer-paper, emb-mlp-paper")]
-StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor or mixture")]
+    "emb-mlp-cpu, lm-cpu and their -paper forms; modular: paper")]
+StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture or modular")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
