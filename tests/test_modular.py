@@ -192,6 +192,9 @@ def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     losses = [r["value"] for r in rows if r["split"] == "train" and r["metric"] == "loss"]
     assert losses[-1] < losses[0]
     assert (run_dir / "tasks.json").is_file()
+    best = json.loads((run_dir / "checkpoints" / "best.json").read_text())  # the early-stopped weights
+    assert best["epoch"] == summary["best"]["t_star_epoch"] and (run_dir / "checkpoints" / "best.safetensors").is_file()
+    assert best["value"] == summary["best"]["ood_test_peak"]
 
 
 def test_paper_profile_is_the_reference_recipe():
@@ -207,3 +210,14 @@ def test_paper_profile_is_the_reference_recipe():
     data = build_task(cfg)
     assert sum(p.numel() for p in build_model(cfg, data).parameters()) == 12_606_976
     assert len(data.eval_sets["ood/test"]) == 4096 and len(data.eval_sets["id/train"]) == 16_384
+
+
+def test_log_spaced_checkpoint_epochs():
+    from reasonlab.config import TrainConfig
+    from reasonlab.train.loop import log_spaced_epochs
+
+    epochs = sorted(log_spaced_epochs(TrainConfig(epochs=200, warmup_epochs=10, checkpoint_log=20)))
+    assert epochs[0] == 10 and epochs[-1] == 200 and len(epochs) == 20
+    ratios = [b / a for a, b in zip(epochs, epochs[1:], strict=False)]
+    assert max(ratios) < 1.25 and min(ratios) > 1.1  # evenly spaced in log scale, up to rounding
+    assert log_spaced_epochs(TrainConfig(checkpoint_log=0)) == set()

@@ -165,6 +165,8 @@ class TrainConfig(StrictModel):
     eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)")
     eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals")
     checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)")
+    checkpoint_log: int = Field(0, ge=0, description="also this many log-spaced checkpoints from the end of "
+                                "warm-up to the last epoch (for dynamics)")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     tf32: bool = False
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores")
@@ -328,10 +330,10 @@ class RunConfig(StrictModel):
     def run_id(self) -> str:
         """Short hash of the resolved config: same numbers, same directory.
 
-        Not hashed: ``profile`` (a label) and how a run is executed (``train.threads``, ``train.checkpoint_every``),
+        Not hashed: ``profile`` (a label) and how a run is executed (``train.threads``, the checkpoint cadence),
         so that any executor, with any split of cores, finds and resumes the same run.
         """
-        exclude = {"profile": True, "train": {"threads", "checkpoint_every"}}
+        exclude = {"profile": True, "train": {"threads", "checkpoint_every", "checkpoint_log"}}
         data = self.model_dump(mode="json", exclude=exclude)
         for (section, name), default in LATE_FIELDS.items():
             if data.get(section, {}).get(name, default) == default:

@@ -5,7 +5,8 @@ Phases, on last-shot accuracy (the project's thresholds, not the paper's: the re
 ``unfit`` while i.d.-train < ``fit`` (0.9); then the first that holds of ood-test ≥ ``good`` (0.8) →
 ``ood-generalization``, ood-train ≥ good → ``ood-memorization``, id-test ≥ good → ``id-generalization``, else
 ``id-memorization``. A run is ``atypical`` when its four ✓/✗ marks differ from its phase's row of the table.
-Early stopping picks the evaluation with the best o.o.d.-test last-shot accuracy (t*); o.o.d. generalization is
+Early stopping picks the evaluation with the best o.o.d.-test last-shot accuracy (t*, whose weights the trainer
+keeps as ``checkpoints/best.safetensors``); o.o.d. generalization is
 *transient* when that peak reaches ``good`` and the final value is at least 0.10 below it.
 """
 
@@ -50,7 +51,7 @@ def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
     outcome = {"label": label, "atypical": is_atypical(label, last_shot)}
     shown = {k: v for k, v in figures.items() if k.endswith("_last_shot")}
     return {"pooled": figures, "figures": shown, "final": figures, "label": label, "outcome": outcome,
-            "histograms": {}}
+            "histograms": {}, "select": figures["ood_test_last_shot"]}
 
 
 def early_stopping(rows: list[tuple], fit: float = 0.9) -> dict[str, object]:

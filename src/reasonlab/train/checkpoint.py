@@ -41,6 +41,13 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, op
         (ckpt_dir / f"step-{old}.optim.pt").unlink(missing_ok=True)
 
 
+def save_best(ckpt_dir: Path, model: nn.Module, state: dict) -> None:
+    """The weights of the best evaluation so far (``best.safetensors``), then its marker ``best.json``."""
+    ckpt_dir.mkdir(exist_ok=True)
+    atomic_write_bytes(ckpt_dir / "best.safetensors", st_save(_weights(model)))
+    write_json(ckpt_dir / "best.json", state)
+
+
 def complete_steps(ckpt_dir: Path) -> list[int]:
     if not ckpt_dir.is_dir():
         return []

@@ -42,7 +42,7 @@ from reasonlab.tasks.base import TaskData
 from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.tasks.modular import ModularTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
-from reasonlab.train.checkpoint import load_latest, save_checkpoint
+from reasonlab.train.checkpoint import load_latest, save_best, save_checkpoint
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
 
@@ -80,6 +80,16 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return model
+
+
+def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
+    """``checkpoint_log`` epochs spaced evenly in log scale from the end of warm-up (at least epoch 1) to the
+    last epoch, so a run's dynamics can be read at its early, fast changes as well as its end."""
+    if cfg.checkpoint_log == 0:
+        return set()
+    first = max(1.0, cfg.warmup_epochs)
+    n = cfg.checkpoint_log
+    return {round(first * (cfg.epochs / first) ** (i / max(n - 1, 1))) for i in range(n)}
 
 
 def decays(p: torch.Tensor, cfg: TrainConfig, member_axis: bool = False) -> bool:
@@ -121,6 +131,8 @@ class Trainer:
         self.y = self.data.train_targets.to(self.device)
         self.rows: list[tuple] = []
         self.progress = progress
+        self.log_epochs = log_spaced_epochs(t)
+        self.best_select = float("-inf")
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
@@ -162,6 +174,10 @@ class Trainer:
             if s.loss is not None:
                 self.rows.append((epoch, step, name, "loss", s.loss))
         self.report = summarize(self.cfg.task.kind, scores, self.data.eval_sets, self.cfg.thresholds)
+        select = self.report.get("select")  # a task's early-stopping score, higher is better
+        if select is not None and select > self.best_select:
+            self.best_select = select
+            save_best(self.run_dir / "checkpoints", self.model, {"epoch": epoch, "step": step, "value": select})
         self.rows += [(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
         return self.report["figures"]
 
@@ -170,6 +186,8 @@ class Trainer:
         """Restore the newest checkpoint, if any, into the model, the optimizer and the metric rows."""
         self.epoch, self.step, self.wall = 0, 0, 0.0
         self.figures: dict[str, float] = {}
+        best = self.run_dir / "checkpoints" / "best.json"
+        self.best_select = json.loads(best.read_text())["value"] if best.is_file() else float("-inf")
         state = load_latest(self.run_dir / "checkpoints", self.model, self.opt)
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
@@ -190,7 +208,7 @@ class Trainer:
         self.wall += time.perf_counter() - started
         write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
                                                    "loss": loss, "wall_time_s": self.wall, **self.figures})
-        if epoch % t.checkpoint_every == 0 or last:
+        if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             write_metrics(self.run_dir / "metrics.parquet", self.rows)
             save_checkpoint(self.run_dir / "checkpoints", step, {"epoch": epoch, "wall_time_s": self.wall},
                             self.model, self.opt)
