@@ -221,3 +221,48 @@ def test_log_spaced_checkpoint_epochs():
     ratios = [b / a for a, b in zip(epochs, epochs[1:], strict=False)]
     assert max(ratios) < 1.25 and min(ratios) > 1.1  # evenly spaced in log scale, up to rounding
     assert log_spaced_epochs(TrainConfig(checkpoint_log=0)) == set()
+
+
+def _table_row(n_tasks, alpha, seed, final, at_t_star=None):
+    row = {"status": "finished", "task.kind": "modular", "task.n_tasks": n_tasks, "task.alpha": alpha, "seed": seed,
+           "task.p": 7}
+    row.update({f"final.{k}_last_shot": v for k, v in final.items()})
+    row.update({f"best.at_t_star.{k}": v for k, v in (at_t_star or final).items()})
+    return row
+
+
+def test_modular_cells_average_seeds_then_classify():
+    from reasonlab.evaluate.modular import modular_cells
+
+    good = {"id_train": 1.0, "id_test": 0.9, "ood_train": 0.9, "ood_test": 0.9}
+    poor = {"id_train": 1.0, "id_test": 0.1, "ood_train": 0.1, "ood_test": 0.1}
+    rows = [_table_row(8, 0.6, 1, good), _table_row(8, 0.6, 2, good),
+            _table_row(4, 0.6, 1, poor, at_t_star=good), _table_row(4, 0.6, 2, {**good, "ood_test": 0.5})]
+    final = {(c.x, c.y): c for c in modular_cells(rows)}
+    assert final[(8, 0.6)].label == "ood-generalization" and final[(8, 0.6)].n_runs == 2
+    assert final[(4, 0.6)].last_shot["ood_test"] == pytest.approx(0.3)  # mean over seeds, then classified
+    assert final[(4, 0.6)].label == "id-memorization"  # means: id-test 0.5, ood-train 0.5, ood-test 0.3
+    early = {(c.x, c.y): c for c in modular_cells(rows, at="t_star")}
+    assert early[(4, 0.6)].last_shot["ood_test"] == pytest.approx(0.7)
+    rows.append({**_table_row(8, 0.4, 1, good), "task.p": 11})
+    with pytest.raises(ConfigError, match="task.p varies"):
+        modular_cells(rows)
+
+
+def test_modular_sweep_phase_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+    from reasonlab.sweep.executors import LocalExecutor
+    from reasonlab.sweep.grid import expand
+    from reasonlab.sweep.runner import run_sweep
+
+    base = tiny_modular()
+    base["train"].update(epochs=1, threads=None)
+    cfgs = expand(base, {"task.n_tasks": [4, 8], "task.alpha": [0.4, 0.6]})
+    report = run_sweep("mod", cfgs, tmp_path, LocalExecutor(1, 1), ["task.n_tasks", "task.alpha"])
+    assert not report.failed
+    result = CliRunner().invoke(app, ["phase", str(tmp_path / "mod"), "--at", "t_star"])
+    assert result.exit_code == 0, result.output
+    assert "task.n_tasks=8 task.alpha=0.6:" in result.output
+    assert (tmp_path / "mod" / "figures" / "phase-t_star.png").is_file()

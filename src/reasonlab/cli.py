@@ -204,26 +204,43 @@ def _cell(value: object) -> str:
 @app.command()
 def phase(
     sweep_dir: Annotated[Path, typer.Argument(help="a finished (or partly finished) sweep directory")],
-    x: Annotated[str, typer.Option(help="column on the x axis")] = "init.gamma",
-    y: Annotated[str, typer.Option(help="column on the y axis")] = "model.depth",
-    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3")] = "4-3",
+    x: Annotated[str | None, typer.Option(help="column on the x axis (default: init.gamma; task.n_tasks for "
+                                                "modular sweeps)")] = None,
+    y: Annotated[str | None, typer.Option(help="column on the y axis (default: model.depth; task.alpha for "
+                                                "modular sweeps)")] = None,
+    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps)")] = "4-3",
+    at: Annotated[str, typer.Option(help="modular sweeps: classify at the final evaluation or at t_star "
+                                         "(early stopping)")] = "final",
 ) -> None:
-    """Draw the phase diagram of any sweep (best over learning rates, mean over seeds, shadow if not fitted)."""
+    """Draw the phase diagram of any sweep. Anchor: best over learning rates, mean over seeds, shadow if not
+    fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four phases."""
+    from reasonlab.evaluate.modular import modular_cells
     from reasonlab.evaluate.phase import phase_cells
-    from reasonlab.plots.phase import plot_phase
+    from reasonlab.plots.phase import plot_modular_phase, plot_phase
     from reasonlab.sweep.results import read_results
 
     try:
         rows = read_results(sweep_dir)
-        cells = phase_cells(rows, pair, x, y)
+        modular = bool(rows) and rows[0].get("task.kind") == "modular"
+        x, y = x or ("task.n_tasks" if modular else "init.gamma"), y or ("task.alpha" if modular else "model.depth")
+        cells = modular_cells(rows, x, y, at) if modular else phase_cells(rows, pair, x, y)
     except ConfigError as e:
         _fail(str(e))
-    profiles = sorted({str(r.get("profile")) for r in rows})
-    paths = plot_phase(cells, sweep_dir / "figures" / "phase", f"Profile: {'; '.join(profiles)}. Best over "
-                       "learning rates per seed, mean over seeds; hatched = not fitted.", pair, x, y)
-    for c in cells:
-        console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}, symmetric "
-                      f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f})", highlight=False)
+    profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
+    if modular:
+        paths = plot_modular_phase(cells, sweep_dir / "figures" / f"phase-{at}", f"Profile: {profiles}. "
+                                   f"Last-shot accuracy at {at}, mean over seeds; thresholds 0.9 (fit), 0.8 (✓).",
+                                   x, y)
+        for c in cells:
+            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label}{' (atypical)' if c.atypical else ''} "
+                          + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()), highlight=False)
+    else:
+        paths = plot_phase(cells, sweep_dir / "figures" / "phase", f"Profile: {profiles}. Best over "
+                           "learning rates per seed, mean over seeds; hatched = not fitted.", pair, x, y)
+        for c in cells:
+            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}, symmetric "
+                          f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f})",
+                          highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
 
 

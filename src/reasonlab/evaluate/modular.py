@@ -12,7 +12,13 @@ keeps as ``checkpoints/best.safetensors``); o.o.d. generalization is
 
 from __future__ import annotations
 
-from reasonlab.config import ThresholdConfig
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from reasonlab.config import ConfigError, ThresholdConfig
+from reasonlab.evaluate.phase import check_single_setting
 from reasonlab.evaluate.scoring import SetScore
 from reasonlab.tasks.base import EvalSet
 
@@ -66,7 +72,45 @@ def early_stopping(rows: list[tuple], fit: float = 0.9) -> dict[str, object]:
     t_star = max(sorted(evals), key=lambda e: evals[e]["ood_test"])  # the earliest of equal peaks
     final = evals[max(evals)]
     peak = evals[t_star]["ood_test"]
-    return {"t_star_epoch": t_star, "ood_test_peak": peak, "ood_test_final": final["ood_test"],
+    return {"t_star_epoch": t_star, "at_t_star": evals[t_star], "ood_test_peak": peak,
+            "ood_test_final": final["ood_test"],
             "id_test_at_t_star": evals[t_star]["id_test"], "id_test_final": final["id_test"],
             "label_at_t_star": phase_label(evals[t_star], fit),
             "transient": peak >= GOOD and final["ood_test"] <= peak - TRANSIENT_DROP}
+
+
+@dataclass(frozen=True)
+class ModularCell:
+    x: float
+    y: float
+    last_shot: dict[str, float]  # mean over the cell's runs (seeds), per evaluation set
+    label: str
+    atypical: bool
+    n_runs: int
+
+
+def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = "task.alpha", at: str = "final",
+                  th: ThresholdConfig | None = None, good: float = GOOD) -> list[ModularCell]:
+    """Phase cells over (x, y) from a results table: the four last-shot accuracies averaged over the cell's runs
+    (seeds) at the last evaluation (``at="final"``) or at each run's early-stopping point (``"t_star"``), then
+    classified. Any other config field that varies inside a cell is an error."""
+    th = th or ThresholdConfig()
+    rows = [r for r in rows if r.get("status", "finished") == "finished"]
+    if not rows:
+        raise ConfigError("phase diagram: no finished runs in the table")
+    if at not in ("final", "t_star"):
+        raise ConfigError(f"--at {at!r}: choose final or t_star")
+    cols = {k: f"final.{k}_last_shot" if at == "final" else f"best.at_t_star.{k}" for k in SETS}
+    for col in (x, y, *cols.values()):
+        if col not in rows[0]:
+            raise ConfigError(f"phase diagram: column {col!r} is not in the results table; is this a modular sweep?")
+    check_single_setting(rows, {x, y}, varying_ok={"seed"})
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r[x], r[y])].append(r)
+    cells = []
+    for (cx, cy), runs in sorted(groups.items()):
+        last = {k: mean(r[c] for r in runs) for k, c in cols.items()}
+        label = phase_label(last, th.fit, good)
+        cells.append(ModularCell(cx, cy, last, label, is_atypical(label, last, good), len(runs)))
+    return cells

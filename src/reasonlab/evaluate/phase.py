@@ -53,7 +53,7 @@ def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y:
     for col in (x, y, inf_col, SEEN):
         if col not in rows[0]:
             raise ConfigError(f"phase diagram: column {col!r} is not in the results table; check the pair and axes")
-    _check_single_setting(rows, {x, y})
+    check_single_setting(rows, {x, y})
     per_seed: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         per_seed[(r[x], r[y], r["seed"])].append(r)
@@ -73,10 +73,12 @@ def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y:
     return cells
 
 
-def _check_single_setting(rows: list[dict[str, Any]], axes: set[str]) -> None:
+def check_single_setting(rows: list[dict[str, Any]], axes: set[str], varying_ok: set[str] = _NOT_AXES) -> None:
+    """Refuse a table in which a config field other than the axes (and ``varying_ok``) takes several values."""
     config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
+    skip = {"train.threads", "train.checkpoint_every", "train.checkpoint_log", "train.device", "profile"}
     for col in config_cols:
-        if col in axes or col in _NOT_AXES:
+        if col in axes or col in varying_ok or col in skip:
             continue
         values = {json.dumps(r.get(col)) for r in rows}
         if len(values) > 1:

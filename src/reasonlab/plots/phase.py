@@ -11,13 +11,17 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
+from reasonlab.evaluate.modular import ModularCell
 from reasonlab.evaluate.phase import Cell
 from reasonlab.plots import save_figure
 
 LABELS = ("inferential", "symmetric", "other", "not-fitted")
 AXIS_NAMES = {"init.gamma": "γ (initialization rate: std = d_in^-γ)", "model.depth": "depth (blocks)",
               "train.weight_decay": "weight decay", "train.lr_multiplier": "peak lr / base lr",
-              "model.d_model": "d_model"}
+              "model.d_model": "d_model", "task.n_tasks": "pre-training tasks n_id",
+              "task.alpha": "fraction α of input pairs seen"}
+PHASES = ("id-memorization", "id-generalization", "ood-memorization", "ood-generalization", "unfit")
+PHASE_COLOURS = ("#fdae61", "#abd9e9", "#d7191c", "#2c7bb6", "#bdbdbd")
 LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd")
 
 
@@ -76,4 +80,32 @@ def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: str, x: st
                          label=f"shadow: seen-pair test acc < {fit:g}"))
     axes[2].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
     fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 180)), ha="left", va="top", fontsize=8)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_modular_phase(cells: list[ModularCell], out_base: Path, caption: str, x: str = "task.n_tasks",
+                       y: str = "task.alpha") -> list[Path]:
+    """Two panels: o.o.d.-test last-shot accuracy and the phase (``*`` = atypical signature)."""
+    xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
+    fig, (ax_acc, ax_lab) = plt.subplots(1, 2, figsize=(12, 4.4), constrained_layout=True)
+    xs, ys, grid = _grid(cells, lambda c: c.last_shot["ood_test"])
+    im = ax_acc.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    for (i, j), v in np.ndenumerate(grid):
+        if not np.isnan(v):
+            ax_acc.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
+    _axes(ax_acc, xs, ys, xlabel, ylabel)
+    ax_acc.set_title("o.o.d. tasks, test pairs: last-shot accuracy")
+    fig.colorbar(im, ax=ax_acc, label="accuracy (mean over seeds)")
+    xs, ys, grid = _grid(cells, lambda c: PHASES.index(c.label))
+    ax_lab.imshow(grid, origin="lower", cmap=ListedColormap(PHASE_COLOURS), vmin=-0.5, vmax=len(PHASES) - 0.5,
+                  aspect="auto")
+    for c in cells:
+        short = "".join(w[0].upper() for w in c.label.split("-")) if c.label != "unfit" else "unfit"
+        ax_lab.text(xs.index(c.x), ys.index(c.y), short + ("*" if c.atypical else ""), ha="center", va="center",
+                    fontsize=8)
+    _axes(ax_lab, xs, ys, xlabel, ylabel)
+    ax_lab.set_title("phase (last-shot; * = atypical signature)")
+    handles = [Patch(facecolor=col, label=lab) for lab, col in zip(PHASES, PHASE_COLOURS, strict=True)]
+    ax_lab.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
+    fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))
