@@ -168,3 +168,18 @@ def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     for name in ("curves", "cosine-transformer-g0.8", "cosine-emb_mlp-g0.3", "profile-transformer-g0.8",
                  "pca-emb_mlp-g0.8", "label-distribution"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
+
+
+def test_train_cli_prints_an_emb_mlp_run(tmp_path):
+    """The README's Emb-MLP command, on tiny overrides: trains and prints the run's card."""
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    args = ["train", "--study", "mixture", "--profile", "emb-mlp-cpu", "--out", str(tmp_path)]
+    for item in ("init.gamma=0.3", "task.n_samples=1200", "model.d_model=16", "model.d_ff=16", "train.epochs=1",
+                 "train.warmup_epochs=0", "train.batch_size=200"):
+        args += ["--set", item]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "reasoning_test_acc" in result.output and "emb_mlp" in result.output

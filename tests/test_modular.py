@@ -266,3 +266,17 @@ def test_modular_sweep_phase_cli(tmp_path):
     assert result.exit_code == 0, result.output
     assert "task.n_tasks=8 task.alpha=0.6:" in result.output
     assert (tmp_path / "mod" / "figures" / "phase-t_star.png").is_file()
+
+
+def test_train_cli_prints_a_modular_run(tmp_path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    data = tiny_modular()
+    data["train"].update(epochs=1)
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(app, ["train", str(tmp_path / "m.yaml"), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "ood_test_last_shot" in result.output and "t_star_epoch" in result.output

@@ -272,24 +272,32 @@ def reproduce(
 
 
 def _print_summary(run_dir: Path, summary: dict) -> None:
+    """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
     cfg = summary.get("config", {})
+    model = cfg.get("model", {})
     table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
     final = summary["final"]
-    rows = [
-        ("run id", summary["run_id"]),
-        ("profile", summary["profile"]),
-        ("γ / depth / d_model", f"{cfg['init']['gamma']} / {cfg['model']['depth']} / {cfg['model']['d_model']}"),
-        ("outcome", summary["label"]),
-        ("train accuracy", f"{final['train_acc']:.3f}"),
-        ("seen-pair test-key accuracy", f"{final['seen_test_acc']:.3f}"),
-    ]
-    for pair, o in summary["outcome"]["pairs"].items():
-        sym = "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}"
-        clean = " (clean)" if o["clean"] else ""
-        rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
-                                         f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
+    shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
+    init = cfg.get("init", {})
+    start = "GPT-2 scheme (std 0.02)" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
+    rows = [("run id", summary["run_id"]), ("profile", summary["profile"]),
+            ("init; model kind / depth / d_model", f"{start}; {shape}"),
+            ("outcome", summary["label"])]
+    pairs = summary["outcome"].get("pairs")
+    if pairs is not None:  # anchor runs
+        rows += [("train accuracy", f"{final['train_acc']:.3f}"),
+                 ("seen-pair test-key accuracy", f"{final['seen_test_acc']:.3f}")]
+        for pair, o in pairs.items():
+            sym = "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}"
+            clean = " (clean)" if o["clean"] else ""
+            rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
+                                             f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
+    else:
+        rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float) and v is not None]
+        rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
+                 for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
              ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}"),
              ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
