@@ -295,7 +295,7 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
             rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
                                              f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
     else:
-        rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float) and v is not None]
+        rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),

@@ -104,7 +104,7 @@ def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = 
     for col in (x, y, *cols.values()):
         if col not in rows[0]:
             raise ConfigError(f"phase diagram: column {col!r} is not in the results table; is this a modular sweep?")
-    check_single_setting(rows, {x, y}, varying_ok={"seed"})
+    check_single_setting(rows, {x, y}, reduced={"seed"})
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         groups[(r[x], r[y])].append(r)

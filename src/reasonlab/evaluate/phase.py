@@ -18,9 +18,10 @@ from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.outcome import classify
 
 SEEN = "final.seen_test_acc"
-# Columns that describe a run rather than decide its numbers; they may differ inside a cell.
-_NOT_AXES = {"train.threads", "train.checkpoint_every", "profile", "train.device", "train.lr_multiplier",
-             "train.base_lr", "seed"}
+# Columns that describe how a run was executed, not its numbers; they may differ inside any cell.
+_EXECUTION = {"train.threads", "train.checkpoint_every", "train.checkpoint_log", "profile", "train.device"}
+# What the anchor protocol reduces inside a cell: the max over learning rates, the mean over seeds.
+_REDUCED = {"train.lr_multiplier", "train.base_lr", "seed"}
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,12 @@ def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y:
     return cells
 
 
-def check_single_setting(rows: list[dict[str, Any]], axes: set[str], varying_ok: set[str] = _NOT_AXES) -> None:
-    """Refuse a table in which a config field other than the axes (and ``varying_ok``) takes several values."""
+def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: set[str] = _REDUCED) -> None:
+    """Refuse a table in which a config field other than the axes, the ``reduced`` fields and execution-only
+    fields takes several values."""
     config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
-    skip = {"train.threads", "train.checkpoint_every", "train.checkpoint_log", "train.device", "profile"}
     for col in config_cols:
-        if col in axes or col in varying_ok or col in skip:
+        if col in axes or col in reduced or col in _EXECUTION:
             continue
         values = {json.dumps(r.get(col)) for r in rows}
         if len(values) > 1:

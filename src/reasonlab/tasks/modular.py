@@ -3,8 +3,9 @@
 A task is (a, b) in Z_p²; a sequence is ``n_shots`` examples ``x y z`` of one task, one token per residue, and the
 loss reads the z tokens only. Pre-training (i.d.) tasks come from the rectangular rule (every base task plus the
 three other corners of an axis-aligned rectangle), at random, or both; o.o.d. tasks are the rest of the grid. One
-split of the p² input pairs, shared by every task, gives the train pairs (a fraction α) and the test pairs. These
-functions are the data law alone: tensors in, tensors out, every draw from an explicit generator.
+split of the p² input pairs, shared by every task, gives the train pairs (a fraction α) and the test pairs. The
+functions are the data law (tensors in, tensors out, every draw from an explicit generator); ``ModularTask`` puts
+them together into a run's evaluation sets and per-step batch source.
 """
 
 from __future__ import annotations
@@ -103,15 +104,14 @@ def pair_stream(pairs: Tensor, start: int, count: int, seed: int) -> Tensor:
     """``count`` pair ids from position ``start`` of an endless stream of shuffled passes over ``pairs`` (pass e
     shuffled with (seed, e)): stateless, so a resumed run draws what an uninterrupted one would have."""
     n = len(pairs)
-    out = []
-    pos = start
-    while len(out) < count:
+    pieces, pos, end = [], start, start + count
+    while pos < end:
         epoch, offset = divmod(pos, n)
         perm = torch.randperm(n, generator=torch.Generator().manual_seed(subseed(seed, f"pairs:{epoch}")))
-        take = min(n - offset, count - len(out))
-        out.extend(pairs[perm[offset : offset + take]].tolist())
+        take = min(n - offset, end - pos)
+        pieces.append(pairs[perm[offset : offset + take]])
         pos += take
-    return torch.tensor(out, dtype=torch.long)
+    return torch.cat(pieces) if pieces else pairs[:0]
 
 
 def balanced_batch(p: int, tasks: Tensor, pairs: Tensor, batch_size: int, n_shots: int, step: int, seed: int,
