@@ -280,3 +280,46 @@ def test_train_cli_prints_a_modular_run(tmp_path):
     result = CliRunner().invoke(app, ["train", str(tmp_path / "m.yaml"), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "ood_test_last_shot" in result.output and "t_star_epoch" in result.output
+
+
+def _row(depth, n, alpha, seed, ood, peak=None, **extra):
+    return {"model.depth": depth, "task.n_tasks": n, "task.alpha": alpha, "seed": seed,
+            "final.ood_test_last_shot": ood, "best.ood_test_peak": ood if peak is None else peak, **extra}
+
+
+def test_modular_phase_claims_on_constructed_rows():
+    from reasonlab.studies.modular_phase import depth_one_claim, rising_claim, task_count_claim
+
+    rows = [_row(2, n, a, s, acc) for a in (0.5, 0.7) for s in (1, 2) for n, acc in ((8, 0.1), (64, 0.9))]
+    held, lines = task_count_claim(rows)
+    assert held and "seeds [1, 2]" in lines[-1]
+    rows[-1]["final.ood_test_last_shot"] = 0.7  # α 0.7, seed 2 no longer reaches τ_good: one seed left
+    assert task_count_claim(rows)[0] is False
+    assert task_count_claim([_row(2, 8, 0.3, 1, 0.1)])[0] is None  # no α ≥ 0.5: not testable
+    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5)])[0] is True
+    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.85)])[0] is False  # a transient peak counts
+    assert depth_one_claim(rows)[0] is None
+    import numpy as np
+
+    assert rising_claim(np.linspace(0.05, 0.95, 12))[0]
+    assert not rising_claim(np.full(12, 0.9))[0]  # flat: no rise with k
+    assert not rising_claim(np.linspace(0.05, 0.3, 12))[0]  # rising, but by less than 0.5
+
+
+def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
+    from conftest import reproduce_tiny
+
+    from reasonlab.sweep.results import read_results
+
+    tiny = ["task.n_shots=4", "model.d_model=16", "model.d_k=4", "model.d_v=4", "model.d_ff=32",
+            "model.max_positions=12", "train.epochs=2", "task.steps_per_epoch=3", "task.eval_batches=1",
+            "task.eval_batch_size=16", "train.warmup_epochs=0", "train.checkpoint_log=0"]
+    reproduce_tiny("modular-phase", tmp_path, tiny)
+    sweep_dir = tmp_path / "modular-phase-cpu"
+    rows = read_results(sweep_dir)
+    assert len(rows) == 5 * 2 * 2 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
+    summary = (sweep_dir / "summary.md").read_text()
+    assert "O.o.d. generalization appears with the task count" in summary and "Depth 1 never" in summary
+    assert "## Depth 2, early-stopped at t*" in summary and "Shot curve rises with k" in summary
+    for name in ("phase-L1-final", "phase-L2-t_star", "shots"):
+        assert (sweep_dir / "figures" / f"{name}.png").is_file(), name

@@ -352,3 +352,20 @@ def test_weight_decay_on_matrices_spares_norms_and_biases():
     assert spared["weight_decay"] == 0.0
     assert {names[id(p)] for p in spared["params"]} >= {"ln_final.weight", "ln_final.bias", "head.bias"}
     assert len(loop.decay_groups(model, tiny_run().train)) == 1  # "all": one group, as before the option existed
+
+
+def test_precision_auto_is_fp32_on_cpu_and_bf16_autocasts(cfg, reference, tmp_path):
+    _, ref_dir, ref_summary = reference
+    auto = cfg.model_copy(update={"train": cfg.train.model_copy(update={"precision": "auto"})})
+    assert auto.run_id() != cfg.run_id()  # a non-default precision is part of the run's identity
+    run_dir, summary = run(auto, tmp_path / "auto")
+    assert summary["final"] == ref_summary["final"]  # auto on a CPU run: plain fp32, the same numbers
+    assert_same_weights(final_weights(run_dir), final_weights(ref_dir))
+    trainer = Trainer(cfg.model_copy(update={"train": cfg.train.model_copy(update={"precision": "bf16"})}),
+                      tmp_path / "bf16", progress=False, log=quiet)
+    x, y = trainer.x[:8], trainer.y[:8]
+    with trainer.autocast:
+        assert trainer.model(x).dtype == torch.bfloat16  # forward under bf16 autocast ...
+    trainer._loss(x, y).backward()
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())  # ... fp32 master weights
+    assert loop.autocast(cfg.train, torch.device("cpu")).__class__.__name__ == "nullcontext"

@@ -1,4 +1,4 @@
-"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -39,7 +39,7 @@ def _resolved(config: Path | None, profile: str | None, overrides: list[str], st
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="built-in profile of the study: anchor: cpu, paper; mixture: transformer-cpu, "
-    "emb-mlp-cpu, lm-cpu and their -paper forms; modular: paper")]
+    "emb-mlp-cpu, lm-cpu and their -paper forms; modular: cpu, gpu, paper")]
 StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture or modular")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
@@ -244,10 +244,78 @@ def phase(
     console.print("figures: " + ", ".join(map(str, paths)))
 
 
+def _probe_options(task: str | None, head: str | None, **plain: object) -> dict:
+    options = {k: v for k, v in plain.items() if v is not None}
+    if task is not None:
+        try:
+            a, b = (int(v) for v in task.split(","))
+        except ValueError:
+            _fail(f"--task: {task!r} is not two integers a,b (e.g. --task 6,6)")
+        options["task"] = (a, b)
+    if head is not None:
+        options["head"] = head
+    return options
+
+
+@app.command()
+def analyze(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
+    probe: Annotated[list[str] | None, typer.Option(
+        "--probe", help="a named probe, repeatable (default: all of the run's kind); modular: shots, grid, "
+        "attention, ov, pca, corruption, masking")] = None,
+    checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
+    task: Annotated[str | None, typer.Option(help="the probe task a,b (default: the first i.d. task, a,b ≠ 0)")] = None,
+    head: Annotated[str | None, typer.Option(help="PCA head LAYER.HEAD (default: the best-explained)")] = None,
+    shot: Annotated[int | None, typer.Option(help="target shot of the OV/PCA probes (default: the last)")] = None,
+    max_tasks: Annotated[int | None, typer.Option(help="tasks per group for grid/corruption")] = None,
+    ablation: Annotated[str, typer.Option(help="head masking: zero or mean")] = "zero",
+    seed: Annotated[int, typer.Option(help="seed of the probe context and corruption")] = 0,
+) -> None:
+    """Run named probes on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
+    from reasonlab.analysis.probes import analyze as run_probes
+
+    if ablation not in ("zero", "mean"):
+        _fail(f"--ablation: {ablation!r} is not zero or mean")
+    options = _probe_options(task, head, shot=shot, max_tasks=max_tasks, ablation=ablation, seed=seed)
+    try:
+        results = run_probes(run_dir, probe or [], checkpoint, options)
+    except ConfigError as e:
+        _fail(str(e))
+    for name, numbers in results.items():
+        console.print(f"[bold]{name}[/]: {_headline(name, numbers)}")
+    console.print(f"written under {run_dir / 'analysis'}")
+
+
+def _headline(name: str, numbers: dict) -> str:
+    """One line per probe for the terminal; the JSON beside the figures has everything."""
+    if name == "shots":
+        return ", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
+    if name == "grid":
+        last = max(numbers["id"], key=int)
+        return ", ".join(f"{g} k={last}: accuracy {numbers[g][last]['accuracy']:.3f} "
+                         f"(on RM {numbers[g][last]['on_rm']:.3f})" for g in ("id", "ood"))
+    if name == "pca":
+        return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
+    if name == "masking":
+        worst = min((k for k in numbers["single"] if k != "none"), key=lambda k: numbers["single"][k]["ood/test"])
+        return f"knocking out head {worst} leaves o.o.d.-test last-shot {numbers['single'][worst]['ood/test']:.3f}"
+    if name == "corruption":
+        return ", ".join(f"{g}: " + " ".join(f"{k[-2:]}={v:.2f}" for k, v in numbers[g].items()) for g in numbers)
+    if name == "attention":
+        heads = numbers["heads"]
+        return "; ".join(f"strongest {score.replace('_', ' ')}: head {max(heads, key=lambda h: heads[h][score])} "
+                         f"({max(v[score] for v in heads.values()):.2f})" for score in next(iter(heads.values())))
+    contrast = numbers["ratio_contrast"]  # ov
+    best = max(contrast, key=contrast.get)
+    return f"most ratio-organized head output: {best} (same-ratio minus other cosine {contrast[best]:.2f})"
+
+
 @app.command()
 def reproduce(
-    experiment: Annotated[str, typer.Argument(help="anchor-phase, reasoning-bias or prontoqa-tinystories")],
-    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced) or paper (GPU)")] = "cpu",
+    experiment: Annotated[str, typer.Argument(
+        help="anchor-phase, reasoning-bias, prontoqa-tinystories or modular-phase")],
+    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced), gpu (modular-phase: one GPU) or "
+                                         "paper (GPU cluster)")] = "cpu",
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
@@ -256,10 +324,10 @@ def reproduce(
     overrides: Overrides = None,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
-    from reasonlab.studies import anchor_phase, prontoqa_tinystories, reasoning_bias
+    from reasonlab.studies import anchor_phase, modular_phase, prontoqa_tinystories, reasoning_bias
 
     experiments = {"anchor-phase": anchor_phase, "reasoning-bias": reasoning_bias,
-                   "prontoqa-tinystories": prontoqa_tinystories}
+                   "prontoqa-tinystories": prontoqa_tinystories, "modular-phase": modular_phase}
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]

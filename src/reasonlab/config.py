@@ -168,6 +168,9 @@ class TrainConfig(StrictModel):
     checkpoint_log: int = Field(0, ge=0, description="also this many log-spaced checkpoints from the end of "
                                 "warm-up to the last epoch (for dynamics)")
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    precision: Literal["fp32", "bf16", "auto"] = Field(
+        "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "
+        "on CUDA, fp32 on CPU")
     tf32: bool = False
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores")
 
@@ -344,7 +347,8 @@ class RunConfig(StrictModel):
 
 # Fields added after the run-id format was fixed, with the default that keeps the earlier behaviour. They enter
 # the hash only when set to something else, so the runs of an existing store keep their ids.
-LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma"}
+LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma",
+                                              ("train", "precision"): "fp32"}
 
 
 _UNIONS = {"task": {"anchor", "mixture", "text_mixture", "modular"}, "model": {"transformer", "emb_mlp"}}

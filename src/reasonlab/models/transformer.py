@@ -32,6 +32,14 @@ def _rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
 
+def _ablated(z: Tensor, heads: dict[int, str]) -> Tensor:
+    """z (B, H, T, d_v) with the named heads zeroed or replaced by their mean over the batch."""
+    z = z.clone()
+    for h, how in heads.items():
+        z[:, h] = 0.0 if how == "zero" else z[:, h].mean(0, keepdim=True)
+    return z
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -42,6 +50,7 @@ class Attention(nn.Module):
         self.W_V = _linear(cfg.d_model, h * cfg.d_v, cfg.block_bias, "vo")
         self.W_O = _linear(h * cfg.d_v, cfg.d_model, cfg.block_bias, "vo")
         self.rope = cfg.positions == "rope"
+        self.ablate: dict[int, str] = {}  # head -> "zero" | "mean": probes knock heads out before W_O
         if self.rope and cfg.d_k % 2:
             raise ValueError("model.d_k must be even for RoPE positions")
 
@@ -66,6 +75,8 @@ class Attention(nn.Module):
             cache[f"{prefix}.hook_pattern"] = pattern.detach()
             cache[f"{prefix}.hook_q"], cache[f"{prefix}.hook_k"] = q.detach(), k.detach()
             cache[f"{prefix}.hook_v"], cache[f"{prefix}.hook_z"] = v.detach(), z.detach()
+        if self.ablate:
+            z = _ablated(z, self.ablate)
         return self.W_O(z.transpose(1, 2).reshape(B, xq.shape[1], self.n_heads * self.d_v))
 
 

@@ -89,7 +89,7 @@ class Stack:
 
     def _losses(self, x: Tensor, y: Tensor) -> Tensor:
         """Each member's mean loss, as its own trainer would compute it."""
-        with sdpa_kernel(SDPBackend.MATH):  # the fused CPU kernel has no batching rule
+        with sdpa_kernel(SDPBackend.MATH), self.trainers[0].autocast:  # the fused CPU kernel has no batching rule
             logits = self.forward(self.params, x)
         M = len(self.trainers)
         if y.dim() == 2:  # (M, B): last-token targets

@@ -12,7 +12,7 @@ import platform
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import torch
@@ -51,6 +51,12 @@ def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
         raise ConfigError("train.device: cuda requested but no CUDA device is visible; use train.device=cpu")
     return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else name if name != "auto" else "cpu")
+
+
+def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
+    """bf16 autocast when the run asks for it (``auto``: on CUDA only), else nothing."""
+    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and device.type == "cuda")
+    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
 
 
 def build_task(cfg: RunConfig) -> TaskData:
@@ -112,6 +118,7 @@ class Trainer:
         if t.threads:
             torch.set_num_threads(t.threads)
         self.device = resolve_device(t.device)
+        self.autocast = autocast(t, self.device)
         if t.tf32 and self.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
         torch.manual_seed(subseed(cfg.seed, "torch"))
@@ -136,9 +143,10 @@ class Trainer:
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
-        if y.dim() == 1:
-            return F.cross_entropy(self.model(x), y)
-        return F.cross_entropy(self.model(x, "all").flatten(0, 1), y.flatten(), ignore_index=-100)
+        with self.autocast:
+            if y.dim() == 1:
+                return F.cross_entropy(self.model(x), y)
+            return F.cross_entropy(self.model(x, "all").flatten(0, 1), y.flatten(), ignore_index=-100)
 
     # ---- one epoch -----------------------------------------------------------------------------------------
     def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:

@@ -1,0 +1,149 @@
+"""Figures of the modular-arithmetic probes (modular-icl spec §7): shot curves with the RM/MR ceilings, k-shot
+correctness grids beside the ratio-matching prediction, attention maps, per-head OV cosine matrices, the
+"circle of circles" PCA, label corruption and head masking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from reasonlab.analysis.modular import ShotGrid
+from reasonlab.plots import save_figure
+
+SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
+
+
+def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarray], out_base: Path,
+                     caption: str) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    for name, acc in curves.items():
+        ax.plot(range(len(acc)), acc, marker="o", ms=3, label=name, color=SET_COLOURS.get(name))
+    for name, style in (("rm", ":"), ("mr", "--")):
+        if name in ceilings:
+            ax.plot(range(len(ceilings[name])), ceilings[name], style, color="0.3",
+                    label={"rm": "ratio-matching ceiling", "mr": "modular-regression ceiling"}[name])
+    ax.set_xlabel("shots k (examples before the query)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8)
+    ax.set_title(caption, fontsize=9)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_shot_grids(grids: list[ShotGrid], task: tuple[int, int], task_index: int, out_base: Path) -> list[Path]:
+    """Rows: the model on one task, the ratio-matching prediction, their difference, the mean over tasks."""
+    fig, axes = plt.subplots(4, len(grids), figsize=(2.1 * len(grids), 8.6), squeeze=False, constrained_layout=True)
+    for j, g in enumerate(grids):
+        m = g.correct[task_index].astype(float)
+        panels = ((m, "Greys", 0, 1, f"model, task {task}"), (g.rm.astype(float), "Greys", 0, 1, "ratio matching"),
+                  (m - g.rm, "coolwarm", -1, 1, "model − RM"), (g.correct.mean(0), "viridis", 0, 1, "mean over tasks"))
+        for i, (data, cmap, lo, hi, title) in enumerate(panels):
+            ax = axes[i, j]
+            ax.imshow(data, origin="lower", cmap=cmap, vmin=lo, vmax=hi)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"k={g.k}: {title}" if i == 0 else title, fontsize=7)
+        axes[3, j].set_xlabel("y")
+    for i in range(4):
+        axes[i, 0].set_ylabel("x")
+    fig.suptitle("black = correct (model) or answerable (ratio matching); red = model right where RM is not, "
+                 "blue = the reverse; x = 0 at the bottom, y = 0 on the left", fontsize=8)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_attention(maps: np.ndarray, tokens: list[int], out_base: Path, limit: int = 48) -> list[Path]:
+    """(layers, heads, T, T) patterns, the first ``limit`` tokens, token values on the axes."""
+    layers, heads = maps.shape[:2]
+    n = min(limit, maps.shape[-1])
+    fig, axes = plt.subplots(layers, heads, figsize=(2.8 * heads, 2.8 * layers), squeeze=False,
+                             constrained_layout=True)
+    labels = [f"{'xyz'[i % 3]}{tokens[i]}" for i in range(n)]
+    for (li, h), ax in np.ndenumerate(axes):
+        ax.imshow(maps[li, h, :n, :n], cmap="viridis", vmin=0, vmax=1)
+        ax.set_title(f"layer {li} head {h}", fontsize=8)
+        step = max(1, n // 12)
+        ax.set_xticks(range(0, n, step), labels[::step], rotation=90, fontsize=5)
+        ax.set_yticks(range(0, n, step), labels[::step], fontsize=5)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_head_matrices(mats: dict[tuple[int, int], np.ndarray], title: str, out_base: Path,
+                       vmin: float = -1, vmax: float = 1) -> list[Path]:
+    """One panel per (layer, head) — e.g. OV-output cosine matrices ordered by ratio."""
+    layers = 1 + max(k[0] for k in mats)
+    heads = 1 + max(k[1] for k in mats)
+    fig, axes = plt.subplots(layers, heads, figsize=(2.8 * heads, 2.8 * layers), squeeze=False,
+                             constrained_layout=True)
+    for (li, h), m in mats.items():
+        ax = axes[li, h]
+        ax.imshow(m, cmap="RdBu_r", vmin=vmin, vmax=vmax)
+        ax.set_title(f"layer {li} head {h}", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title, fontsize=9)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_circle(scores: np.ndarray, queries: np.ndarray, logs: dict[int, int], p: int, title: str,
+                out_base: Path) -> list[Path]:
+    """Top-2 PCA of one head's x/y outputs: coloured by x with (x, y) labels, and relabelled by discrete logs."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.6), constrained_layout=True)
+    for ax, view in zip(axes, ("pair", "log"), strict=True):
+        colour = queries[:, 0] if view == "pair" else [logs.get(int(x), -1) for x in queries[:, 0]]
+        ax.scatter(scores[:, 0], scores[:, 1], c=colour, cmap="hsv", s=14)
+        for (x, y), (u, v) in zip(queries, scores, strict=True):
+            text = f"{x},{y}" if view == "pair" else (f"{logs[int(x)]},{logs[int(y)]}" if x and y else f"{x},{y}")
+            ax.annotate(text, (u, v), fontsize=4, alpha=0.7)
+        ax.set_xlabel("PC 1")
+        ax.set_ylabel("PC 2")
+        ax.set_title("coloured by x" if view == "pair" else "labels: discrete logs (log x, log y)", fontsize=9)
+    fig.suptitle(title, fontsize=9)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_corruption(curves: dict[str, dict[int, np.ndarray]], maps: dict[str, np.ndarray], out_base: Path
+                    ) -> list[Path]:
+    """Per group: per-shot accuracy for each number of corrupted examples, and the single-location map."""
+    groups = list(curves)
+    fig, axes = plt.subplots(2, len(groups), figsize=(5.5 * len(groups), 8.4), squeeze=False,
+                             constrained_layout=True)
+    for j, g in enumerate(groups):
+        ax = axes[0, j]
+        for m, acc in curves[g].items():
+            ax.plot(range(len(acc)), acc, marker="o", ms=2, label=f"{m} corrupted")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("shot k")
+        ax.set_ylabel("accuracy on clean positions")
+        ax.set_title(f"{g} tasks: random corrupted examples", fontsize=9)
+        ax.legend(fontsize=7)
+        im = axes[1, j].imshow(maps[g], origin="lower", cmap="viridis", vmin=0, vmax=1)
+        axes[1, j].set_xlabel("shot k (query)")
+        axes[1, j].set_ylabel("corrupted example j")
+        axes[1, j].set_title(f"{g} tasks: one corrupted example", fontsize=9)
+        fig.colorbar(im, ax=axes[1, j])
+    return save_figure(fig, Path(out_base))
+
+
+def plot_masking(single: dict[str, dict[str, float]], cumulative: list[tuple[str, dict[str, float]]],
+                 out_base: Path) -> list[Path]:
+    """Last-shot accuracy per set with each head knocked out alone, and with heads knocked out cumulatively."""
+    fig, (ax_s, ax_c) = plt.subplots(1, 2, figsize=(13, 4.4), constrained_layout=True)
+    names = list(single)
+    sets = list(next(iter(single.values())))
+    width = 0.8 / len(sets)
+    for i, s in enumerate(sets):
+        ax_s.bar(np.arange(len(names)) + i * width, [single[n][s] for n in names], width, label=s,
+                 color=SET_COLOURS.get(s))
+        ax_c.plot(range(len(cumulative)), [v[s] for _, v in cumulative], marker="o", label=s,
+                  color=SET_COLOURS.get(s))
+    ax_s.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=45, fontsize=7)
+    ax_s.set_ylabel("last-shot accuracy")
+    ax_s.set_title("one head knocked out (first bar group: none)", fontsize=9)
+    ax_c.set_xticks(range(len(cumulative)), [n for n, _ in cumulative], rotation=45, fontsize=7)
+    ax_c.set_title("heads knocked out cumulatively, most important first", fontsize=9)
+    for ax in (ax_s, ax_c):
+        ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=7)
+    return save_figure(fig, Path(out_base))

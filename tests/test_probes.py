@@ -1,0 +1,180 @@
+"""Probes of the modular-arithmetic study (modular-icl spec §7) on constructed models and inputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from conftest import tiny_run_dict
+from torch import nn
+from typer.testing import CliRunner
+
+from reasonlab.analysis import modular as mod
+from reasonlab.cli import app
+from reasonlab.config import resolve
+from reasonlab.models.transformer import Transformer
+from reasonlab.train.loop import train_run
+
+P = 7
+
+
+class Oracle(nn.Module):
+    """Reads ``x y z ... x y`` and answers the query by ratio matching (``mode='rm'``) or by solving for (a, b)
+    (``mode='mr'``); where its rule gives no answer it is wrong on purpose, (truth + 1) mod p."""
+
+    def __init__(self, task: tuple[int, int], mode: str):
+        super().__init__()
+        self.task, self.mode = task, mode
+
+    def answer(self, row: list[int]) -> int:
+        a, b = self.task
+        context = [(row[i], row[i + 1]) for i in range(0, len(row) - 2, 3)]
+        x, y = row[-2], row[-1]
+        truth = (a * x + b * y) % P
+        rule = mod.ratio_matching if self.mode == "rm" else mod.modular_regression
+        return truth if rule(context, P)[x, y] else (truth + 1) % P
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return nn.functional.one_hot(torch.tensor([self.answer(r.tolist()) for r in tokens]), P).float()
+
+
+def test_primitive_roots_and_discrete_logs():
+    assert mod.primitive_root(29) == 2 and mod.primitive_root(7) == 3 and mod.primitive_root(17) == 3
+    logs = mod.discrete_logs(29)
+    assert sorted(logs) == list(range(1, 29)) and sorted(logs.values()) == list(range(28))
+    assert mod.discrete_logs(29, 27)[27] == 1
+
+
+def test_ratio_matching_and_modular_regression_grids():
+    rm = mod.ratio_matching([(1, 2)], P)
+    assert rm.sum() == P and rm[0, 0] and rm[3, 6] and not rm[1, 3]  # the multiples c·(1, 2), c in Z_7
+    assert mod.rank_mod_p([(1, 2), (2, 4)], P) == 1 and mod.rank_mod_p([(1, 2), (1, 3)], P) == 2
+    assert mod.rank_mod_p([(0, 0)], P) == 0
+    assert (mod.modular_regression([(1, 2), (3, 6)], P) == rm).all()  # collinear: the span is the line
+    assert mod.modular_regression([(1, 2), (1, 3)], P).all()  # two independent pairs determine (a, b)
+    assert mod.ratio_matching([(1, 2), (1, 3)], P).sum() == 2 * P - 1  # two lines meet at (0, 0)
+
+
+@pytest.mark.parametrize("mode", ["rm", "mr"])
+def test_shot_grids_score_a_ratio_matcher_and_a_regressor(mode):
+    task, context = (3, 5), [(1, 2), (2, 4), (1, 3), (4, 1)]
+    grids = mod.shot_grids(Oracle(task, mode), [task], context, P, shots=(1, 2, 3))
+    for g in grids:
+        expected = g.rm if mode == "rm" else g.mr
+        assert (g.correct[0] == expected).all()
+        s = g.scores()
+        assert s["on_rm"] == 1.0 and s["accuracy"] == pytest.approx(expected.mean())
+    k1, k2, k3 = (g.scores() for g in grids)
+    assert k1["rm_fraction"] == k2["rm_fraction"] == pytest.approx(P / P**2)  # (2, 4) = 2·(1, 2): no new line
+    assert np.isnan(k1["composition"]) and k3["mr_fraction"] == 1.0  # rank 2 from the third pair on
+    assert k3["composition"] == (1.0 if mode == "mr" else 0.0) and np.isnan(k3["off_mr"])
+
+
+def test_shot_ceilings_on_constructed_sequences():
+    pairs = [(1, 2), (2, 4), (3, 3), (5, 1), (0, 0)]
+    ids = torch.tensor([[x * P + y for x, y in pairs]])
+    c = mod.shot_ceilings(ids, P)
+    assert c["rm"].tolist() == [0, 1, 0, 0, 1]  # (2,4) = 2·(1,2); (3,3) and (5,1) are on no earlier line
+    assert c["mr"].tolist() == [0, 1, 0, 1, 1]  # rank 2 after (1,2), (3,3): everything is in the span
+
+
+def test_attention_scores_of_hand_set_patterns():
+    T = 12
+    prev = np.zeros((T, T))
+    prev[0, 0] = 1
+    prev[np.arange(1, T), np.arange(T - 1)] = 1
+    s = mod.attention_scores(prev)
+    assert s["previous_token"] == 1.0 and s["same_role"] == 0.0
+    period = np.zeros((T, T))
+    for t in range(T):
+        period[t, t - 3 if t >= 3 else t] = 1
+    s = mod.attention_scores(period)
+    assert s["same_role"] == pytest.approx(9 / 11) and s["previous_token"] == 0.0
+    assert s["z_to_earlier_examples"] == 1.0  # every y position from example 1 on looks 3 back
+
+
+def test_ratio_contrast_separates_ratio_organized_outputs():
+    queries = np.array([(x, y) for x in range(P) for y in range(P)])
+    ratio = np.array([(y * pow(int(x), -1, P)) % P if x else 0 for x, y in queries])
+    organized = np.eye(P)[ratio] + 0.01 * np.random.default_rng(0).normal(size=(P * P, P))
+    noise = np.random.default_rng(1).normal(size=(P * P, P))
+    high = mod.ratio_contrast(mod.standardized_cosine(organized), queries, P)
+    low = mod.ratio_contrast(mod.standardized_cosine(noise), queries, P)
+    assert high > 0.9 and abs(low) < 0.1
+    order = mod.ratio_order(queries, P)
+    assert len(order) == (P - 1) ** 2 and len(set(ratio[order][: P - 1])) == 1  # one ratio block first
+
+
+def test_corruption_shifts_only_the_chosen_labels_and_scores_clean_positions():
+    task = (2, 3)
+    clean = torch.stack([mod._tokens(task, mod.probe_context(P, 6, s), P) for s in range(4)])
+    gen = torch.Generator().manual_seed(0)
+    bad = mod.corrupt(clean, torch.tensor([[1, 4]] * 4), P, gen)
+    changed = (bad != clean).nonzero()[:, 1].unique().tolist()
+    assert changed == [5, 14]  # z of examples 1 and 4, never shifted by 0
+
+    class Truth(nn.Module):  # always right about the task, whatever the context says
+        def forward(self, tokens, positions="all"):
+            x, y = tokens[:, 0::3], tokens[:, 1::3]
+            z = (task[0] * x + task[1] * y) % P
+            out = torch.full((*tokens.shape, P), -1.0)
+            out[:, 1::3].scatter_(-1, z[..., None], 1.0)
+            return out
+
+    curves = mod.corruption_curves(Truth(), clean, P, seed=0, counts=(0, 2))
+    assert all((c == 1.0).all() for c in curves.values())  # corrupted positions are not scored
+    grid = mod.corruption_map(Truth(), clean, P, seed=0)
+    assert np.isnan(grid[3, 2]) and (grid[np.triu_indices(6, 1)] == 1.0).all()
+
+
+def _tiny_model() -> Transformer:
+    cfg = resolve({"model": {"d_model": 16, "depth": 2, "n_heads": 2, "d_k": 8, "d_v": 8, "d_ff": 32, "norm": "pre",
+                             "positions": "rope", "max_positions": 18, "tied_head": True, "block_bias": False,
+                             "head_bias": False}})
+    torch.manual_seed(0)
+    return Transformer(cfg.model, P).eval()
+
+
+def test_per_head_outputs_sum_to_the_attention_output():
+    model = _tiny_model()
+    queries, outs = mod.head_outputs(model, (2, 3), mod.probe_context(P, 5, 0), 5, P, 6)
+    assert outs["x"].shape == (P * P, 2, 2, 16) and set(outs) == {"x", "y", "z"}  # 18 positions hold the last z
+    tokens = torch.stack([mod._tokens((2, 3), [*mod.probe_context(P, 5, 0), tuple(q)], P) for q in queries])
+    _, cache = model.run_with_cache(tokens[:, :17])
+    for li in range(2):
+        total = outs["y"][:, li].sum(1)
+        assert np.allclose(total, cache[f"blocks.{li}.hook_attn_out"][:, 16].numpy(), atol=1e-5)
+
+
+def test_head_ablation_zeroes_the_head_and_restores():
+    model = _tiny_model()
+    tokens = torch.randint(P, (3, 17))
+    before = model(tokens, "all")
+    mod.set_ablation(model, [(0, 0), (0, 1)])
+    _, cache = model.run_with_cache(tokens)
+    assert cache["blocks.0.hook_attn_out"].abs().max() == 0  # both heads of layer 0 knocked out
+    mod.set_ablation(model, [])
+    assert torch.equal(model(tokens, "all"), before)
+
+
+def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
+    raw = tiny_run_dict()
+    raw["task"] = {"kind": "modular", "p": 7, "n_shots": 6, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
+                   "steps_per_epoch": 4, "eval_batches": 1, "eval_batch_size": 16}
+    raw["model"].update({"norm": "pre", "positions": "rope", "max_positions": 18, "tied_head": True,
+                         "head_bias": False})
+    raw["train"].update({"epochs": 2, "batch_size": 16})
+    run_dir, _ = train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)
+    result = CliRunner().invoke(app, ["analyze", str(run_dir), "--max-tasks", "4"])
+    assert result.exit_code == 0, result.output
+    out = run_dir / "analysis" / "final"
+    for name in ("shots", "grid", "attention", "ov", "pca", "corruption", "masking"):
+        assert (out / f"{name}.json").is_file()
+    for fig in ("shots", "grid-id", "grid-ood", "attention", "ov-x", "pca", "corruption", "masking"):
+        assert (out / f"{fig}.png").is_file() and (out / f"{fig}.svg").is_file()
+    grid = json.loads((out / "grid.json").read_text())
+    assert set(grid["id"]) == {"1", "2", "3", "4"}  # k ≤ n_shots − 1 context examples
+    bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
+    assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
