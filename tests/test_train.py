@@ -118,6 +118,13 @@ def test_metrics_rows(reference):
     assert seen == [pytest.approx(summary["final"]["seen_test_acc"])]
     evaluated = sorted({e for e, _, split, _, _ in rows if split.startswith("heldout/")})
     assert evaluated == list(range(1, EPOCHS + 1))
+    norms = {m: v for e, _, split, m, v in rows if split == "weights" and e == EPOCHS}
+    assert {"norm", "norm:embed", "norm:blocks.0", "norm:blocks.1"} <= set(norms)
+    parts = sum(v**2 for m, v in norms.items() if m != "norm")
+    assert norms["norm"] == pytest.approx(parts**0.5)  # the parts partition the parameters
+    weights = load_file(str(run_dir / "checkpoints" / f"step-{EPOCHS * STEPS_PER_EPOCH}.safetensors"))
+    assert norms["norm:blocks.0"] == pytest.approx(
+        sum(float(t.pow(2).sum()) for k, t in weights.items() if k.startswith("blocks.0.")) ** 0.5)
 
 
 def test_loss_decreases(tmp_path):

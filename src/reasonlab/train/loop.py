@@ -88,6 +88,18 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
     return model
 
 
+@torch.no_grad()
+def weight_norms(model: nn.Module) -> dict[str, float]:
+    """L2 norm of all parameters (``norm``) and per part (``norm:embed``, ``norm:blocks.0`` ...): weight decay
+    against the initialization scale is part of the story of every study."""
+    squares: dict[str, float] = {}
+    for name, p in model.named_parameters():
+        parts = name.split(".")
+        part = ".".join(parts[:2]) if parts[0] == "blocks" else parts[0]
+        squares[part] = squares.get(part, 0.0) + float(p.detach().float().pow(2).sum())
+    return {"norm": sum(squares.values()) ** 0.5, **{f"norm:{k}": v**0.5 for k, v in squares.items()}}
+
+
 def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
     """``checkpoint_log`` epochs spaced evenly in log scale from the end of warm-up (at least epoch 1) to the
     last epoch, so a run's dynamics can be read at its early, fast changes as well as its end."""
@@ -209,6 +221,7 @@ class Trainer:
         t, epoch, step = self.cfg.train, self.epoch, self.step
         self.rows += [(epoch, step, "train", "loss", loss),
                       (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+        self.rows += [(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
             self.figures = self._evaluate(epoch, step, final=last)
@@ -238,7 +251,7 @@ class Trainer:
     def complete(self) -> tuple[Path, dict]:
         """After the last epoch: the summary, written with the metrics; the run directory renamed into place."""
         if not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
-            self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] == "train"]
+            self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] in ("train", "weights")]
             self._evaluate(self.epoch, self.step, final=True)
         summary = self._summary(self.epoch, self.step, self.wall)
         partial = self.run_dir
