@@ -26,7 +26,7 @@ from reasonlab.sweep.results import read_results
 from reasonlab.sweep.runner import SweepReport, run_sweep
 
 GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"task.n_tasks": [8, 16, 32, 48, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2]},
+    "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2]},
     "gpu": {"task.n_tasks": [32, 64, 128, 256, 512], "task.alpha": [0.4, 0.6, 0.8], "model.depth": [1, 2],
             "seed": [1, 2]},
     "paper": {"task.n_tasks": [8, 16, 32, 64, 128, 256, 512], "task.alpha": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
