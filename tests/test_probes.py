@@ -109,7 +109,7 @@ def test_ratio_contrast_separates_ratio_organized_outputs():
 
 def test_corruption_shifts_only_the_chosen_labels_and_scores_clean_positions():
     task = (2, 3)
-    clean = torch.stack([mod._tokens(task, mod.probe_context(P, 6, s), P) for s in range(4)])
+    clean = torch.stack([mod.example_tokens(task, mod.probe_context(P, 6, s), P) for s in range(4)])
     gen = torch.Generator().manual_seed(0)
     bad = mod.corrupt(clean, torch.tensor([[1, 4]] * 4), P, gen)
     changed = (bad != clean).nonzero()[:, 1].unique().tolist()
@@ -141,7 +141,7 @@ def test_per_head_outputs_sum_to_the_attention_output():
     model = _tiny_model()
     queries, outs = mod.head_outputs(model, (2, 3), mod.probe_context(P, 5, 0), 5, P, 6)
     assert outs["x"].shape == (P * P, 2, 2, 16) and set(outs) == {"x", "y", "z"}  # 18 positions hold the last z
-    tokens = torch.stack([mod._tokens((2, 3), [*mod.probe_context(P, 5, 0), tuple(q)], P) for q in queries])
+    tokens = torch.stack([mod.example_tokens((2, 3), [*mod.probe_context(P, 5, 0), tuple(q)], P) for q in queries])
     _, cache = model.run_with_cache(tokens[:, :17])
     for li in range(2):
         total = outs["y"][:, li].sum(1)
@@ -175,6 +175,6 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     for fig in ("shots", "grid-id", "grid-ood", "attention", "ov-x", "pca", "corruption", "masking"):
         assert (out / f"{fig}.png").is_file() and (out / f"{fig}.svg").is_file()
     grid = json.loads((out / "grid.json").read_text())
-    assert set(grid["id"]) == {"1", "2", "3", "4"}  # k ≤ n_shots − 1 context examples
+    assert set(grid["id"]) == {"1", "2", "3", "4", "5"}  # the spec's k up to the full context of n_shots − 1
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output

@@ -244,70 +244,54 @@ def phase(
     console.print("figures: " + ", ".join(map(str, paths)))
 
 
-def _probe_options(task: str | None, head: str | None, **plain: object) -> dict:
-    options = {k: v for k, v in plain.items() if v is not None}
-    if task is not None:
-        try:
-            a, b = (int(v) for v in task.split(","))
-        except ValueError:
-            _fail(f"--task: {task!r} is not two integers a,b (e.g. --task 6,6)")
-        options["task"] = (a, b)
-    if head is not None:
-        options["head"] = head
-    return options
+def _int_pair(text: str | None, flag: str) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        a, b = (int(v) for v in text.split(","))
+    except ValueError:
+        _fail(f"{flag}: {text!r} is not two integers a,b (e.g. {flag} 4,3)")
+    return a, b
 
 
 @app.command()
 def analyze(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
     probe: Annotated[list[str] | None, typer.Option(
-        "--probe", help="a named probe, repeatable (default: all of the run's kind); modular: shots, grid, "
-        "attention, ov, pca, corruption, masking")] = None,
+        "--probe", help="a named analysis, repeatable (default: all of the run's kind); anchor: flow, "
+        "representations, fused, condensation, embedding, spectra; modular: shots, grid, attention, ov, pca, "
+        "corruption, masking")] = None,
     checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
-    task: Annotated[str | None, typer.Option(help="the probe task a,b (default: the first i.d. task, a,b ≠ 0)")] = None,
-    head: Annotated[str | None, typer.Option(help="PCA head LAYER.HEAD (default: the best-explained)")] = None,
-    shot: Annotated[int | None, typer.Option(help="target shot of the OV/PCA probes (default: the last)")] = None,
-    max_tasks: Annotated[int | None, typer.Option(help="tasks per group for grid/corruption")] = None,
-    ablation: Annotated[str, typer.Option(help="head masking: zero or mean")] = "zero",
-    seed: Annotated[int, typer.Option(help="seed of the probe context and corruption")] = 0,
+    pair: Annotated[str | None, typer.Option(help="anchor: the probe pair a1,a2 (default: the held-out pair)")] = None,
+    key: Annotated[int | None, typer.Option(help="anchor: the flow probe's key (default 99)")] = None,
+    position: Annotated[int | None, typer.Option(help="anchor: key position of the probe inputs (default: the "
+                                                      "middle one)")] = None,
+    threshold: Annotated[float | None, typer.Option(help="anchor: flow edge / condensation cosine threshold")] = None,
+    task: Annotated[str | None, typer.Option(help="modular: the probe task a,b (default: the first i.d. task with "
+                                                  "a, b ≠ 0)")] = None,
+    head: Annotated[str | None, typer.Option(help="modular: PCA head LAYER.HEAD (default: the one with the most "
+                                                  "variance in its top-2 plane)")] = None,
+    shot: Annotated[int | None, typer.Option(help="modular: target shot of the OV/PCA probes (default: the "
+                                                  "last)")] = None,
+    max_tasks: Annotated[int | None, typer.Option(help="modular: tasks per group for grid/corruption")] = None,
+    ablation: Annotated[str, typer.Option(help="modular head masking: zero or mean")] = "zero",
+    seed: Annotated[int, typer.Option(help="seed of the probe inputs")] = 0,
 ) -> None:
-    """Run named probes on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
+    """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
     from reasonlab.analysis.probes import analyze as run_probes
 
     if ablation not in ("zero", "mean"):
         _fail(f"--ablation: {ablation!r} is not zero or mean")
-    options = _probe_options(task, head, shot=shot, max_tasks=max_tasks, ablation=ablation, seed=seed)
+    options = {k: v for k, v in dict(pair=_int_pair(pair, "--pair"), task=_int_pair(task, "--task"), key=key,
+                                     position=position, threshold=threshold, head=head, shot=shot,
+                                     max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
     try:
         results = run_probes(run_dir, probe or [], checkpoint, options)
     except ConfigError as e:
         _fail(str(e))
     for name, numbers in results.items():
-        console.print(f"[bold]{name}[/]: {_headline(name, numbers)}")
+        console.print(f"[bold]{name}[/]: {numbers['headline']}")
     console.print(f"written under {run_dir / 'analysis'}")
-
-
-def _headline(name: str, numbers: dict) -> str:
-    """One line per probe for the terminal; the JSON beside the figures has everything."""
-    if name == "shots":
-        return ", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
-    if name == "grid":
-        last = max(numbers["id"], key=int)
-        return ", ".join(f"{g} k={last}: accuracy {numbers[g][last]['accuracy']:.3f} "
-                         f"(on RM {numbers[g][last]['on_rm']:.3f})" for g in ("id", "ood"))
-    if name == "pca":
-        return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
-    if name == "masking":
-        worst = min((k for k in numbers["single"] if k != "none"), key=lambda k: numbers["single"][k]["ood/test"])
-        return f"knocking out head {worst} leaves o.o.d.-test last-shot {numbers['single'][worst]['ood/test']:.3f}"
-    if name == "corruption":
-        return ", ".join(f"{g}: " + " ".join(f"{k[-2:]}={v:.2f}" for k, v in numbers[g].items()) for g in numbers)
-    if name == "attention":
-        heads = numbers["heads"]
-        return "; ".join(f"strongest {score.replace('_', ' ')}: head {max(heads, key=lambda h: heads[h][score])} "
-                         f"({max(v[score] for v in heads.values()):.2f})" for score in next(iter(heads.values())))
-    contrast = numbers["ratio_contrast"]  # ov
-    best = max(contrast, key=contrast.get)
-    return f"most ratio-organized head output: {best} (same-ratio minus other cosine {contrast[best]:.2f})"
 
 
 @app.command()

@@ -73,7 +73,8 @@ def probe_context(p: int, n: int, seed: int) -> list[tuple[int, int]]:
     return [(i // p, i % p) for i in ids]
 
 
-def _tokens(task: tuple[int, int], pairs: list[tuple[int, int]] | np.ndarray, p: int) -> Tensor:
+def example_tokens(task: tuple[int, int], pairs: list[tuple[int, int]] | np.ndarray, p: int) -> Tensor:
+    """The tokens ``x y z x y z ...`` of ``pairs`` under ``task``."""
     a, b = task
     pairs = torch.as_tensor(np.asarray(pairs), dtype=torch.long).reshape(-1, 2)
     z = (a * pairs[:, 0] + b * pairs[:, 1]) % p
@@ -113,7 +114,7 @@ def shot_grids(model: Transformer, tasks: list[tuple[int, int]], context: list[t
     for k in (k for k in shots if k <= len(context)):
         correct = np.zeros((len(tasks), p, p), dtype=bool)
         for t, task in enumerate(tasks):
-            prefix = _tokens(task, context[:k], p)
+            prefix = example_tokens(task, context[:k], p)
             seqs = torch.cat([prefix.expand(len(queries), -1), torch.as_tensor(queries)], dim=1)
             truth = (task[0] * queries[:, 0] + task[1] * queries[:, 1]) % p
             correct[t] = (_predict_last(model, seqs).numpy() == truth).reshape(p, p)
@@ -170,7 +171,7 @@ def head_outputs(model: Transformer, task: tuple[int, int], context: list[tuple[
     rows = []
     for q in queries:
         pairs = list(context[:shot]) + [tuple(q)] + list(context[shot : n_shots - 1])
-        rows.append(_tokens(task, pairs, p))
+        rows.append(example_tokens(task, pairs, p))
     tokens = torch.stack(rows)[:, : model.cfg.max_positions]
     with model.hooks() as cache:
         model(tokens, positions="all")
