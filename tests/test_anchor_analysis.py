@@ -99,3 +99,25 @@ def test_analyze_cli_runs_every_anchor_analysis(tmp_path):
     assert set(flow["mean_flow"]) == {"last->key", "last->a1", "last->a2", "a1->key", "a2->key"}
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--pair", "9,9"])
     assert bad.exit_code == 2 and "--pair" in bad.output and "Traceback" not in bad.output
+
+
+def test_analyses_over_saved_checkpoints(tmp_path):
+    cfg = tiny_run(train={"epochs": 3, "checkpoint_every": 1})
+    run_dir, _ = train_run(cfg, tmp_path / "runs", progress=False, log=lambda _: None)
+    result = CliRunner().invoke(app, ["analyze", str(run_dir), "--over-time", "--probe", "condensation",
+                                      "--probe", "flow"])
+    assert result.exit_code == 0, result.output
+    out = run_dir / "analysis" / "dynamics"
+    steps = sorted(int(p.name.removeprefix("step-")) for p in (run_dir / "analysis").glob("step-*"))
+    assert len(steps) == 3
+    series = json.loads((out / "dynamics.json").read_text())
+    assert sorted(map(int, series["flow"])) == steps and "mean_flow.last->key[1]" in series["flow"][str(steps[-1])]
+    for name in ("flow-strip", "flow-scalars", "condensation-strip", "condensation-scalars", "accuracy"):
+        assert (out / f"{name}.png").is_file(), name
+
+
+def test_scalars_flatten_nested_numbers():
+    from reasonlab.analysis.probes import scalars
+
+    assert scalars({"a": 1, "b": {"c": 0.5, "d": [0.1, 0.2]}, "e": "text", "f": True}) == {
+        "a": 1.0, "b.c": 0.5, "b.d[0]": 0.1, "b.d[1]": 0.2}

@@ -276,9 +276,12 @@ def analyze(
     max_tasks: Annotated[int | None, typer.Option(help="modular: tasks per group for grid/corruption")] = None,
     ablation: Annotated[str, typer.Option(help="modular head masking: zero or mean")] = "zero",
     seed: Annotated[int, typer.Option(help="seed of the probe inputs")] = 0,
+    over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
+                                            "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
     from reasonlab.analysis.probes import analyze as run_probes
+    from reasonlab.analysis.probes import analyze_over_time
 
     if ablation not in ("zero", "mean"):
         _fail(f"--ablation: {ablation!r} is not zero or mean")
@@ -286,7 +289,12 @@ def analyze(
                                      position=position, threshold=threshold, head=head, shot=shot,
                                      max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
     try:
-        results = run_probes(run_dir, probe or [], checkpoint, options)
+        if over_time:
+            series = analyze_over_time(run_dir, probe or [], options)
+            results = {name: by_step[max(by_step)] for name, by_step in series.items()}
+            console.print(f"{len(next(iter(series.values())))} checkpoints analysed; the last:")
+        else:
+            results = run_probes(run_dir, probe or [], checkpoint, options)
     except ConfigError as e:
         _fail(str(e))
     for name, numbers in results.items():

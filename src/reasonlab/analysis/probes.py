@@ -100,3 +100,47 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
             numbers = known[probe](run)
             results[probe] = {**numbers, "headline": module.headline(probe, numbers)}
     return results
+
+
+def scalars(numbers: dict, prefix: str = "") -> dict[str, float]:
+    """The scalar leaves of a probe's numbers, by dotted path (what a dynamics plot can draw over time)."""
+    out: dict[str, float] = {}
+    for k, v in numbers.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(scalars(v, f"{name}."))
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            out[name] = float(v)
+        elif isinstance(v, list) and v and all(isinstance(x, float) for x in v) and len(v) <= 8:
+            out.update({f"{name}[{i}]": x for i, x in enumerate(v)})  # e.g. one value per layer
+    return out
+
+
+def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = None) -> dict[str, dict[int, dict]]:
+    """The analyses at every saved checkpoint (log-spaced with ``train.checkpoint_log``), then per analysis a
+    strip of its figure across time and its scalars over training steps, beside the run's accuracy curves with
+    the checkpoints marked (``analysis/dynamics/``)."""
+    from reasonlab.plots.dynamics import plot_accuracy_with_checkpoints, plot_scalars_over_time, plot_strip
+    from reasonlab.store import read_metrics
+
+    steps = complete_steps(Path(run_dir) / "checkpoints")
+    if not steps:
+        raise ConfigError(f"{run_dir}: no saved checkpoints to follow over time")
+    by_probe: dict[str, dict[int, dict]] = {}
+    for step in steps:
+        for probe, numbers in analyze(run_dir, probes, str(step), options).items():
+            by_probe.setdefault(probe, {})[step] = numbers
+    out = Path(run_dir) / "analysis" / "dynamics"
+    for probe, series in by_probe.items():
+        plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{_main_figure(probe)}.png")
+                    for s in series], out / f"{probe}-strip")
+        plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
+    plot_accuracy_with_checkpoints(read_metrics(Path(run_dir) / "metrics.parquet"), steps, out / "accuracy")
+    write_json(out / "dynamics.json", {p: {str(s): scalars(n) for s, n in series.items()}
+                                       for p, series in by_probe.items()})
+    return by_probe
+
+
+def _main_figure(probe: str) -> str:
+    """The figure a probe's strip shows (probes with several figures name their first)."""
+    return {"grid": "grid-id", "ov": "ov-x"}.get(probe, probe)

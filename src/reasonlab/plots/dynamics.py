@@ -1,0 +1,62 @@
+"""Figures of a run over time: an analysis's figure at each saved checkpoint side by side, its scalars over
+training steps, and the accuracy curves with the checkpoints marked."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
+
+from reasonlab.plots import save_figure
+
+
+def plot_strip(images: list[tuple[str, Path]], out_base: Path, per_row: int = 4) -> list[Path]:
+    """The PNGs in a grid, in time order, each titled (``step N``)."""
+    images = [(t, p) for t, p in images if p.is_file()]
+    rows = max(1, math.ceil(len(images) / per_row))
+    cols = min(per_row, max(1, len(images)))
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 4 * rows), squeeze=False, constrained_layout=True)
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, (title, path) in zip(axes.flat, images, strict=False):
+        ax.imshow(mpimg.imread(path))
+        ax.set_title(title, fontsize=10)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_scalars_over_time(series: dict[int, dict[str, float]], name: str, out_base: Path, limit: int = 12
+                           ) -> list[Path]:
+    """Each scalar of an analysis against the training step (the first ``limit`` by name)."""
+    keys = sorted({k for v in series.values() for k in v})[:limit]
+    steps = sorted(series)
+    fig, ax = plt.subplots(figsize=(8, 4.6), constrained_layout=True)
+    for k in keys:
+        ax.plot(steps, [series[s].get(k, math.nan) for s in steps], marker="o", ms=3, label=k)
+    ax.set_xscale("log")
+    ax.set_xlabel("training step (log)")
+    ax.set_title(f"{name} over training", fontsize=9)
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return save_figure(fig, Path(out_base))
+
+
+def plot_accuracy_with_checkpoints(rows: list[tuple], steps: list[int], out_base: Path) -> list[Path]:
+    """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
+    curves: dict[str, tuple[list[int], list[float]]] = {}
+    for _, step, split, metric, value in rows:
+        if split == "pooled" and ("acc" in metric or "shot" in metric):
+            xs, ys = curves.setdefault(metric, ([], []))
+            xs.append(step)
+            ys.append(value)
+    fig, ax = plt.subplots(figsize=(8, 4.6), constrained_layout=True)
+    for metric, (xs, ys) in sorted(curves.items()):
+        ax.plot(xs, ys, label=metric, linewidth=1)
+    for s in steps:
+        ax.axvline(s, color="0.6", linestyle="--", linewidth=0.7)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("accuracy per target; dashed: saved checkpoints analysed", fontsize=9)
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return save_figure(fig, Path(out_base))
