@@ -1,4 +1,4 @@
-"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze | report``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -300,6 +300,19 @@ def analyze(
     for name, numbers in results.items():
         console.print(f"[bold]{name}[/]: {numbers['headline']}")
     console.print(f"written under {run_dir / 'analysis'}")
+
+
+@app.command()
+def report(target: Annotated[Path, typer.Argument(help="a finished run or a sweep directory")]) -> None:
+    """One self-contained HTML page (figures embedded, no external requests): config, outcome, curves and
+    analyses of each run; for a sweep also its phase diagram, with each cell linking to its runs."""
+    from reasonlab.report.html import write_report
+
+    try:
+        path = write_report(target)
+    except ConfigError as e:
+        _fail(str(e))
+    console.print(f"report: {path}")
 
 
 @app.command()

@@ -42,6 +42,10 @@ def plot_scalars_over_time(series: dict[int, dict[str, float]], name: str, out_b
 
 
 def plot_accuracy_with_checkpoints(rows: list[tuple], steps: list[int], out_base: Path) -> list[Path]:
+    return save_figure(accuracy_figure(rows, steps), Path(out_base))
+
+
+def accuracy_figure(rows: list[tuple], steps: list[int]) -> plt.Figure:
     """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for _, step, split, metric, value in rows:
@@ -57,6 +61,6 @@ def plot_accuracy_with_checkpoints(rows: list[tuple], steps: list[int], out_base
     ax.set_xlabel("training step")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title("accuracy per target; dashed: saved checkpoints analysed", fontsize=9)
+    ax.set_title("accuracy per target" + ("; dashed: saved checkpoints analysed" if steps else ""), fontsize=9)
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return save_figure(fig, Path(out_base))
+    return fig

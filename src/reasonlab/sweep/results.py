@@ -174,7 +174,7 @@ def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> None:
     atomic_write_text(Path(path), buf.getvalue())
 
 
-def _axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
+def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     """The sweep's declared axes, else the config columns whose value differs between runs."""
     try:
         return list(json.loads((sweep_dir / "sweep.json").read_text())["axes"])
@@ -190,7 +190,7 @@ def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tu
     if show_all:
         columns = list(dict.fromkeys(c for r in rows for c in r))
     else:
-        axes = list(dict.fromkeys(a for s in sweeps for a in _axes(s, read_results(s))))
+        axes = list(dict.fromkeys(a for s in sweeps for a in sweep_axes(s, read_results(s))))
         figures = [c for c in dict.fromkeys(c for r in rows for c in r)
                    if c == "final.seen_test_acc" or (c.startswith("outcome.") and c.rsplit(".", 1)[1]
                                                      in ("inferential", "symmetric"))]

@@ -1,0 +1,105 @@
+"""The HTML report: self-contained, escaped, and opened for real in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import pytest
+from conftest import tiny_run_dict
+from typer.testing import CliRunner
+
+from reasonlab.cli import app
+
+runner = CliRunner()
+HOSTILE = '<script>alert("x")</script>'
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Flags that keep headless Chromium off this machine's closed network (its own background services) and quiet.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
+         "--v=0", "--window-size=1200,1800"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> Path:
+    """A two-run sweep whose profile label is hostile HTML, one run analysed."""
+    root = tmp_path_factory.mktemp("report")
+    spec = root / "s.yaml"
+    raw = tiny_run_dict(train={"epochs": 2})
+    raw["profile"] = f"tiny {HOSTILE}"
+    spec.write_text(json.dumps({"name": "tiny", "config": raw, "grid": {"init.gamma": [0.3, 0.9]}}))
+    result = runner.invoke(app, ["sweep", str(spec), "--out", str(root), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    sweep_dir = root / "tiny"
+    first = sorted(p for p in sweep_dir.iterdir() if (p / "summary.json").is_file())[0]
+    assert runner.invoke(app, ["analyze", str(first), "--probe", "flow"]).exit_code == 0
+    result = runner.invoke(app, ["report", str(sweep_dir)])
+    assert result.exit_code == 0, result.output
+    return sweep_dir
+
+
+def test_report_is_self_contained_and_escaped(sweep):
+    html = (sweep / "report.html").read_text()
+    assert HOSTILE not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+    assert "<script" not in html  # the page runs no code at all
+    sources = re.findall(r'(?:src|href)="([^"]*)"', html)
+    assert sources and all(s.startswith(("data:image/png;base64,", "#run-")) for s in sources)
+    sections = re.findall(r'<section class="run" id="run-([0-9a-f]{12})"', html)
+    assert len(sections) == 2
+    links = set(re.findall(r'href="#run-([0-9a-f]{12})"', html))
+    assert links == set(sections)  # every phase-table cell links to an existing run section
+    assert 'id="phase-table"' in html and "flow" in html  # the analysed run shows its analysis
+
+
+def test_report_of_one_run_and_a_bad_target(sweep, tmp_path):
+    run_dir = next(p for p in sweep.iterdir() if (p / "summary.json").is_file())
+    assert runner.invoke(app, ["report", str(run_dir)]).exit_code == 0
+    html = (run_dir / "report.html").read_text()
+    assert html.count('<section class="run"') == 1 and 'id="phase"' not in html
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "neither a finished run" in result.output
+    assert not (tmp_path / "report.html").exists()
+
+
+def _chromium(page: Path, out: Path, action: str) -> tuple[str, str, list[str]]:
+    """Open ``page`` and take a screenshot or dump the DOM (``action``; headless Chromium exits after it):
+    (stdout, stderr, URLs the page itself requested, from Chromium's net log)."""
+    net = out / "net.json"
+    proc = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={out / 'profile'}", f"--log-net-log={net}", action,
+                           page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = json.loads(net.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    requested = [e["params"]["url"] for e in log["events"] if e["type"] == start
+                 and "file://" in e["params"].get("network_isolation_key", "")  # initiated by the page, not the
+                 and not e["params"]["url"].startswith(("file:", "data:"))]    # browser's own services
+    return proc.stdout, proc.stderr, requested
+
+
+def _console(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (the README's test command installs "
+                                             "Debian's chromium where apt is available)")
+def test_report_opens_in_headless_chromium(sweep, tmp_path):
+    control = tmp_path / "control.html"  # the checks must catch what they look for
+    control.write_text('<!DOCTYPE html><img src="http://reasonlab-test.invalid/x.png">'
+                       '<script>console.error("control")</script>')
+    (tmp_path / "c").mkdir()
+    _, stderr, requested = _chromium(control, tmp_path / "c", f"--screenshot={tmp_path / 'c.png'}")
+    assert requested == ["http://reasonlab-test.invalid/x.png"] and _console(stderr)
+
+    (tmp_path / "r").mkdir()
+    shot = tmp_path / "shot.png"
+    _, stderr, requested = _chromium(sweep / "report.html", tmp_path / "r", f"--screenshot={shot}")
+    assert requested == [] and _console(stderr) == []
+    pixels = mpimg.imread(shot)
+    assert pixels.shape[0] >= 1000 and pixels[..., :3].std() > 0.05  # a rendered page, not a blank one
+    (tmp_path / "d").mkdir()
+    dom, _, _ = _chromium(sweep / "report.html", tmp_path / "d", "--dump-dom")
+    assert 'id="phase-table"' in dom and dom.count('class="run"') == 2 and "<img" in dom
