@@ -307,3 +307,33 @@ def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
     result = runner.invoke(app, ["reproduce", "anchor-phase", "--profile", "gpu", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "cpu, paper" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
+               "model.d_ff=32", "train.epochs=2", "train.warmup_epochs=0", "train.batch_size=64"]
+
+
+def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
+    from reasonlab.studies.anchor_complexity import epochs_to_fit
+
+    reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR)
+    sweep_dir = tmp_path / "anchor-complexity-cpu"
+    rows = read_results(sweep_dir)
+    assert sorted({r["task.complexity_k"] for r in rows}) == list(range(7)) and len(rows) == 14
+    assert all(r["task.held_out_pairs"] == "[]" for r in rows)  # every pair trained
+    summary = (sweep_dir / "summary.md").read_text()
+    assert "## The hypothesis" in summary and summary.count("| 0.8 | 2 |") == 7
+    assert (sweep_dir / "figures" / "complexity.png").is_file()
+    fit = epochs_to_fit(sweep_dir / rows[0]["run_id"])
+    assert fit is None or 1 <= fit <= 2
+
+
+def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
+    reproduce_tiny("anchor-lr-wd", tmp_path, TINY_ANCHOR)
+    sweep_dir = tmp_path / "anchor-lr-wd-cpu"
+    rows = read_results(sweep_dir)
+    assert len(rows) == 9 and {r["model.depth"] for r in rows} == {3}
+    assert all("outcome.3-4.inferential" in r and "outcome.4-3.inferential" in r for r in rows)
+    summary = (sweep_dir / "summary.md").read_text()
+    assert summary.count("the inferential solution here") == 4  # two pairs × (lr, wd)
+    assert (sweep_dir / "figures" / "lr-wd.png").is_file()

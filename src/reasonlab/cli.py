@@ -318,7 +318,8 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 @app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
-        help="anchor-phase, reasoning-bias, prontoqa-tinystories or modular-phase")],
+        help="anchor-phase, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories or "
+        "modular-phase")],
     profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced), gpu (modular-phase: one GPU) or "
                                          "paper (GPU cluster)")] = "cpu",
     out: OutOpt = Path("runs"),
@@ -329,10 +330,18 @@ def reproduce(
     overrides: Overrides = None,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
-    from reasonlab.studies import anchor_phase, modular_phase, prontoqa_tinystories, reasoning_bias
+    from reasonlab.studies import (
+        anchor_complexity,
+        anchor_lr_wd,
+        anchor_phase,
+        modular_phase,
+        prontoqa_tinystories,
+        reasoning_bias,
+    )
 
-    experiments = {"anchor-phase": anchor_phase, "reasoning-bias": reasoning_bias,
-                   "prontoqa-tinystories": prontoqa_tinystories, "modular-phase": modular_phase}
+    experiments = {"anchor-phase": anchor_phase, "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
+                   "reasoning-bias": reasoning_bias, "prontoqa-tinystories": prontoqa_tinystories,
+                   "modular-phase": modular_phase}
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]

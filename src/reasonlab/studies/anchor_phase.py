@@ -14,10 +14,8 @@ from rich.console import Console
 from reasonlab.evaluate.phase import Cell, phase_cells
 from reasonlab.plots.phase import plot_phase
 from reasonlab.store import atomic_write_text
-from reasonlab.sweep.executors import Executor
-from reasonlab.sweep.grid import SweepSpec, sweep_configs
-from reasonlab.sweep.results import read_results
-from reasonlab.sweep.runner import SweepReport, run_sweep
+from reasonlab.sweep.grid import SweepSpec
+from reasonlab.sweep.runner import SweepReport, run_study
 
 PAIR = "4-3"
 GRIDS: dict[str, dict[str, list]] = {
@@ -33,13 +31,7 @@ def spec_for(profile: str) -> SweepSpec:
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
-    spec = spec_for(profile)
-    configs, axes = sweep_configs(spec, overrides=list(overrides))
-    executor: Executor = make_executor(len(configs))
-    console.print(f"anchor-phase, profile {profile}: {len(configs)} runs ({' × '.join(axes)}) with "
-                  f"{executor.workers} workers × {executor.threads} threads; store {out / spec.name}")
-    report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
-    rows = [r for r in read_results(report.sweep_dir) if r["run_id"] in {c.run_id() for c in configs}]
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
     cells = phase_cells(rows, PAIR)
     caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best (4,3) accuracy over "
                f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "

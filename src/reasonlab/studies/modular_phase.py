@@ -21,9 +21,8 @@ from reasonlab.evaluate.modular import GOOD, ModularCell, modular_cells
 from reasonlab.plots.modular import plot_shot_curves
 from reasonlab.plots.phase import plot_modular_phase
 from reasonlab.store import atomic_write_text, read_metrics
-from reasonlab.sweep.grid import SweepSpec, sweep_configs
-from reasonlab.sweep.results import read_results
-from reasonlab.sweep.runner import SweepReport, run_sweep
+from reasonlab.sweep.grid import SweepSpec
+from reasonlab.sweep.runner import SweepReport, run_study
 
 GRIDS: dict[str, dict[str, list]] = {
     "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2]},
@@ -44,14 +43,7 @@ def spec_for(profile: str) -> SweepSpec:
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
     """Run (or finish) the grid, then write one phase figure per depth (final and early-stopped), the o.o.d. shot
     curves, and ``summary.md`` with a verdict per claim."""
-    spec = spec_for(profile)
-    configs, axes = sweep_configs(spec, overrides=list(overrides))
-    executor = make_executor(len(configs))
-    console.print(f"modular-phase, profile {profile}: {len(configs)} runs ({' × '.join(axes)}) with "
-                  f"{executor.workers} workers × {executor.threads} threads; store {out / spec.name}")
-    report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
-    ids = {c.run_id() for c in configs}
-    rows = [r for r in read_results(report.sweep_dir) if r["run_id"] in ids and r.get("status") == "finished"]
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
     label = configs[0].profile
     fig_dir = report.sweep_dir / "figures"
     cells: dict[tuple[int, str], list[ModularCell]] = {}

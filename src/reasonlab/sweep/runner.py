@@ -20,7 +20,8 @@ from rich.text import Text
 from reasonlab.config import RunConfig, to_yaml
 from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
-from reasonlab.sweep.results import write_results
+from reasonlab.sweep.grid import SweepSpec, sweep_configs
+from reasonlab.sweep.results import read_results, write_results
 from reasonlab.train.ensemble import group_stackable
 
 
@@ -158,3 +159,17 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     report.run_time_s = sum(json.loads((d / "summary.json").read_text()).get("wall_time_s") or 0.0
                             for d in finished_runs(sweep_dir) if d.name in ids)
     return report
+
+
+def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = ()
+              ) -> tuple[list[RunConfig], SweepReport, list[dict]]:
+    """A study's grid from its spec: run (or finish) it and return the configs, the report and the results rows
+    of this grid's finished runs (a store may hold other runs beside them)."""
+    configs, axes = sweep_configs(spec, overrides=list(overrides))
+    executor = make_executor(len(configs))
+    console.print(f"{spec.name}: {len(configs)} runs ({' × '.join(axes)}) with {executor.workers} workers × "
+                  f"{executor.threads} threads; store {Path(out) / spec.name}")
+    report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
+    ids = {c.run_id() for c in configs}
+    rows = [r for r in read_results(report.sweep_dir) if r["run_id"] in ids and r.get("status") == "finished"]
+    return configs, report, rows
