@@ -227,6 +227,37 @@ def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
         pq.read_table(d / "metrics.parquet")
 
 
+def test_killing_the_sweep_process_alone_takes_its_workers_with_it(tmp_path):
+    """SIGKILL to the sweep's own process only (not its group): the pool workers must not train on as orphans."""
+    spec = tiny_spec(**{"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2]})
+    data = spec.model_dump(mode="json")
+    data["config"]["train"].update(epochs=40, checkpoint_every=1)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--out", str(tmp_path / "store"),
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    sweep_dir = tmp_path / "store" / "tiny"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(unfinished_runs(sweep_dir)) < 2:
+        time.sleep(0.05)
+
+    def workers() -> list[int]:
+        out = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        return [int(p) for p in out if int(p) != proc.pid]
+
+    try:
+        assert workers(), "the sweep should have started its workers"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and workers():
+            time.sleep(0.1)
+        assert workers() == []
+    finally:
+        subprocess.run(["pkill", "-9", "-g", str(proc.pid)], capture_output=True)  # whatever is left
+
+
 # ---- phase cells -----------------------------------------------------------------------------------------------
 def _row(g, d, seed, mult, inf, sym, seen, **extra):
     return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -50,6 +51,20 @@ def train_group(cfg_jsons: list[str], root: str, threads: int) -> list[RunOutcom
             for c, (_, s) in zip(cfgs, results, strict=True)]
 
 
+def die_with_parent() -> None:
+    """Pool-worker initializer: on Linux the kernel kills the worker when the sweep process dies, so a sweep that
+    is killed leaves no orphan training on (or taking queued runs from the pool's pipe). Killing is safe: every
+    file a run writes is renamed into place whole, and the next sweep resumes from the last checkpoint."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def default_ensemble() -> int:
     """Runs stacked per task by default: only where stacking was measured faster (docs/performance.md)."""
     return 1
@@ -82,7 +97,8 @@ class LocalExecutor:
 
     def __init__(self, workers: int, threads: int, ensemble: int = 1):
         self.workers, self.threads, self.ensemble = workers, threads, ensemble
-        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                            initializer=die_with_parent)
 
     def submit(self, cfgs: list[RunConfig], root: Path) -> cf.Future:
         return self._pool.submit(train_group, [c.model_dump_json() for c in cfgs], str(root), self.threads)
