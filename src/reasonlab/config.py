@@ -165,7 +165,7 @@ class TrainConfig(StrictModel):
     eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)")
     eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals")
     checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)")
-    checkpoint_log: int = Field(0, ge=0, description="also this many log-spaced checkpoints from the end of "
+    checkpoint_log: int = Field(8, ge=0, description="also this many log-spaced checkpoints from the end of "
                                 "warm-up to the last epoch (for dynamics)")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16", "auto"] = Field(
