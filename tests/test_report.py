@@ -52,7 +52,18 @@ def test_report_is_self_contained_and_escaped(sweep):
     assert len(sections) == 2
     links = set(re.findall(r'href="#run-([0-9a-f]{12})"', html))
     assert links == set(sections)  # every phase-table cell links to an existing run section
-    assert 'id="phase-table"' in html and "flow" in html  # the analysed run shows its analysis
+    assert 'class="phase-table"' in html and "flow" in html  # the analysed run shows its analysis
+
+
+def test_sweep_cells_take_the_most_common_label():
+    from reasonlab.report.html import sweep_cells
+
+    rows = [{"run_id": f"r{i}", "a": a, "b": b, "label": lab}
+            for i, (a, b, lab) in enumerate([(1, 1, "symmetric"), (1, 1, "symmetric"), (1, 1, "other"),
+                                             (2, 1, "inferential")])]
+    cells = sweep_cells(rows, "a", "b")
+    assert cells[(1, 1)]["label"] == "symmetric" and len(cells[(1, 1)]["runs"]) == 3
+    assert cells[(2, 1)]["colour"] != cells[(1, 1)]["colour"]
 
 
 def test_report_of_one_run_and_a_bad_target(sweep, tmp_path):
@@ -102,4 +113,4 @@ def test_report_opens_in_headless_chromium(sweep, tmp_path):
     assert pixels.shape[0] >= 1000 and pixels[..., :3].std() > 0.05  # a rendered page, not a blank one
     (tmp_path / "d").mkdir()
     dom, _, _ = _chromium(sweep / "report.html", tmp_path / "d", "--dump-dom")
-    assert 'id="phase-table"' in dom and dom.count('class="run"') == 2 and "<img" in dom
+    assert 'class="phase-table"' in dom and dom.count('class="run"') == 2 and "<img" in dom

@@ -93,13 +93,23 @@ def sweep_cells(rows: list[dict[str, Any]], x: str, y: str) -> dict[tuple, dict[
 
 
 def _sweep_part(sweep_dir: Path) -> dict[str, Any]:
+    """The sweep's figures and summary, and one phase table over its first two axes (seeds share a cell, which
+    shows their most common label; a one-axis sweep gets seeds as its second axis) per combination of its other
+    axes."""
     rows = read_results(sweep_dir)
-    axes = [a for a in sweep_axes(sweep_dir, rows) if a != "seed"] or ["seed"]
-    x, y = axes[0], axes[1] if len(axes) > 1 else axes[0]
-    cells = sweep_cells(rows, x, y)
+    axes = [a for a in sweep_axes(sweep_dir, rows) if a != "seed"]
+    x, y, rest = (axes + ["seed", "seed"])[0], (axes[1:] + ["seed"])[0], axes[2:]
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(a) for a in rest), []).append(r)
+    tables = []
+    for key, members in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        cells = sweep_cells(members, x, y)
+        tables.append({"title": ", ".join(f"{a} = {v}" for a, v in zip(rest, key, strict=True)), "cells": cells,
+                       "xs": sorted({k[0] for k in cells}, key=str), "ys": sorted({k[1] for k in cells}, key=str)})
     summary = sweep_dir / "summary.md"
-    return {"x": x, "y": y, "xs": sorted({k[0] for k in cells}, key=str), "ys": sorted({k[1] for k in cells}, key=str),
-            "cells": cells, "figures": [_image(p, sweep_dir) for p in sorted((sweep_dir / "figures").glob("*.png"))],
+    return {"x": x, "y": y, "tables": tables,
+            "figures": [_image(p, sweep_dir) for p in sorted((sweep_dir / "figures").glob("*.png"))],
             "summary": summary.read_text() if summary.is_file() else ""}
 
 
