@@ -50,9 +50,14 @@ def accuracy_figure(rows: list[tuple], steps: list[int]) -> plt.Figure:
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for _, step, split, metric, value in rows:
         if split == "pooled" and ("acc" in metric or "shot" in metric):
-            xs, ys = curves.setdefault(metric, ([], []))
-            xs.append(step)
-            ys.append(value)
+            name = metric
+        elif split.startswith("heldout/") and split.endswith("/train_keys") and metric.startswith("acc_"):
+            name = f"held-out {split.split('/')[1]} {metric.removeprefix('acc_')}"  # the anchor study's targets
+        else:
+            continue
+        xs, ys = curves.setdefault(name, ([], []))
+        xs.append(step)
+        ys.append(value)
     fig, ax = plt.subplots(figsize=(8, 4.6), constrained_layout=True)
     for metric, (xs, ys) in sorted(curves.items()):
         ax.plot(xs, ys, label=metric, linewidth=1)
