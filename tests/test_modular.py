@@ -298,10 +298,13 @@ def test_modular_phase_claims_on_constructed_rows():
     assert task_count_claim([_row(2, 8, 0.3, 1, 0.1)])[0] is None  # no α ≥ 0.5: not testable
     assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5)])[0] is True
     assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.85)])[0] is False  # a transient peak counts
+    held, detail = depth_one_claim([_row(1, 64, 0.7, 1, 0.3), _row(2, 64, 0.7, 1, 0.4)])
+    assert held and "trivially" in detail  # nothing generalized at any depth
     assert depth_one_claim(rows)[0] is None
     import numpy as np
 
     assert rising_claim(np.linspace(0.05, 0.95, 12))[0]
+    assert rising_claim(np.array([0.27, 0.76, 0.78, 1.0, 0.99] + [1.0] * 7))[0]  # saturates: still a rise
     assert not rising_claim(np.full(12, 0.9))[0]  # flat: no rise with k
     assert not rising_claim(np.linspace(0.05, 0.3, 12))[0]  # rising, but by less than 0.5
 

@@ -32,8 +32,7 @@ GRIDS: dict[str, dict[str, list]] = {
               "model.depth": [4], "seed": [1]},
 }
 SENSITIVITY = (0.6, 0.9)  # τ_good re-classifications (spec §5)
-RISING_RHO = 0.9  # the shot curve "rises": Spearman(k, accuracy) at least this ...
-RISING_GAIN = 0.5  # ... and the last shot at least this far above the first
+RISING_GAIN = 0.5  # the shot curve "rises": its last third at least this far above its 0-shot accuracy
 
 
 def spec_for(profile: str) -> SweepSpec:
@@ -57,10 +56,13 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
                        f"i.d.-train last-shot ≥ {configs[0].thresholds.fit}, ✓ = last-shot ≥ {GOOD}.")
             plot_modular_phase(cells[(depth, at)], fig_dir / f"phase-L{depth}-{at}", caption)
     curves = shot_curves(rows, report.sweep_dir)
+    identification = shot_curves(rows, report.sweep_dir, "id/train")
     if curves:
-        plot_shot_curves(curves, {}, fig_dir / "shots", f"{label}: o.o.d.-test accuracy per shot, best run per "
-                                                       "depth (final evaluation)")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, label, rows, cells, curves, report))
+        plot_shot_curves({**curves, **identification}, {}, fig_dir / "shots",
+                         f"{label}: accuracy per shot of the best run per depth on o.o.d.-test and on i.d.-train "
+                         "(final evaluation)")
+    atomic_write_text(report.sweep_dir / "summary.md",
+                      summary_markdown(profile, label, rows, cells, curves, identification, report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
 
@@ -74,13 +76,14 @@ def final_shot_curve(run_dir: Path, split: str = "ood/test") -> np.ndarray:
     return np.array([acc[k] for k in sorted(acc)])
 
 
-def shot_curves(rows: list[dict], sweep_dir: Path) -> dict[str, np.ndarray]:
-    """The o.o.d.-test shot curve of the best run (final o.o.d.-test last-shot) of each depth."""
+def shot_curves(rows: list[dict], sweep_dir: Path, split: str = "ood/test") -> dict[str, np.ndarray]:
+    """The shot curve of ``split`` of each depth's best run on that set (final last-shot accuracy)."""
     out = {}
+    column = f"final.{split.replace('/', '_')}_last_shot"
     for depth in sorted({r["model.depth"] for r in rows}):
-        best = max((r for r in rows if r["model.depth"] == depth), key=lambda r: r["final.ood_test_last_shot"])
-        out[f"L={depth} n_tasks={best['task.n_tasks']} α={best['task.alpha']} seed {best['seed']}"] = \
-            final_shot_curve(sweep_dir / best["run_id"])
+        best = max((r for r in rows if r["model.depth"] == depth), key=lambda r: r[column])
+        out[f"L={depth} n_tasks={best['task.n_tasks']} α={best['task.alpha']} seed {best['seed']} {split}"] = \
+            final_shot_curve(sweep_dir / best["run_id"], split)
     return out
 
 
@@ -107,20 +110,28 @@ def task_count_claim(rows: list[dict], depth: int = 2, min_alpha: float = 0.5) -
 
 def depth_one_claim(rows: list[dict]) -> tuple[bool | None, str]:
     """Depth 1 never generalizes o.o.d.: every depth-1 run's o.o.d.-test last-shot stays below τ_good, at the end
-    and at its peak."""
-    one = [r for r in rows if r["model.depth"] == 1]
+    and at its peak. Said to hold only trivially when no deeper run generalizes either."""
+    def peak(runs: list[dict]) -> float:
+        return max(max(r["final.ood_test_last_shot"], r.get("best.ood_test_peak") or 0.0) for r in runs)
+
+    one, deeper = [r for r in rows if r["model.depth"] == 1], [r for r in rows if r["model.depth"] > 1]
     if not one:
         return None, "no depth-1 runs"
-    peak = max(max(r["final.ood_test_last_shot"], r.get("best.ood_test_peak") or 0.0) for r in one)
-    return peak < GOOD, f"highest o.o.d.-test last-shot of {len(one)} depth-1 runs (final or peak): {peak:.3f}"
+    detail = f"highest o.o.d.-test last-shot of {len(one)} depth-1 runs (final or peak): {peak(one):.3f}"
+    if deeper and peak(deeper) < GOOD:
+        detail += f"; trivially, since no deeper run reached {GOOD} either (highest {peak(deeper):.3f})"
+    return peak(one) < GOOD, detail
 
 
 def rising_claim(curve: np.ndarray) -> tuple[bool, str]:
+    """Whether accuracy rises with the number of shots: the mean over the last third of the shots at least
+    ``RISING_GAIN`` above the 0-shot accuracy (the prior, before any example); a curve that saturates early
+    still rises."""
+    third = max(1, len(curve) // 3)
+    gain = float(curve[-third:].mean() - curve[0])
     rho = spearman(np.arange(len(curve), dtype=float), curve)
-    gain = float(curve[-1] - curve[0])
-    return (rho >= RISING_RHO and gain >= RISING_GAIN,
-            f"Spearman(k, accuracy) {rho:.2f}, last − first shot {gain:+.3f} (needs ≥ {RISING_RHO} and "
-            f"≥ {RISING_GAIN:+})")
+    return gain >= RISING_GAIN, (f"last third of the shots − 0 shots {gain:+.3f}, needs ≥ {RISING_GAIN:+}; "
+                                 f"Spearman(k, accuracy) {rho:.2f}")
 
 
 def _verdict(held: bool | None) -> str:
@@ -132,7 +143,7 @@ def _short(label: str) -> str:
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tuple[int, str], list[ModularCell]],
-                     curves: dict[str, np.ndarray], report: SweepReport) -> str:
+                     curves: dict[str, np.ndarray], identification: dict[str, np.ndarray], report: SweepReport) -> str:
     lines = [f"# modular-phase, profile `{profile}`", "", label, "", report.timing(), "",
              "Reduced profiles are not a reproduction of the paper's Fig. 1b; they test whether the same trends "
              "appear at this scale.", "", "## Claims", ""]
@@ -146,6 +157,11 @@ def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tup
         ok, detail = rising_claim(curve)
         lines.append(f"- **Shot curve rises with k** ({name}{'' if name in og else ', not an o.o.d. generalizer'}): "
                      f"{_verdict(ok)} ({detail}); per shot: {', '.join(f'{v:.2f}' for v in curve)}.")
+    for name, curve in identification.items():
+        ok, detail = rising_claim(curve)
+        lines.append(f"- In-context identification of the pre-training tasks ({name}): the i.d.-train shot curve "
+                     f"{'rises' if ok else 'does not rise'} with k ({detail}); per shot: "
+                     f"{', '.join(f'{v:.2f}' for v in curve)}.")
     transient = [r for r in rows if r.get("best.transient")]
     lines += [f"- Transient o.o.d. generalization (peak ≥ {GOOD}, final ≥ 0.10 below it): {len(transient)} of "
               f"{len(rows)} runs" + (": " + ", ".join(f"L={r['model.depth']} n={r['task.n_tasks']} "
