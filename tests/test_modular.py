@@ -266,6 +266,15 @@ def test_modular_sweep_phase_cli(tmp_path):
     assert result.exit_code == 0, result.output
     assert "task.n_tasks=8 task.alpha=0.6:" in result.output
     assert (tmp_path / "mod" / "figures" / "phase-t_star.png").is_file()
+    result = CliRunner().invoke(app, ["phase", str(tmp_path / "mod"), "--where", "task.alpha=0.6", "--x",
+                                      "task.n_tasks", "--y", "seed"])
+    assert result.exit_code == 0, result.output
+    assert "task.alpha=0.4" not in result.output and "task.n_tasks=4 seed=1:" in result.output
+    assert (tmp_path / "mod" / "figures" / "phase-final-task.alpha0.6.png").is_file()
+    for bad, message in (("task.alpha", "not COLUMN=VALUE"), ("task.alfa=1", "no column"),
+                         ("task.alpha=0.9", "no run has")):
+        result = CliRunner().invoke(app, ["phase", str(tmp_path / "mod"), "--where", bad])
+        assert result.exit_code == 2 and message in result.output
 
 
 def test_train_cli_prints_a_modular_run(tmp_path):

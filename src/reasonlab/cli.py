@@ -211,6 +211,8 @@ def phase(
     pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps)")] = "4-3",
     at: Annotated[str, typer.Option(help="modular sweeps: classify at the final evaluation or at t_star "
                                          "(early stopping)")] = "final",
+    where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
+                                                         "(e.g. --where model.depth=2)")] = None,
 ) -> None:
     """Draw the phase diagram of any sweep. Anchor: best over learning rates, mean over seeds, shadow if not
     fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four phases."""
@@ -220,28 +222,47 @@ def phase(
     from reasonlab.sweep.results import read_results
 
     try:
-        rows = read_results(sweep_dir)
+        rows = _where(read_results(sweep_dir), where or [])
         modular = bool(rows) and rows[0].get("task.kind") == "modular"
         x, y = x or ("task.n_tasks" if modular else "init.gamma"), y or ("task.alpha" if modular else "model.depth")
         cells = modular_cells(rows, x, y, at) if modular else phase_cells(rows, pair, x, y)
     except ConfigError as e:
         _fail(str(e))
     profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
+    selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
+    caption = f" Runs with {', '.join(where)}." if where else ""
     if modular:
-        paths = plot_modular_phase(cells, sweep_dir / "figures" / f"phase-{at}", f"Profile: {profiles}. "
-                                   f"Last-shot accuracy at {at}, mean over seeds; thresholds 0.9 (fit), 0.8 (✓).",
-                                   x, y)
+        paths = plot_modular_phase(cells, sweep_dir / "figures" / f"phase-{at}{selected}", f"Profile: {profiles}. "
+                                   f"Last-shot accuracy at {at}, mean over seeds; thresholds 0.9 (fit), 0.8 (✓)."
+                                   + caption, x, y)
         for c in cells:
             console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label}{' (atypical)' if c.atypical else ''} "
                           + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()), highlight=False)
     else:
-        paths = plot_phase(cells, sweep_dir / "figures" / "phase", f"Profile: {profiles}. Best over "
-                           "learning rates per seed, mean over seeds; hatched = not fitted.", pair, x, y)
+        paths = plot_phase(cells, sweep_dir / "figures" / f"phase{selected}", f"Profile: {profiles}. Best over "
+                           "learning rates per seed, mean over seeds; hatched = not fitted." + caption, pair, x, y)
         for c in cells:
             console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}, symmetric "
                           f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f})",
                           highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
+
+
+def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
+    """The rows whose column equals the value of every ``COLUMN=VALUE`` (values read as YAML: 2 == 2.0)."""
+    import yaml
+
+    for text in conditions:
+        column, sep, raw = text.partition("=")
+        if not sep or not column:
+            raise ConfigError(f"--where: {text!r} is not COLUMN=VALUE (e.g. --where model.depth=2)")
+        if rows and column not in rows[0]:
+            raise ConfigError(f"--where: no column {column!r} in the results table")
+        value = yaml.safe_load(raw)
+        rows = [r for r in rows if r.get(column) == value]
+        if not rows:
+            raise ConfigError(f"--where: no run has {column}={raw}")
+    return rows
 
 
 def _int_pair(text: str | None, flag: str) -> tuple[int, int] | None:

@@ -84,4 +84,4 @@ def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: se
         values = {json.dumps(r.get(col)) for r in rows}
         if len(values) > 1:
             raise ConfigError(f"phase diagram: {col} varies across runs ({', '.join(sorted(values)[:4])}); "
-                              "select one value (e.g. with --sql) or plot it as an axis")
+                              f"select one value (reasonlab phase --where {col}=VALUE) or plot it as an axis")
