@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from rich.console import Console
 
+from reasonlab.config import raw_config
 from reasonlab.plots import save_figure
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -31,8 +32,10 @@ PAIRS = ("4-3", "3-4")
 
 
 def spec_for(profile: str) -> SweepSpec:
-    return SweepSpec(name=f"anchor-lr-wd-{profile}", study="anchor", profile=profile, config=CONFIG,
-                     grid=GRIDS[profile])
+    label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, (3,4) and " \
+            "(4,3) held out"
+    return SweepSpec(name=f"anchor-lr-wd-{profile}", study="anchor", profile=profile,
+                     config={**CONFIG, "profile": label}, grid=GRIDS[profile])
 
 
 def cell_means(rows: list[dict], pair: str) -> dict[tuple[float, float], float]:
