@@ -350,7 +350,7 @@ def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
     reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR)
     sweep_dir = tmp_path / "anchor-complexity-cpu"
     rows = read_results(sweep_dir)
-    assert sorted({r["task.complexity_k"] for r in rows}) == list(range(7)) and len(rows) == 14
+    assert sorted({r["task.complexity_k"] for r in rows}) == list(range(7)) and len(rows) == 21
     assert all(r["task.held_out_pairs"] == "[]" for r in rows)  # every pair trained
     summary = (sweep_dir / "summary.md").read_text()
     assert "## The hypothesis" in summary and summary.count("| 0.8 | 2 |") == 7
