@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -201,10 +202,11 @@ def test_two_sweeps_on_one_store(tmp_path):
     assert len(starts) == 6  # the two runs both sweeps asked for were trained once
 
 
-def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
+def _sweep_in_background(tmp_path, epochs: int, until) -> tuple[subprocess.Popen, list[str], Path]:
+    """A 6-run tiny sweep with 2 workers in its own session, returned once ``until(sweep_dir)`` holds."""
     spec = tiny_spec(**{"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2]})
     data = spec.model_dump(mode="json")
-    data["config"]["train"].update(epochs=6, checkpoint_every=1)
+    data["config"]["train"].update(epochs=epochs, checkpoint_every=1)
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(data))
     cmd = [sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--out", str(tmp_path / "store"),
@@ -212,8 +214,14 @@ def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     sweep_dir = tmp_path / "store" / "tiny"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (finished_runs(sweep_dir) and unfinished_runs(sweep_dir)):
+    while time.monotonic() < deadline and not until(sweep_dir):
         time.sleep(0.05)
+    return proc, cmd, sweep_dir
+
+
+def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
+    proc, cmd, sweep_dir = _sweep_in_background(
+        tmp_path, 6, lambda d: finished_runs(d) and unfinished_runs(d))
     os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-run
     proc.wait()
     assert unfinished_runs(sweep_dir), "the kill should land while a run is unfinished"
@@ -229,18 +237,7 @@ def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
 
 def test_killing_the_sweep_process_alone_takes_its_workers_with_it(tmp_path):
     """SIGKILL to the sweep's own process only (not its group): the pool workers must not train on as orphans."""
-    spec = tiny_spec(**{"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2]})
-    data = spec.model_dump(mode="json")
-    data["config"]["train"].update(epochs=40, checkpoint_every=1)
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(data))
-    cmd = [sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--out", str(tmp_path / "store"),
-           "--workers", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    sweep_dir = tmp_path / "store" / "tiny"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(unfinished_runs(sweep_dir)) < 2:
-        time.sleep(0.05)
+    proc, _, _ = _sweep_in_background(tmp_path, 40, lambda d: len(unfinished_runs(d)) >= 2)
 
     def workers() -> list[int]:
         out = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
