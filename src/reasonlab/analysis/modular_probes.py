@@ -14,7 +14,6 @@ from reasonlab.analysis import modular as mod
 from reasonlab.analysis.probes import Loaded, save
 from reasonlab.config import ConfigError
 from reasonlab.plots import modular as plots
-from reasonlab.train.loop import build_task
 
 
 def _groups(run: Loaded, limit: int) -> dict[str, list[tuple[int, int]]]:
@@ -37,7 +36,7 @@ def _context(run: Loaded) -> list[tuple[int, int]]:
 def probe_shots(run: Loaded) -> dict:
     """Per-shot accuracy on the four evaluation sets, against the RM and MR ceilings of the same sequences."""
     p = run.cfg.task.p
-    data = build_task(run.cfg)
+    data = run.data
     curves, numbers, arrays = {}, {}, {}
     ceilings = None
     for name, s in data.eval_sets.items():
@@ -167,7 +166,7 @@ def probe_masking(run: Loaded) -> dict:
     """Last-shot accuracy on the four sets with each head knocked out, then heads knocked out cumulatively in
     order of the o.o.d.-test accuracy each one costs alone."""
     how = run.options.get("ablation", "zero")
-    data = build_task(run.cfg)
+    data = run.data
     seqs = {n: torch.cat([s.inputs, s.targets["designated"][:, -1:]], dim=1) for n, s in data.eval_sets.items()}
 
     def last_shot(heads: list[tuple[int, int]]) -> dict[str, float]:

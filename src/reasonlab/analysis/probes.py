@@ -19,6 +19,7 @@ from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.models.transformer import Transformer
 from reasonlab.store import atomic_write_bytes, load_run, write_json
 from reasonlab.tasks.anchor import AnchorTask
+from reasonlab.tasks.base import TaskData
 from reasonlab.tasks.modular import ModularTask
 from reasonlab.train.checkpoint import complete_steps, load_weights
 from reasonlab.train.loop import build_model, build_task
@@ -30,14 +31,16 @@ class Loaded:
 
     cfg: RunConfig
     model: Transformer
+    data: TaskData  # the run's evaluation sets, rebuilt from its config
     out: Path
     checkpoint: str
     options: dict = field(default_factory=dict)
     task: AnchorTask | ModularTask | None = None  # the task's law (its functions and pair/task lists)
 
 
-def load_trained(run_dir: Path, checkpoint: str = "final") -> tuple[RunConfig, torch.nn.Module, str]:
-    """The model of a finished run at ``final`` (last step), ``best`` (early-stopping pick) or a saved step."""
+def load_trained(run_dir: Path, checkpoint: str = "final") -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
+    """The model (and task data) of a finished run at ``final`` (last step), ``best`` (early-stopping pick) or a
+    saved step."""
     _, raw = load_run(run_dir)
     cfg = resolve(raw)
     ckpt = Path(run_dir) / "checkpoints"
@@ -55,9 +58,10 @@ def load_trained(run_dir: Path, checkpoint: str = "final") -> tuple[RunConfig, t
                           f"({', '.join(map(str, steps)) or 'none'})")
     if not path.is_file():
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
-    model = build_model(cfg, build_task(cfg))
+    data = build_task(cfg)
+    model = build_model(cfg, data)
     load_weights(path, model)
-    return cfg, model.eval(), name
+    return cfg, model.eval(), data, name
 
 
 def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -> dict:
@@ -81,7 +85,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
             ) -> dict[str, dict]:
     """Run the named probes (all of the run's kind when empty) and return their numbers by name, each with a
     one-line ``headline`` for the terminal."""
-    cfg, model, name = load_trained(run_dir, checkpoint)
+    cfg, model, data, name = load_trained(run_dir, checkpoint)
     probes_by_kind = registry()
     module = probes_by_kind.get(cfg.task.kind)
     known = module.PROBES if module else {}
@@ -93,7 +97,8 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
         raise ConfigError(f"--probe: unknown probe {unknown[0]!r} for a {cfg.task.kind} run; choose from "
                           f"{', '.join(known)}")
     laws = {"anchor": AnchorTask, "modular": ModularTask}
-    run = Loaded(cfg, model, Path(run_dir) / "analysis" / name, name, options or {}, laws[cfg.task.kind](cfg.task))
+    run = Loaded(cfg, model, data, Path(run_dir) / "analysis" / name, name, options or {},
+                 laws[cfg.task.kind](cfg.task))
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):
