@@ -38,9 +38,10 @@ class Loaded:
     task: AnchorTask | ModularTask | None = None  # the task's law (its functions and pair/task lists)
 
 
-def load_trained(run_dir: Path, checkpoint: str = "final") -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
-    """The model (and task data) of a finished run at ``final`` (last step), ``best`` (early-stopping pick) or a
-    saved step."""
+def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None = None
+                 ) -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
+    """The model (and task data, built unless given) of a finished run at ``final`` (last step), ``best``
+    (early-stopping pick) or a saved step."""
     _, raw = load_run(run_dir)
     cfg = resolve(raw)
     ckpt = Path(run_dir) / "checkpoints"
@@ -58,7 +59,7 @@ def load_trained(run_dir: Path, checkpoint: str = "final") -> tuple[RunConfig, t
                           f"({', '.join(map(str, steps)) or 'none'})")
     if not path.is_file():
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
-    data = build_task(cfg)
+    data = data if data is not None else build_task(cfg)
     model = build_model(cfg, data)
     load_weights(path, model)
     return cfg, model.eval(), data, name
@@ -81,11 +82,11 @@ def registry() -> dict[str, ModuleType]:
     return {"anchor": anchor_probes, "modular": modular_probes}
 
 
-def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options: dict | None = None
-            ) -> dict[str, dict]:
+def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options: dict | None = None,
+            data: TaskData | None = None) -> dict[str, dict]:
     """Run the named probes (all of the run's kind when empty) and return their numbers by name, each with a
-    one-line ``headline`` for the terminal."""
-    cfg, model, data, name = load_trained(run_dir, checkpoint)
+    one-line ``headline`` for the terminal. ``data``: the run's task data when already built."""
+    cfg, model, data, name = load_trained(run_dir, checkpoint, data)
     probes_by_kind = registry()
     module = probes_by_kind.get(cfg.task.kind)
     known = module.PROBES if module else {}
@@ -132,8 +133,9 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
     if not steps:
         raise ConfigError(f"{run_dir}: no saved checkpoints to follow over time")
     by_probe: dict[str, dict[int, dict]] = {}
+    data = build_task(resolve(load_run(run_dir)[1]))  # the same for every checkpoint
     for step in steps:
-        for probe, numbers in analyze(run_dir, probes, str(step), options).items():
+        for probe, numbers in analyze(run_dir, probes, str(step), options, data).items():
             by_probe.setdefault(probe, {})[step] = numbers
     out = Path(run_dir) / "analysis" / "dynamics"
     for probe, series in by_probe.items():

@@ -13,15 +13,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 from reasonlab.store import atomic_write_bytes  # noqa: E402
 
 
+def figure_bytes(fig: plt.Figure, ext: str, dpi: int = 130) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format=ext, dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
 def save_figure(fig: plt.Figure, base: Path) -> list[Path]:
     """Write ``base.png`` and ``base.svg`` and close the figure."""
     base.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for ext in ("png", "svg"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
         path = base.parent / f"{base.name}.{ext}"  # not with_suffix: names like "cosine-g0.8" hold dots
-        atomic_write_bytes(path, buf.getvalue())
+        atomic_write_bytes(path, figure_bytes(fig, ext))
         out.append(path)
     plt.close(fig)
     return out

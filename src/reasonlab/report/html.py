@@ -9,7 +9,6 @@ A run section holds the run's config, outcome, final figures, training curves an
 from __future__ import annotations
 
 import base64
-import io
 import json
 from collections import Counter
 from importlib import resources
@@ -20,15 +19,16 @@ import jinja2
 import matplotlib.pyplot as plt
 
 from reasonlab.config import ConfigError
+from reasonlab.plots import figure_bytes
+from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.dynamics import accuracy_figure
 from reasonlab.store import atomic_write_text, finished_runs, load_run, read_metrics
 from reasonlab.sweep.results import read_results, sweep_axes
 
-LABEL_COLOURS = {"inferential": "#1b9e77", "symmetric": "#d95f02", "other": "#7570b3", "not-fitted": "#bdbdbd",
-                 "reasoning": "#1b9e77", "memorizing": "#d95f02", "id-memorization": "#fdae61",
-                 "id-generalization": "#abd9e9", "ood-memorization": "#d7191c", "ood-generalization": "#2c7bb6",
-                 "unfit": "#bdbdbd"}
-
+# the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
+LABEL_COLOURS = {**dict(zip(phase_plots.LABELS, phase_plots.LABEL_COLOURS, strict=True)),
+                 **dict(zip(phase_plots.PHASES, phase_plots.PHASE_COLOURS, strict=True)),
+                 "reasoning": phase_plots.LABEL_COLOURS[0], "memorizing": phase_plots.LABEL_COLOURS[1]}
 
 
 def _uri(png: bytes) -> str:
@@ -45,10 +45,9 @@ def _curves(run_dir: Path) -> dict[str, str] | None:
     if not metrics.is_file():
         return None
     fig = accuracy_figure(read_metrics(metrics), [])
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    png = figure_bytes(fig, "png", dpi=90)
     plt.close(fig)
-    return {"name": "accuracy over training", "uri": _uri(buf.getvalue())}
+    return {"name": "accuracy over training", "uri": _uri(png)}
 
 
 def _figures(summary: dict) -> list[tuple[str, str]]:
@@ -63,15 +62,16 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
                                         for k, v in sec.items()}}
     analyses = []
     for folder in sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir()):
+        if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own
+            analyses.append({"name": "dynamics", "headline": "", "images": [_image(p, run_dir)
+                                                                            for p in sorted(folder.glob("*.png"))]})
+            continue
         for numbers in sorted(folder.glob("*.json")):
             images = sorted(folder.glob(f"{numbers.stem}*.png"))
             data = json.loads(numbers.read_text())
             headline = data.get("headline", "") if isinstance(data, dict) else ""
             analyses.append({"name": f"{folder.name}: {numbers.stem}", "headline": headline,
                              "images": [_image(p, run_dir) for p in images]})
-        if folder.name == "dynamics":
-            analyses.append({"name": "dynamics", "headline": "", "images": [_image(p, run_dir)
-                                                                            for p in sorted(folder.glob("*.png"))]})
     images = [_image(p, run_dir) for p in sorted((run_dir / "figures").glob("*.png"))]
     curves = _curves(run_dir)
     return {"id": summary.get("run_id", run_dir.name), "label": summary.get("label", "?"),
@@ -92,12 +92,11 @@ def sweep_cells(rows: list[dict[str, Any]], x: str, y: str) -> dict[tuple, dict[
     return cells
 
 
-def _sweep_part(sweep_dir: Path) -> dict[str, Any]:
+def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) -> dict[str, Any]:
     """The sweep's figures and summary, and one phase table over its first two axes (seeds share a cell, which
     shows their most common label; a one-axis sweep gets seeds as its second axis) per combination of its other
     axes."""
-    rows = read_results(sweep_dir)
-    axes = [a for a in sweep_axes(sweep_dir, rows) if a != "seed"]
+    axes = [a for a in axes if a != "seed"]
     x, y, rest = (axes + ["seed", "seed"])[0], (axes[1:] + ["seed"])[0], axes[2:]
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
@@ -120,14 +119,14 @@ def write_report(target: Path) -> Path:
     template = env.from_string((resources.files("reasonlab") / "report" / "template.html").read_text())
     if (target / "summary.json").is_file():
         section = run_section(target)
-        page = template.render(title=f"run {section['id']}", subtitle=section["profile"],
-                                                sweep=None, runs=[section])
+        page = template.render(title=f"run {section['id']}", subtitle=section["profile"], sweep=None,
+                               runs=[section])
     elif (target / "results.parquet").is_file() or finished_runs(target):
-        sweep = _sweep_part(target)
-        axes = sweep_axes(target, read_results(target))
+        rows = read_results(target)
+        axes = sweep_axes(target, rows)
         runs = [run_section(d, axes) for d in sorted(finished_runs(target))]
-        page = template.render(title=f"sweep {target.name}", sweep=sweep, runs=runs,
-                                                subtitle=f"{len(runs)} finished runs")
+        page = template.render(title=f"sweep {target.name}", sweep=_sweep_part(target, rows, axes), runs=runs,
+                               subtitle=f"{len(runs)} finished runs")
     else:
         raise ConfigError(f"{target}: neither a finished run (summary.json) nor a sweep (results.parquet)")
     out = target / "report.html"
