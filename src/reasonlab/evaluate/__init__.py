@@ -13,19 +13,25 @@ def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], 
     from reasonlab.evaluate.mixture import mixture_summary, text_summary
     from reasonlab.evaluate.modular import modular_summary
     from reasonlab.evaluate.outcome import anchor_summary
+    from reasonlab.evaluate.sequence import seq2seq_summary
 
     summaries = {"anchor": anchor_summary, "mixture": mixture_summary, "text_mixture": text_summary,
-                 "modular": modular_summary}
+                 "modular": modular_summary, "seq2seq": seq2seq_summary}
     return summaries[kind](scores, sets, th)
 
 
 def best_of_run(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
-    """Figures read over a run's whole history: early stopping for in-context modular arithmetic; otherwise the
-    max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
+    """Figures read over a run's whole history: early stopping for in-context modular arithmetic; steps to
+    converge for the real benchmarks; otherwise the max over evaluations of each held-out accuracy (the anchor
+    follow-up code's choice; secondary)."""
     if kind == "modular":
         from reasonlab.evaluate.modular import early_stopping
 
         return early_stopping(rows, th.fit)
+    if kind == "seq2seq":
+        from reasonlab.evaluate.sequence import convergence
+
+        return convergence(rows, th.fit)
     best: dict[str, float] = {}
     for _, _, split, metric, value in rows:
         if split.startswith("heldout/"):

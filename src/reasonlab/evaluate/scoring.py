@@ -86,6 +86,11 @@ def score_sets(
     scores = {}
     for name, es in sets.items():
         n = len(es) if limit is None else min(limit, len(es))
+        if es.info.get("seq2seq"):
+            from reasonlab.evaluate.sequence import score_sequences
+
+            scores[name] = score_sequences(model, es, n, device)
+            continue
         designated = es.targets.get("designated")
         if designated is not None and designated.dim() == 2:
             scores[name] = _score_tokens(model, es.inputs[:n].to(device), designated[:n].to(device),

@@ -10,6 +10,7 @@ A sweep file is YAML::
       init.gamma: [0.3, 0.5, 0.7]
       model.depth: [2, 3]
       seed: [1, 2]
+      init.gamma+train.weight_decay: [[0.3, 0.01], [0.7, 0.1]]   # linked fields: one axis of pairs
 
 On the command line ``--grid init.gamma=0.3,0.5`` adds (or replaces) an axis. A point's run id is the hash of
 its resolved config, so points that resolve to the same config are one run, and re-running a sweep finds its
@@ -85,6 +86,16 @@ def parse_axis(text: str) -> tuple[str, list[Any]]:
     return key, [parse_value(v) for v in values]
 
 
+def linked(key: str, value: Any) -> list[tuple[str, Any]]:
+    """The (field, value) pairs of one axis value: ``a+b`` axes take lists of one value per field."""
+    fields = key.split("+")
+    if len(fields) == 1:
+        return [(key, value)]
+    if not isinstance(value, list) or len(value) != len(fields):
+        raise ConfigError(f"grid {key}: each value must list {len(fields)} values, one per field; got {value!r}")
+    return list(zip(fields, value, strict=True))
+
+
 def expand(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[RunConfig]:
     """Every combination of the axes over ``base``, validated; duplicates (same run id) kept once, in order."""
     for key, values in axes.items():
@@ -93,7 +104,8 @@ def expand(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[RunConfig]:
     keys = list(axes)
     configs: dict[str, RunConfig] = {}
     for combo in itertools.product(*(axes[k] for k in keys)):
-        overrides = [f"{k}={json.dumps(v)}" for k, v in zip(keys, combo, strict=True)]  # JSON is YAML
+        overrides = [f"{f}={json.dumps(v)}" for k, value in zip(keys, combo, strict=True)
+                     for f, v in linked(k, value)]  # JSON is YAML
         data = apply_overrides(copy.deepcopy(base), overrides)
         try:
             cfg = RunConfig.model_validate(data)

@@ -175,9 +175,10 @@ def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> None:
 
 
 def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
-    """The sweep's declared axes, else the config columns whose value differs between runs."""
+    """The sweep's declared axes (a linked axis ``a+b`` as its fields), else the config columns whose value
+    differs between runs."""
     try:
-        return list(json.loads((sweep_dir / "sweep.json").read_text())["axes"])
+        return [f for a in json.loads((sweep_dir / "sweep.json").read_text())["axes"] for f in a.split("+")]
     except (OSError, json.JSONDecodeError, KeyError):
         cols = [c for c in (rows[0] if rows else {}) if c.split(".")[0] in {"seed", "task", "model", "init", "train"}]
         return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]

@@ -116,10 +116,14 @@ class Monitor:
 
 
 def _axis_value(cfg: RunConfig, key: str) -> object:
-    node: object = cfg
-    for part in key.split("."):
-        node = getattr(node, part)
-    return node
+    """A field's value; for a linked axis (``a+b``) the values joined by "/"."""
+    values = []
+    for name in key.split("+"):
+        node: object = cfg
+        for part in name.split("."):
+            node = getattr(node, part)
+        values.append(node)
+    return values[0] if len(values) == 1 else "/".join(map(str, values))
 
 
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],

@@ -41,3 +41,13 @@ class TaskData:
     # targets), with ``steps_per_epoch`` steps to an epoch; train_inputs/targets then hold nothing.
     batch_fn: Callable[[int, int], tuple[Tensor, Tensor]] | None = None
     steps_per_epoch: int | None = None
+    # Rows are right-padded with targets -100 after their last scored token: a batch's trailing columns that no
+    # row scores can be cut before the forward pass (the model is causal, so no scored position reads them).
+    right_padded: bool = False
+
+
+def trim_padding(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Drop the trailing columns that no row of the batch scores (right-padded rows of a causal model); the
+    last axis is the position, any leading axes are rows (or ensemble members and rows)."""
+    width = int((y != -100).reshape(-1, y.shape[-1]).any(0).nonzero().max()) + 1
+    return x[..., :width], y[..., :width]

@@ -26,6 +26,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from reasonlab.config import RunConfig
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
+from reasonlab.tasks.base import trim_padding
 from reasonlab.train.loop import Trainer, decays, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
@@ -130,7 +131,10 @@ class Stack:
         for b in range(per_epoch):
             idx = perms[:, b * batch : (b + 1) * batch]
             lrs = torch.tensor([lr_at(step, t.cfg.train, per_epoch) for t in trainers], device=self.x.device)
-            losses = self._losses(self.x[rows, idx], self.y[rows, idx])
+            x, y = self.x[rows, idx], self.y[rows, idx]
+            if self.trainers[0].data.right_padded:
+                x, y = trim_padding(x, y)
+            losses = self._losses(x, y)
             grads = list(torch.autograd.grad(losses.sum(), [self.params[n] for n in self.names]))
             self._update(grads, lrs)
             total += losses.detach()

@@ -38,9 +38,10 @@ from reasonlab.store import (
     write_metrics,
 )
 from reasonlab.tasks.anchor import AnchorTask, subseed
-from reasonlab.tasks.base import TaskData
+from reasonlab.tasks.base import TaskData, trim_padding
 from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.tasks.modular import ModularTask
+from reasonlab.tasks.seq2seq import Seq2SeqTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.train.checkpoint import load_latest, save_best, save_checkpoint
 from reasonlab.train.progress import Progress
@@ -60,7 +61,8 @@ def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
 
 
 def build_task(cfg: RunConfig) -> TaskData:
-    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask, "modular": ModularTask}
+    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask, "modular": ModularTask,
+             "seq2seq": Seq2SeqTask}
     return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
 
 
@@ -175,6 +177,8 @@ class Trainer:
             else:
                 idx = perm[b * t.batch_size : (b + 1) * t.batch_size]
                 x, y = self.x[idx], self.y[idx]
+                if self.data.right_padded:
+                    x, y = trim_padding(x, y)
             loss = self._loss(x, y)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
