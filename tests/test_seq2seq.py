@@ -215,3 +215,17 @@ def test_addition_run_end_to_end_through_the_cli(tmp_path):
     losses = [v for _, _, split, metric, v in read_metrics(run_dir / "metrics.parquet")
               if split == "train" and metric == "loss"]
     assert losses[-1] < losses[0]
+
+
+def test_length_buckets_keep_every_row_and_group_similar_lengths():
+    from reasonlab.train.loop import epoch_order
+
+    lengths = torch.randint(1, 60, (1000,), generator=torch.Generator().manual_seed(0))
+    order = epoch_order(1000, seed=3, batch_size=10, lengths=lengths)
+    assert sorted(order.tolist()) == list(range(1000))
+    assert torch.equal(order, epoch_order(1000, seed=3, batch_size=10, lengths=lengths))
+    assert torch.equal(epoch_order(1000, 3, 10), torch.randperm(1000, generator=torch.Generator().manual_seed(3)))
+    spread = lengths[order].view(100, 10)
+    random_spread = lengths[torch.randperm(1000)].view(100, 10)
+    padded = (spread.max(1).values * 10).sum()  # the columns a trimmed batch computes
+    assert padded < 0.7 * (random_spread.max(1).values * 10).sum()

@@ -39,8 +39,10 @@ def _resolved(config: Path | None, profile: str | None, overrides: list[str], st
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="built-in profile of the study: anchor: cpu, paper; mixture: transformer-cpu, "
-    "emb-mlp-cpu, lm-cpu and their -paper forms; modular: cpu, gpu, paper")]
-StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture or modular")]
+    "emb-mlp-cpu, lm-cpu and their -paper forms; modular, scan, cogs, addition, prontoqa: cpu, gpu (modular "
+    "also paper)")]
+StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture, modular, "
+                                       "scan, cogs, addition or prontoqa")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
@@ -339,10 +341,10 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 @app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
-        help="anchor-phase, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories or "
-        "modular-phase")],
-    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced), gpu (modular-phase: one GPU) or "
-                                         "paper (GPU cluster)")] = "cpu",
+        help="anchor-phase, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories, "
+        "modular-phase, scan, cogs, addition or prontoqa")],
+    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced), gpu (modular-phase and the "
+                                         "benchmarks: one GPU) or paper (GPU cluster)")] = "cpu",
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
@@ -355,6 +357,7 @@ def reproduce(
         anchor_complexity,
         anchor_lr_wd,
         anchor_phase,
+        benchmarks,
         modular_phase,
         prontoqa_tinystories,
         reasoning_bias,
@@ -362,7 +365,7 @@ def reproduce(
 
     experiments = {"anchor-phase": anchor_phase, "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
                    "reasoning-bias": reasoning_bias, "prontoqa-tinystories": prontoqa_tinystories,
-                   "modular-phase": modular_phase}
+                   "modular-phase": modular_phase, **benchmarks.STUDIES}
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]

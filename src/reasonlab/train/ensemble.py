@@ -27,7 +27,7 @@ from reasonlab.config import RunConfig
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
 from reasonlab.tasks.base import trim_padding
-from reasonlab.train.loop import Trainer, decays, finished_summary, run_directory
+from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
 
@@ -123,9 +123,8 @@ class Stack:
     def train_epoch(self, epoch: int, step: int) -> tuple[int, list[float]]:
         trainers, first = self.trainers, self.trainers[0]
         n, batch, per_epoch = first.n_train, first.cfg.train.batch_size, first.steps_per_epoch
-        perms = torch.stack([
-            torch.randperm(n, generator=torch.Generator().manual_seed(subseed(t.cfg.seed, f"shuffle:{epoch}")))
-            for t in trainers]).to(self.x.device)
+        perms = torch.stack([epoch_order(n, subseed(t.cfg.seed, f"shuffle:{epoch}"), batch, t.lengths)
+                             for t in trainers]).to(self.x.device)
         rows = torch.arange(len(trainers), device=self.x.device)[:, None]
         total = torch.zeros(len(trainers), device=self.x.device)
         for b in range(per_epoch):

@@ -112,6 +112,26 @@ def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
     return {round(first * (cfg.epochs / first) ** (i / max(n - 1, 1))) for i in range(n)}
 
 
+BUCKET_BATCHES = 32  # length bucketing: rows are sorted by length within windows of this many batches
+
+
+def epoch_order(n: int, seed: int, batch_size: int, lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """The row order of one epoch: consecutive ``batch_size`` slices are its batches. A random permutation; with
+    ``lengths`` (right-padded rows), rows are sorted by length within windows of ``BUCKET_BATCHES`` batches and
+    the full batches shuffled, so a batch holds rows of similar length and trimming its padding saves compute
+    (the rows left over after the last full batch stay random and last)."""
+    gen = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(n, generator=gen)
+    if lengths is None:
+        return perm
+    window = batch_size * BUCKET_BATCHES
+    chunks = [c[lengths[c].argsort(stable=True)] for c in perm.split(window)]
+    rows = torch.cat(chunks)
+    full = n // batch_size * batch_size
+    batches = rows[:full].view(-1, batch_size)
+    return torch.cat([batches[torch.randperm(len(batches), generator=gen)].flatten(), rows[full:]])
+
+
 def decays(p: torch.Tensor, cfg: TrainConfig, member_axis: bool = False) -> bool:
     """Whether weight decay applies to ``p``: every parameter, or only matrices (2+ dimensions, so not
     LayerNorm weights or biases), as ``train.weight_decay_on`` says."""
@@ -150,6 +170,7 @@ class Trainer:
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
         self.y = self.data.train_targets.to(self.device)
+        self.lengths = (self.data.train_targets != -100).cumsum(1).argmax(1) if self.data.right_padded else None
         self.rows: list[tuple] = []
         self.progress = progress
         self.log_epochs = log_spaced_epochs(t)
@@ -165,8 +186,8 @@ class Trainer:
     # ---- one epoch -----------------------------------------------------------------------------------------
     def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
         t = self.cfg.train
-        gen = torch.Generator().manual_seed(subseed(self.cfg.seed, f"shuffle:{epoch}"))
-        perm = torch.randperm(self.n_train, generator=gen).to(self.device)
+        perm = epoch_order(self.n_train, subseed(self.cfg.seed, f"shuffle:{epoch}"), t.batch_size,
+                           self.lengths).to(self.device)
         total = torch.zeros((), device=self.device)
         for b in range(self.steps_per_epoch):
             lr = lr_at(step, t, self.steps_per_epoch)
