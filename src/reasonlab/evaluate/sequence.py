@@ -21,6 +21,8 @@ from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.scoring import SetScore
 from reasonlab.tasks.base import EvalSet, trim_padding
 
+DECODE_SLACK = 16  # the judgement is read from at most this many tokens more than the longest target of a batch
+
 
 @torch.no_grad()
 def greedy_decode(model: nn.Module, inputs: Tensor, prompt_len: Tensor, max_new: int, eos: int, pad: int = 0
@@ -94,8 +96,9 @@ def score_sequences(model: nn.Module, es: EvalSet, n: int, device: torch.device,
         wrong = (~exact).nonzero().flatten()
         for i in range(0, len(wrong), batch):
             idx = wrong[i : i + batch]
+            longest = int((y[idx] != -100).sum(1).max())
             decoded = greedy_decode(model, x[idx].to(device), es.info["prompt_len"][idx].to(device),
-                                    x.shape[1], es.info["eos"])
+                                    longest + DECODE_SLACK, es.info["eos"])
             judged[idx] = judgement_correct(decoded, es.info["answer_prefix"], es.info["answer"][idx])
         correct["judgement"] = int(judged.sum())
     model.train()
