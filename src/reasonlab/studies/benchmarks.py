@@ -211,7 +211,7 @@ STUDIES = {
     }, "SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
        "test is the 1,208 composite commands that use it."),
     "cogs": BenchmarkStudy("cogs", {
-        "cpu": Plan(*CPU_INIT, sizes=((6_000, 32, 8), (24_155, 8, 2))),
+        "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
         "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8)), seeds=(1, 2, 3)),
     }, "COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
     "prontoqa": BenchmarkStudy("prontoqa", {

@@ -184,6 +184,12 @@ def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
         return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]
 
 
+# The main figures shown by ``reasonlab results`` beside the axes: anchor seen-pair accuracy, benchmark exact
+# match and PrOntoQA judgement.
+MAIN_FIGURES = ("final.seen_test_acc", "final.train_exact", "final.id_exact", "final.ood_exact",
+                "final.id_judgement")
+
+
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:
     """The results of one sweep or several: every column, or the axes, outcome and main figures."""
     sweeps = sweep_dirs(target)
@@ -193,8 +199,8 @@ def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tu
     else:
         axes = list(dict.fromkeys(a for s in sweeps for a in sweep_axes(s, read_results(s))))
         figures = [c for c in dict.fromkeys(c for r in rows for c in r)
-                   if c == "final.seen_test_acc" or (c.startswith("outcome.") and c.rsplit(".", 1)[1]
-                                                     in ("inferential", "symmetric"))]
+                   if c in MAIN_FIGURES or (c.startswith("outcome.") and c.rsplit(".", 1)[1]
+                                            in ("inferential", "symmetric"))]
         columns = [*(["sweep"] if len(sweeps) > 1 else []), "run_id", *axes, "label", *figures, "wall_time_s"]
     key = [c for c in columns if c not in ("sweep", "run_id")]
     rows.sort(key=lambda r: tuple(_sort_key(r.get(c)) for c in ["sweep", *key]))
