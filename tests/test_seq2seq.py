@@ -251,3 +251,28 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
     assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
     assert "Better at" in summary and "tiny addition" in summary
+
+
+@pytest.mark.parametrize(("positions", "norm"), [("learned", "post"), ("rope", "pre"), ("none", "post")])
+def test_cached_generation_equals_decoding_by_full_forward_passes(positions, norm):
+    from reasonlab.config import ModelConfig
+    from reasonlab.models.transformer import Transformer
+
+    cfg = ModelConfig(d_model=32, depth=2, n_heads=2, d_k=8, d_v=8, d_ff=64, positions=positions, norm=norm,
+                      max_positions=24)
+    torch.manual_seed(0)
+    model = Transformer(cfg, 11)
+
+    class Plain(nn.Module):  # the same function without a cache: decoded by full forward passes
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x, positions="last"):
+            return self.inner(x, positions)
+
+    tokens = torch.randint(4, 11, (6, 20), generator=torch.Generator().manual_seed(1))
+    prompt_len = torch.tensor([3, 5, 8, 4, 6, 2])
+    fast = greedy_decode(model, tokens, prompt_len, 12, eos=3)
+    slow = greedy_decode(Plain(model), tokens, prompt_len, 12, eos=3)
+    assert fast.shape == (6, 12) and torch.equal(fast, slow)

@@ -30,6 +30,8 @@ def greedy_decode(model: nn.Module, inputs: Tensor, prompt_len: Tensor, max_new:
     """(B, max_new) tokens generated after each row's first ``prompt_len`` tokens of ``inputs`` (the rest of
     the row is ignored), ``pad`` after a row's ``eos``. Rows of different prompt lengths decode in one batch:
     each reads its logits at its own position of a right-padded buffer (causal, so padding is never read)."""
+    if hasattr(model, "generate"):  # a key/value cache: one position per step
+        return model.generate(inputs, prompt_len, max_new, eos, pad)
     B = len(inputs)
     limit = getattr(getattr(model, "cfg", None), "max_positions", None)
     if limit is not None:

@@ -75,9 +75,30 @@ class Attention(nn.Module):
             cache[f"{prefix}.hook_pattern"] = pattern.detach()
             cache[f"{prefix}.hook_q"], cache[f"{prefix}.hook_k"] = q.detach(), k.detach()
             cache[f"{prefix}.hook_v"], cache[f"{prefix}.hook_z"] = v.detach(), z.detach()
+        return self._out(z)
+
+    def _out(self, z: Tensor) -> Tensor:
         if self.ablate:
             z = _ablated(z, self.ablate)
-        return self.W_O(z.transpose(1, 2).reshape(B, xq.shape[1], self.n_heads * self.d_v))
+        B, _, T, _ = z.shape
+        return self.W_O(z.transpose(1, 2).reshape(B, T, self.n_heads * self.d_v))
+
+    def step(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, kv: tuple[Tensor, Tensor], pos: Tensor
+             ) -> Tensor:
+        """One decoding step: ``x`` (B, 1, d) is each row's new position ``pos`` (B,); its key and value are
+        written into the cache ``kv`` ((B, H, W, d) each) and it attends to columns ≤ its own position."""
+        B = len(x)
+        q = self.W_Q(x).view(B, 1, self.n_heads, self.d_k).transpose(1, 2)
+        k = self.W_K(x).view(B, 1, self.n_heads, self.d_k).transpose(1, 2)
+        v = self.W_V(x).view(B, 1, self.n_heads, self.d_v).transpose(1, 2)
+        if rope is not None:
+            q, k = _rope(q, *rope), _rope(k, *rope)
+        K, V = kv
+        rows = torch.arange(B, device=x.device)
+        K[rows, :, pos], V[rows, :, pos] = k[:, :, 0], v[:, :, 0]
+        scores = q @ K.transpose(-1, -2) / self.d_k**0.5
+        visible = torch.arange(K.shape[2], device=x.device)[None, :] <= pos[:, None]
+        return self._out(scores.masked_fill(~visible[:, None, None, :], float("-inf")).softmax(-1) @ V)
 
 
 class MLP(nn.Module):
@@ -105,15 +126,22 @@ class Block(nn.Module):
         self.ln1, self.ln2 = _norm(cfg), _norm(cfg)
 
     def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, cache: dict | None, prefix: str,
-                last_only: bool = False) -> Tensor:
-        """With ``last_only`` the block returns the last position alone: exact, since nothing after it reads more."""
+                last_only: bool = False, kv: tuple[Tensor, Tensor] | None = None, pos: Tensor | None = None
+                ) -> Tensor:
+        """With ``last_only`` the block returns the last position alone: exact, since nothing after it reads more.
+        With ``kv`` (a decoding step) ``x`` is one new position per row, at ``pos``, attending to the cache."""
+        def attend(h: Tensor) -> Tensor:
+            if kv is not None:
+                return self.attn.step(h, rope, kv, pos)
+            return self.attn(h, rope, cache, f"{prefix}.attn", last_only)
+
         if self.pre:
-            a = self.attn(self.ln1(x), rope, cache, f"{prefix}.attn", last_only)
+            a = attend(self.ln1(x))
             x = x[:, -1:] if last_only else x
             x_ao = x + a
             out = x_ao + self.mlp(self.ln2(x_ao))
         else:
-            a = self.attn(x, rope, cache, f"{prefix}.attn", last_only)
+            a = attend(x)
             x = x[:, -1:] if last_only else x
             x_ao = self.ln1(x + a)
             out = self.ln2(x_ao + self.mlp(x_ao))
@@ -166,6 +194,43 @@ class Transformer(nn.Module):
         else:
             x = x[:, torch.as_tensor(positions, device=x.device)]
         return self.head(self.ln_final(x))
+
+    @torch.no_grad()
+    def generate(self, tokens: Tensor, prompt_len: Tensor, max_new: int, eos: int, pad: int = 0) -> Tensor:
+        """Greedy continuation of each row's first ``prompt_len`` tokens with a key/value cache: (B, max_new)
+        tokens, ``pad`` after a row's ``eos``. One forward pass over the prompts fills the cache; each step
+        then costs one position per row. Equal to decoding by full forward passes (up to float rounding)."""
+        B, P = len(tokens), int(prompt_len.max())
+        max_new = max(0, min(max_new, self.cfg.max_positions - P + 1))
+        width = P + max_new - 1
+        with self.hooks() as cache:
+            logits = self(tokens[:, :P], "all")
+        kv = []
+        for i in range(len(self.blocks)):
+            k, v = cache[f"blocks.{i}.attn.hook_k"], cache[f"blocks.{i}.attn.hook_v"]
+            K, V = k.new_zeros(*k.shape[:2], width, k.shape[3]), v.new_zeros(*v.shape[:2], width, v.shape[3])
+            K[:, :, :P], V[:, :, :P] = k, v
+            kv.append((K, V))
+        rows = torch.arange(B, device=tokens.device)
+        out = torch.full((B, max_new), pad, dtype=tokens.dtype, device=tokens.device)
+        done = torch.zeros(B, dtype=torch.bool, device=tokens.device)
+        nxt = logits[rows, prompt_len - 1].argmax(-1)
+        for s in range(max_new):
+            nxt = torch.where(done, pad, nxt)
+            out[:, s] = nxt
+            done |= nxt == eos
+            if s == max_new - 1 or bool(done.all()):
+                break
+            pos = prompt_len + s  # where the token just chosen sits
+            x = self.embed(nxt)[:, None]
+            if self.pos_embed is not None:
+                x = x + self.pos_embed.weight[pos][:, None]
+            rope = ((self.rope_cos[pos][:, None, None], self.rope_sin[pos][:, None, None])
+                    if self.cfg.positions == "rope" else None)
+            for block, layer_kv in zip(self.blocks, kv, strict=True):
+                x = block(x, rope, None, "", kv=layer_kv, pos=pos)
+            nxt = self.head(self.ln_final(x[:, 0])).argmax(-1)
+        return out
 
     @contextmanager
     def hooks(self) -> Iterator[dict[str, Tensor]]:
