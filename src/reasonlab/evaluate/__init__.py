@@ -20,6 +20,13 @@ def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], 
     return summaries[kind](scores, sets, th)
 
 
+def diverged_report(step: int) -> dict:
+    """The report of a run stopped because its loss became NaN or inf at ``step``: labelled ``diverged``, with no
+    final figures (the weights are not finite; the evaluations before it stay in the metrics)."""
+    return {"label": "diverged", "outcome": {"label": "diverged", "step": step}, "final": {}, "histograms": {},
+            "pooled": {}, "figures": {}}
+
+
 def best_of_run(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
     """Figures read over a run's whole history: early stopping for in-context modular arithmetic; steps to
     converge for the real benchmarks; otherwise the max over evaluations of each held-out accuracy (the anchor

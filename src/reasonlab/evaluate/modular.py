@@ -18,7 +18,7 @@ from statistics import mean
 from typing import Any
 
 from reasonlab.config import ConfigError, ThresholdConfig
-from reasonlab.evaluate.phase import check_single_setting
+from reasonlab.evaluate.phase import DIVERGED, check_single_setting
 from reasonlab.evaluate.scoring import SetScore
 from reasonlab.tasks.base import EvalSet
 
@@ -87,6 +87,7 @@ class ModularCell:
     label: str
     atypical: bool
     n_runs: int
+    n_diverged: int = 0
 
 
 def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = "task.alpha", at: str = "final",
@@ -110,7 +111,12 @@ def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = 
         groups[(r[x], r[y])].append(r)
     cells = []
     for (cx, cy), runs in sorted(groups.items()):
-        last = {k: mean(r[c] for r in runs) for k, c in cols.items()}
+        ok = [r for r in runs if r.get("label") != DIVERGED]
+        n_div = len(runs) - len(ok)
+        if not ok:  # every run of the cell diverged
+            cells.append(ModularCell(cx, cy, dict.fromkeys(cols, float("nan")), DIVERGED, False, n_div, n_div))
+            continue
+        last = {k: mean(r[c] for r in ok) for k, c in cols.items()}
         label = phase_label(last, th.fit, good)
-        cells.append(ModularCell(cx, cy, last, label, is_atypical(label, last, good), len(runs)))
+        cells.append(ModularCell(cx, cy, last, label, is_atypical(label, last, good), len(runs), n_div))
     return cells

@@ -3,7 +3,8 @@
 For each cell (e.g. γ × depth) and each seed, take the best accuracy over learning rates — separately for the
 inferential target, the symmetric target and the seen-pair test-key accuracy — then average over seeds. A cell
 is *shadowed* (not fitted) when that averaged seen-pair accuracy is below the fit threshold, and its label
-follows the same rule as a single run's (``classify``).
+follows the same rule as a single run's (``classify``). Diverged runs (loss NaN/inf) are left out and counted;
+a cell whose every run diverged is labelled ``diverged``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.outcome import classify
 
 SEEN = "final.seen_test_acc"
+DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
 # Columns that describe how a run was executed, not its numbers; they may differ inside any cell.
 _EXECUTION = {"train.threads", "train.checkpoint_every", "train.checkpoint_log", "profile", "train.device"}
 # What the anchor protocol reduces inside a cell: the max over learning rates, the mean over seeds.
@@ -36,6 +38,7 @@ class Cell:
     shadow: bool
     n_seeds: int
     n_runs: int
+    n_diverged: int = 0  # runs of the cell whose loss became NaN/inf (left out of its maxima and means)
 
 
 def peak_lr(row: dict[str, Any]) -> float:
@@ -59,18 +62,29 @@ def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y:
     for r in rows:
         per_seed[(r[x], r[y], r["seed"])].append(r)
     per_cell: dict[tuple, list[tuple[float, float | None, float, int]]] = defaultdict(list)
+    diverged: dict[tuple, int] = defaultdict(int)
     for (cx, cy, _), runs in per_seed.items():
+        diverged[(cx, cy)] += sum(r.get("label") == DIVERGED for r in runs)
+        runs = [r for r in runs if r.get("label") != DIVERGED]
+        if not runs:
+            per_cell.setdefault((cx, cy), [])
+            continue
         syms = [r[sym_col] for r in runs if r.get(sym_col) is not None]
         per_cell[(cx, cy)].append((max(r[inf_col] for r in runs), max(syms) if syms else None,
                                    max(r[SEEN] for r in runs), len(runs)))
     cells = []
     for (cx, cy), seeds in sorted(per_cell.items()):
+        n_div = diverged[(cx, cy)]
+        if not seeds:  # every run of the cell diverged
+            cells.append(Cell(cx, cy, float("nan"), None, float("nan"), DIVERGED, False, False, 0, n_div, n_div))
+            continue
         inf = mean(s[0] for s in seeds)
         sym_values = [s[1] for s in seeds if s[1] is not None]
         sym = mean(sym_values) if sym_values else None
         seen = mean(s[2] for s in seeds)
         label, clean = classify(seen, inf, sym, th)
-        cells.append(Cell(cx, cy, inf, sym, seen, label, clean, seen < th.fit, len(seeds), sum(s[3] for s in seeds)))
+        cells.append(Cell(cx, cy, inf, sym, seen, label, clean, seen < th.fit, len(seeds),
+                          sum(s[3] for s in seeds) + n_div, n_div))
     return cells
 
 

@@ -15,14 +15,14 @@ from reasonlab.evaluate.modular import ModularCell
 from reasonlab.evaluate.phase import Cell
 from reasonlab.plots import save_figure
 
-LABELS = ("inferential", "symmetric", "other", "not-fitted")
+LABELS = ("inferential", "symmetric", "other", "not-fitted", "diverged")
 AXIS_NAMES = {"init.gamma": "γ (initialization rate: std = d_in^-γ)", "model.depth": "depth (blocks)",
               "train.weight_decay": "weight decay", "train.lr_multiplier": "peak lr / base lr",
               "model.d_model": "d_model", "task.n_tasks": "pre-training tasks n_id",
               "task.alpha": "fraction α of input pairs seen"}
-PHASES = ("id-memorization", "id-generalization", "ood-memorization", "ood-generalization", "unfit")
-PHASE_COLOURS = ("#fdae61", "#abd9e9", "#d7191c", "#2c7bb6", "#bdbdbd")
-LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd")
+PHASES = ("id-memorization", "id-generalization", "ood-memorization", "ood-generalization", "unfit", "diverged")
+PHASE_COLOURS = ("#fdae61", "#abd9e9", "#d7191c", "#2c7bb6", "#bdbdbd", "#e7298a")
+LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd", "#e7298a")  # diverged: magenta
 
 
 def _grid(cells: list[Cell], value) -> tuple[list[float], list[float], np.ndarray]:
@@ -70,8 +70,9 @@ def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: str, x: st
     axes[2].imshow(grid, origin="lower", cmap=ListedColormap(LABEL_COLOURS), vmin=-0.5, vmax=len(LABELS) - 0.5,
                    aspect="auto")
     for c in cells:
-        axes[2].text(xs.index(c.x), ys.index(c.y), c.label + (" ✓" if c.clean else ""), ha="center",
-                     va="center", fontsize=7)
+        text = c.label + (" ✓" if c.clean else "") + (f"\n{c.n_diverged} diverged" if c.n_diverged
+                                                       and c.label != "diverged" else "")
+        axes[2].text(xs.index(c.x), ys.index(c.y), text, ha="center", va="center", fontsize=7)
     _hatch(axes[2], cells, xs, ys)
     _axes(axes[2], xs, ys, xlabel, ylabel)
     axes[2].set_title(f"{pair} outcome")
@@ -100,7 +101,8 @@ def plot_modular_phase(cells: list[ModularCell], out_base: Path, caption: str, x
     ax_lab.imshow(grid, origin="lower", cmap=ListedColormap(PHASE_COLOURS), vmin=-0.5, vmax=len(PHASES) - 0.5,
                   aspect="auto")
     for c in cells:
-        short = "".join(w[0].upper() for w in c.label.split("-")) if c.label != "unfit" else "unfit"
+        short = "".join(w[0].upper() for w in c.label.split("-")) if c.label not in ("unfit", "diverged") \
+            else c.label
         ax_lab.text(xs.index(c.x), ys.index(c.y), short + ("*" if c.atypical else ""), ha="center", va="center",
                     fontsize=8)
     _axes(ax_lab, xs, ys, xlabel, ylabel)

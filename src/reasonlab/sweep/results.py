@@ -28,7 +28,7 @@ from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_l
 
 RESULTS = "results.parquet"
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
-                   "threads", "git_revision")
+                   "threads", "git_revision", "diverged_step")
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

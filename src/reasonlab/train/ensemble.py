@@ -126,7 +126,8 @@ class Stack:
         perms = torch.stack([epoch_order(n, subseed(t.cfg.seed, f"shuffle:{epoch}"), batch, t.lengths)
                              for t in trainers]).to(self.x.device)
         rows = torch.arange(len(trainers), device=self.x.device)[:, None]
-        total = torch.zeros(len(trainers), device=self.x.device)
+        first_step = step
+        per_step = torch.zeros(per_epoch, len(trainers), device=self.x.device)  # checked once, at the end
         for b in range(per_epoch):
             idx = perms[:, b * batch : (b + 1) * batch]
             lrs = torch.tensor([lr_at(step, t.cfg.train, per_epoch) for t in trainers], device=self.x.device)
@@ -136,9 +137,11 @@ class Stack:
             losses = self._losses(x, y)
             grads = list(torch.autograd.grad(losses.sum(), [self.params[n] for n in self.names]))
             self._update(grads, lrs)
-            total += losses.detach()
+            per_step[b] = losses.detach()
             step += 1
-        return step, (total / per_epoch).tolist()
+        for i, t in enumerate(trainers):  # a member's NaN never reaches the others: the update is per member
+            t.check_finite(per_step[:, i], first_step)
+        return step, per_step.mean(0).tolist()
 
     @torch.no_grad()
     def write_back(self) -> None:
@@ -191,7 +194,7 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
         if len(live) > 1 and _same_shape(live):
             _fit_stacked(live)
         for t in live:
-            if t.epoch < t.cfg.train.epochs:  # not stackable (resumed at different epochs): one by one
+            if t.epoch < t.cfg.train.epochs and t.diverged is None:  # not stacked (resumed apart): one by one
                 t.fit()
             results[t.cfg.run_id()] = t.complete()
     return [results[c.run_id()] for c in cfgs]
@@ -200,11 +203,13 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
 def _fit_stacked(trainers: list[Trainer]) -> None:
     stacked, silent = Stack(trainers), Progress.silent()
     epoch, step = trainers[0].epoch, trainers[0].step
-    while epoch < trainers[0].cfg.train.epochs:
+    while epoch < trainers[0].cfg.train.epochs and any(t.diverged is None for t in trainers):
         started = time.perf_counter()
+        live = [t.diverged is None for t in trainers]  # a diverged member trains on, stacked, but is done
         step, losses = stacked.train_epoch(epoch, step)
         epoch += 1
         stacked.write_back()
-        for t, loss in zip(trainers, losses, strict=True):
-            t.epoch, t.step = epoch, step
-            t.end_epoch(loss, started, silent)
+        for t, loss, alive in zip(trainers, losses, live, strict=True):
+            if alive:
+                t.epoch, t.step = epoch, step
+                t.end_epoch(loss, started, silent)

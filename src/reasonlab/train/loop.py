@@ -21,7 +21,7 @@ from torch import nn
 
 import reasonlab
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
-from reasonlab.evaluate import best_of_run, summarize
+from reasonlab.evaluate import best_of_run, diverged_report, summarize
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.emb_mlp import EmbMLP
@@ -188,7 +188,8 @@ class Trainer:
         t = self.cfg.train
         perm = epoch_order(self.n_train, subseed(self.cfg.seed, f"shuffle:{epoch}"), t.batch_size,
                            self.lengths).to(self.device)
-        total = torch.zeros((), device=self.device)
+        first_step = step
+        losses = torch.zeros(self.steps_per_epoch, device=self.device)  # no sync per step; checked at the end
         for b in range(self.steps_per_epoch):
             lr = lr_at(step, t, self.steps_per_epoch)
             for group in self.opt.param_groups:
@@ -206,10 +207,17 @@ class Trainer:
             if t.grad_clip is not None:
                 nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip)
             self.opt.step()
-            total += loss.detach()
+            losses[b] = loss.detach()
             step += 1
             bar.advance()
-        return step, float(total) / self.steps_per_epoch
+        self.check_finite(losses, first_step)
+        return step, float(losses.mean())
+
+    def check_finite(self, losses: torch.Tensor, first_step: int) -> None:
+        """Mark the run diverged at the first step (1-based, counted over the run) whose loss is NaN or inf."""
+        bad = (~torch.isfinite(losses)).nonzero()
+        if len(bad) and self.diverged is None:
+            self.diverged = first_step + int(bad[0, 0]) + 1
 
     def _evaluate(self, epoch: int, step: int, final: bool) -> dict[str, float]:
         limit = None if final else self.cfg.train.eval_max_per_set
@@ -230,6 +238,7 @@ class Trainer:
     def begin(self) -> None:
         """Restore the newest checkpoint, if any, into the model, the optimizer and the metric rows."""
         self.epoch, self.step, self.wall = 0, 0, 0.0
+        self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
         best = self.run_dir / "checkpoints" / "best.json"
         self.best_select = json.loads(best.read_text())["value"] if best.is_file() else float("-inf")
@@ -246,6 +255,13 @@ class Trainer:
         t, epoch, step = self.cfg.train, self.epoch, self.step
         self.rows += [(epoch, step, "train", "loss", loss),
                       (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+        if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
+            self.wall += time.perf_counter() - started
+            write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
+                                                       "loss": loss, "wall_time_s": self.wall,
+                                                       "diverged_step": self.diverged})
+            append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
+            return
         self.rows += [(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
@@ -267,7 +283,7 @@ class Trainer:
         bar_ctx = (Progress(t.epochs * self.steps_per_epoch, self.step, self.cfg.profile) if self.progress
                    else Progress.silent())
         with bar_ctx as bar:
-            while self.epoch < t.epochs:
+            while self.epoch < t.epochs and self.diverged is None:
                 started = time.perf_counter()
                 self.step, loss = self._epoch(self.epoch, self.step, bar)
                 self.epoch += 1
@@ -275,7 +291,9 @@ class Trainer:
 
     def complete(self) -> tuple[Path, dict]:
         """After the last epoch: the summary, written with the metrics; the run directory renamed into place."""
-        if not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
+        if self.diverged is not None:
+            self.report = diverged_report(self.diverged)
+        elif not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
             self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] in ("train", "weights")]
             self._evaluate(self.epoch, self.step, final=True)
         summary = self._summary(self.epoch, self.step, self.wall)
@@ -294,7 +312,7 @@ class Trainer:
             "label": report["label"], "outcome": report["outcome"],
             "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
             "histograms": report["histograms"],
-            "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2),
+            "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),
             "versions": {"reasonlab": reasonlab.__version__, "torch": torch.__version__,

@@ -1,0 +1,72 @@
+"""Reliability: a run whose loss becomes NaN/inf stops, is labelled ``diverged`` with its step, keeps its sweep
+going, and shows as its own cell in phase diagrams."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import tiny_run_dict
+from test_sweep import _row
+
+from reasonlab.config import resolve
+from reasonlab.evaluate.phase import phase_cells
+from reasonlab.plots.phase import plot_phase
+from reasonlab.store import read_metrics
+from reasonlab.sweep.executors import LocalExecutor
+from reasonlab.sweep.grid import SweepSpec, sweep_configs
+from reasonlab.sweep.results import read_results
+from reasonlab.sweep.runner import run_sweep
+from reasonlab.train.loop import train_run
+
+# No LayerNorm, no clipping and a peak learning rate of 1000: activations overflow within a few steps.
+EXPLODING = {"model": {"norm": "none"}, "train": {"base_lr": 1.0, "lr_multiplier": 1000.0, "grad_clip": None}}
+
+
+def test_a_diverging_run_stops_with_its_step_and_label(tmp_path):
+    cfg = resolve(tiny_run_dict(**{k: {**tiny_run_dict()[k], **v} for k, v in EXPLODING.items()}))
+    run_dir, summary = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+    assert summary["label"] == "diverged" and summary["status"] == "finished"
+    step = summary["diverged_step"]
+    assert 1 <= step <= summary["steps"] < cfg.train.epochs * (summary["steps"] // summary["epochs"])
+    assert summary["final"] == {} and summary["outcome"] == {"label": "diverged", "step": step}
+    losses = [v for _, _, split, metric, v in read_metrics(run_dir / "metrics.parquet") if split == "train"
+              and metric == "loss"]
+    assert losses[-1] != losses[-1] or abs(losses[-1]) == float("inf")  # NaN or inf, recorded as is
+    assert "diverged: loss not finite at step" in (run_dir / "events.log").read_text()
+    again = train_run(cfg, tmp_path, progress=False, log=lambda _: None)[1]
+    assert again == summary  # finished: a rerun trains nothing
+
+
+def test_a_sweep_goes_on_past_a_diverged_run(tmp_path):
+    base = tiny_run_dict(model={"norm": "none"}, train={"epochs": 2, "grad_clip": None, "base_lr": 1.0})
+    base["train"].pop("threads")
+    spec = SweepSpec(name="div", config=base, grid={"train.lr_multiplier": [1e-3, 1000.0]})
+    cfgs, axes = sweep_configs(spec)
+    report = run_sweep("div", cfgs, tmp_path, LocalExecutor(2, 1), axes)
+    assert not report.failed
+    rows = {r["train.lr_multiplier"]: r for r in read_results(tmp_path / "div")}
+    assert rows[1000.0]["label"] == "diverged" and rows[1000.0]["diverged_step"] >= 1
+    assert rows[1e-3]["label"] != "diverged" and rows[1e-3]["diverged_step"] is None
+    assert json.loads((tmp_path / "div" / "sweep.json").read_text())["run_ids"]
+
+
+def test_phase_cells_show_diverged_cells_distinctly(tmp_path):
+    rows = [_row(0.5, 2, 1, 10, 0.2, 0.7, 0.95), {**_row(0.5, 2, 1, 20, None, None, None), "label": "diverged"},
+            {**_row(0.8, 2, 1, 10, None, None, None), "label": "diverged"}]
+    a, b = phase_cells(rows, "4-3")
+    assert a.label == "symmetric" and a.n_diverged == 1 and a.n_runs == 2
+    assert b.label == "diverged" and b.n_diverged == 1 and b.inferential != b.inferential  # NaN
+    paths = plot_phase([a, b], tmp_path / "phase", "tiny", "4-3")
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_modular_cells_show_diverged_cells():
+    from reasonlab.evaluate.modular import modular_cells
+
+    def row(n, label, values):
+        return {"task.n_tasks": n, "task.alpha": 0.5, "seed": 1, "status": "finished", "label": label,
+                **{f"final.{k}_last_shot": v for k, v in zip(("id_train", "id_test", "ood_train", "ood_test"),
+                                                             values, strict=True)}}
+
+    cells = modular_cells([row(8, "id-memorization", (1.0, 0.2, 0.1, 0.1)), row(16, "diverged", [None] * 4)])
+    assert [c.label for c in cells] == ["id-memorization", "diverged"]
