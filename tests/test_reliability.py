@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import tiny_run_dict
 from test_sweep import _row
 
@@ -70,3 +72,51 @@ def test_modular_cells_show_diverged_cells():
 
     cells = modular_cells([row(8, "id-memorization", (1.0, 0.2, 0.1, 0.1)), row(16, "diverged", [None] * 4)])
     assert [c.label for c in cells] == ["id-memorization", "diverged"]
+
+
+# ---- damaged state ---------------------------------------------------------------------------------------------
+def _interrupted(cfg, root, monkeypatch, after_epoch: int = 3):
+    """A run killed (KeyboardInterrupt) once ``after_epoch`` epochs and their checkpoints are written."""
+    from reasonlab.train.loop import Trainer
+
+    original = Trainer._epoch
+
+    def killed(self, epoch, step, bar):
+        if epoch == after_epoch:
+            raise KeyboardInterrupt
+        return original(self, epoch, step, bar)
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_run(cfg, root, progress=False, log=lambda _: None)
+    monkeypatch.setattr(Trainer, "_epoch", original)
+    return root / f"{cfg.run_id()}.partial"
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    cfg = resolve(tiny_run_dict())
+    return cfg, train_run(cfg, tmp_path_factory.mktemp("ref"), progress=False, log=lambda _: None)[1]
+
+
+@pytest.mark.parametrize("damage", ["truncate-weights", "flip-optimizer", "marker", "metrics"])
+def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupted, tmp_path, monkeypatch):
+    from reasonlab.train.checkpoint import complete_steps
+
+    cfg, reference = uninterrupted
+    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    ckpt = partial / "checkpoints"
+    last = complete_steps(ckpt)[-1]
+    target = {"truncate-weights": ckpt / f"step-{last}.safetensors", "flip-optimizer": ckpt / f"step-{last}.optim.pt",
+              "marker": ckpt / f"step-{last}.json", "metrics": partial / "metrics.parquet"}[damage]
+    data = target.read_bytes()
+    target.write_bytes(data[: len(data) // 2] if damage != "flip-optimizer"
+                       else data[:-40] + bytes(b ^ 0xFF for b in data[-40:]))
+    untouched = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and partial not in p.parents}
+    messages: list[str] = []
+    _, summary = train_run(cfg, tmp_path, progress=False, log=messages.append)
+    warned = [m for m in messages if str(target) in m]
+    assert len(warned) == 1 and "\n" not in warned[0]
+    assert ("restarting" if damage == "metrics" else "falling back") in warned[0]
+    assert summary["final"] == reference["final"] and summary["steps"] == reference["steps"]
+    assert all(p.read_bytes() == b for p, b in untouched.items())  # nothing else in the store was touched

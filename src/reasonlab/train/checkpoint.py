@@ -1,13 +1,18 @@
 """Checkpoints: weights in safetensors, optimizer state loaded with ``weights_only=True``, a JSON marker last.
 
 A checkpoint counts only once its ``step-N.json`` marker exists; the marker is written after the weights and the
-optimizer state, each by atomic rename, so a kill at any point leaves either a whole checkpoint or none.
+optimizer state, each by atomic rename, so a kill at any point leaves either a whole checkpoint or none. The
+marker holds the SHA-256 of both files: a checkpoint damaged later (truncated, overwritten) is detected when a
+run resumes, reported in one line with its path, and the run falls back to the previous good one (the two
+newest keep their optimizer state).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -30,13 +35,15 @@ def _weights(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, optimizer: torch.optim.Optimizer,
-                    keep_optimizer: int = 1) -> None:
+                    keep_optimizer: int = 2) -> None:
     ckpt_dir.mkdir(exist_ok=True)
-    atomic_write_bytes(ckpt_dir / f"step-{step}.safetensors", st_save(_weights(model)))
+    weights = st_save(_weights(model))
+    atomic_write_bytes(ckpt_dir / f"step-{step}.safetensors", weights)
     buf = io.BytesIO()
     torch.save(optimizer.state_dict(), buf)
     atomic_write_bytes(ckpt_dir / f"step-{step}.optim.pt", buf.getvalue())
-    write_json(ckpt_dir / f"step-{step}.json", {"step": step, **state})
+    digests = {"weights": _sha256(weights), "optim": _sha256(buf.getvalue())}
+    write_json(ckpt_dir / f"step-{step}.json", {"step": step, **state, "sha256": digests})
     for old in sorted(complete_steps(ckpt_dir))[:-keep_optimizer]:
         (ckpt_dir / f"step-{old}.optim.pt").unlink(missing_ok=True)
 
@@ -60,7 +67,10 @@ def complete_steps(ckpt_dir: Path) -> list[int]:
 
 
 def load_weights(path: Path, model: nn.Module) -> None:
-    tensors = st_load(Path(path).read_bytes())
+    _load_tensors(st_load(Path(path).read_bytes()), model, path)
+
+
+def _load_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, path: Path) -> None:
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     tied = {n for n in missing if n == "head.weight" and getattr(model.cfg, "tied_head", False)}
     if set(missing) - tied or unexpected:
@@ -68,15 +78,49 @@ def load_weights(path: Path, model: nn.Module) -> None:
                          f"unexpected {sorted(unexpected)[:3]})")
 
 
-def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict | None:
-    """Restore the newest checkpoint that has optimizer state; None when there is none."""
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
+    """(marker, weight bytes, optimizer bytes) of a checkpoint whose files match the digests of its marker;
+    ValueError naming the damaged file otherwise."""
+    marker_path = ckpt_dir / f"step-{step}.json"
+    try:
+        marker = json.loads(marker_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        raise ValueError(f"{marker_path}: damaged checkpoint marker") from None
+    files = {"weights": ckpt_dir / f"step-{step}.safetensors", "optim": ckpt_dir / f"step-{step}.optim.pt"}
+    data = {}
+    for kind, path in files.items():
+        try:
+            data[kind] = path.read_bytes()
+        except OSError:
+            raise ValueError(f"{path}: missing") from None
+        expected = marker.get("sha256", {}).get(kind)
+        if expected is not None and _sha256(data[kind]) != expected:
+            raise ValueError(f"{path}: damaged (its SHA-256 differs from the one recorded when it was written)")
+    return marker, data["weights"], data["optim"]
+
+
+def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
+                warn: Callable[[str], None] = print) -> dict | None:
+    """Restore the newest intact checkpoint that has optimizer state; each damaged one on the way is reported
+    through ``warn`` and skipped. None when there is none (the run starts from the beginning)."""
     for step in reversed(complete_steps(ckpt_dir)):
-        optim_path = ckpt_dir / f"step-{step}.optim.pt"
-        if not optim_path.is_file():
+        if not (ckpt_dir / f"step-{step}.optim.pt").is_file():
+            continue  # an older checkpoint kept for its weights only
+        try:
+            marker, weights, optim = verified(ckpt_dir, step)
+            tensors = st_load(weights)
+            optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
+        except Exception as e:  # noqa: BLE001 - any damage means: fall back to the previous checkpoint
+            warn(f"{e if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({e})'}; "
+                 "falling back to the previous checkpoint")
             continue
-        load_weights(ckpt_dir / f"step-{step}.safetensors", model)
-        optimizer.load_state_dict(torch.load(optim_path, weights_only=True, map_location="cpu"))
-        return json.loads((ckpt_dir / f"step-{step}.json").read_text())
+        _load_tensors(tensors, model, ckpt_dir / f"step-{step}.safetensors")
+        optimizer.load_state_dict(optim_state)
+        return marker
     return None
 
 

@@ -43,7 +43,7 @@ from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.tasks.modular import ModularTask
 from reasonlab.tasks.seq2seq import Seq2SeqTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
-from reasonlab.train.checkpoint import load_latest, save_best, save_checkpoint
+from reasonlab.train.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
 
@@ -240,14 +240,32 @@ class Trainer:
         self.epoch, self.step, self.wall = 0, 0, 0.0
         self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
-        best = self.run_dir / "checkpoints" / "best.json"
-        self.best_select = json.loads(best.read_text())["value"] if best.is_file() else float("-inf")
-        state = load_latest(self.run_dir / "checkpoints", self.model, self.opt)
+        ckpt, metrics = self.run_dir / "checkpoints", self.run_dir / "metrics.parquet"
+        rows: list[tuple] = []
+        if complete_steps(ckpt):
+            try:
+                rows = read_metrics(metrics)
+            except Exception:  # noqa: BLE001 - unreadable in any way: the history to resume with is lost
+                self.warn(f"{metrics}: damaged or missing; restarting this run from the beginning")
+                shutil.rmtree(ckpt)
+                ckpt.mkdir()
+        self.best_select = float("-inf")
+        if (ckpt / "best.json").is_file():
+            try:
+                self.best_select = json.loads((ckpt / "best.json").read_text())["value"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
+        state = load_latest(ckpt, self.model, self.opt, warn=self.warn)
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
-            self.rows = [r for r in read_metrics(self.run_dir / "metrics.parquet") if r[0] <= self.epoch]
+            self.rows = [r for r in rows if r[0] <= self.epoch]
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
+
+    def warn(self, message: str) -> None:
+        """A one-line report of damaged state, to the log and the run's event log."""
+        self.log(message)
+        append_event(self.run_dir, message)
 
     def end_epoch(self, loss: float, started: float, bar: Progress) -> None:
         """After epoch ``self.epoch`` was trained (from ``started``, a perf_counter reading): log, evaluate on
