@@ -1,12 +1,12 @@
 """Reliability: a run whose loss becomes NaN/inf stops, is labelled ``diverged`` with its step, keeps its sweep
-going, and shows as its own cell in phase diagrams."""
+going, and shows as its own cell in phase diagrams; damaged checkpoints, metrics, results and summaries are
+reported in one line with their path and recovered from without touching anything else."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from conftest import tiny_run_dict
 from test_sweep import _row
 
@@ -120,3 +120,27 @@ def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupt
     assert ("restarting" if damage == "metrics" else "falling back") in warned[0]
     assert summary["final"] == reference["final"] and summary["steps"] == reference["steps"]
     assert all(p.read_bytes() == b for p, b in untouched.items())  # nothing else in the store was touched
+
+
+def test_a_damaged_results_table_is_rebuilt_from_the_runs(tmp_path, capsys):
+    from reasonlab.sweep.results import RESULTS, write_results
+
+    cfg = resolve(tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1}))
+    train_run(cfg, tmp_path / "sw", progress=False, log=lambda _: None)
+    write_results(tmp_path / "sw")
+    good = read_results(tmp_path / "sw")
+    table = tmp_path / "sw" / RESULTS
+    table.write_bytes(table.read_bytes()[:50])
+    assert read_results(tmp_path / "sw") == good
+    err = capsys.readouterr().err
+    assert f"{table}: damaged; rebuilt" in err and err.count("\n") == 1
+
+
+def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path):
+    from reasonlab.config import ConfigError
+
+    cfg = resolve(tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1}))
+    run_dir, _ = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+    (run_dir / "summary.json").write_text('{"label": "sym')
+    with pytest.raises(ConfigError, match=f"{run_dir / 'summary.json'}: damaged JSON; delete"):
+        train_run(cfg, tmp_path, progress=False, log=lambda _: None)

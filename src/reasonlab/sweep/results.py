@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +86,21 @@ def write_results(sweep_dir: Path) -> Path:
     return path
 
 
-def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
+def results_table(sweep_dir: Path) -> pa.Table:
+    """The sweep's results table; a damaged one is reported in one line on stderr and rebuilt from the run
+    directories (the source of truth), touching nothing else."""
     path = Path(sweep_dir) / RESULTS
     if not path.is_file():
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
-    return pq.read_table(path).to_pylist()
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError):
+        print(f"{path}: damaged; rebuilt from the run directories", file=sys.stderr)
+        return pq.read_table(write_results(sweep_dir))
+
+
+def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
+    return results_table(sweep_dir).to_pylist()
 
 
 def sweep_dirs(target: Path) -> list[Path]:
@@ -115,7 +126,7 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
 
     sweeps = sweep_dirs(target)
     con = duckdb.connect()
-    tables = [_with_sweep(pq.read_table(s / RESULTS), s.name) for s in sweeps]
+    tables = [_with_sweep(results_table(s), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
     metric_files = [r / "metrics.parquet" for s in sweeps for r in finished_runs(s)]

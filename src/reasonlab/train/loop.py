@@ -341,8 +341,12 @@ class Trainer:
 def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
     """(directory, summary) of the run if it has finished under ``root``."""
     final_dir = run_paths(Path(root), cfg.run_id())[0]
-    if (final_dir / "summary.json").is_file():
-        return final_dir, json.loads((final_dir / "summary.json").read_text())
+    path = final_dir / "summary.json"
+    if path.is_file():
+        try:
+            return final_dir, json.loads(path.read_text())
+        except json.JSONDecodeError:
+            raise ConfigError(f"{path}: damaged JSON; delete {final_dir} to train the run again") from None
     return None
 
 
