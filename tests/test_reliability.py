@@ -144,3 +144,38 @@ def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path):
     (run_dir / "summary.json").write_text('{"label": "sym')
     with pytest.raises(ConfigError, match=f"{run_dir / 'summary.json'}: damaged JSON; delete"):
         train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+
+
+# ---- disk ------------------------------------------------------------------------------------------------------
+def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from reasonlab import store
+    from reasonlab.cli import app
+    from reasonlab.train.checkpoint import complete_steps
+
+    cfg, reference = uninterrupted
+    real_fsync, writes = os.fsync, {"n": 0}
+
+    def fsync(fd):
+        writes["n"] += 1
+        if writes["n"] > 12:  # after a few checkpoints the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(store.os, "fsync", fsync)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    result = CliRunner().invoke(app, ["train", str(path), "--out", str(tmp_path), "--name", "s", "-q"])
+    assert result.exit_code == 2 and "no space left on the device" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) <= 2
+    partial = tmp_path / "s" / f"{cfg.run_id()}.partial"
+    steps = complete_steps(partial / "checkpoints")
+    assert steps and not list(partial.rglob(".*.tmp-*"))
+    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    _, summary = train_run(cfg, tmp_path / "s", progress=False, log=lambda _: None)
+    assert summary["final"] == reference["final"]

@@ -7,6 +7,7 @@ half-written file or a half-finished run.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -33,6 +34,8 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temp name, fsync, rename: the old file (if any) stays whole until the new one is. Out of disk
+    space is one clear error naming the file; the temp file is removed and the previous state is intact."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
@@ -40,6 +43,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise ConfigError(f"{path}: no space left on the device; free some space and rerun (finished runs "
+                              "are kept and an unfinished one resumes from its last checkpoint)") from None
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 
