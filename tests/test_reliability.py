@@ -179,3 +179,144 @@ def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_pa
     monkeypatch.setattr(store.os, "fsync", real_fsync)
     _, summary = train_run(cfg, tmp_path / "s", progress=False, log=lambda _: None)
     assert summary["final"] == reference["final"]
+
+
+# ---- hostile files ---------------------------------------------------------------------------------------------
+class Payload:
+    """A pickle that runs code when loaded without weights_only: it would create ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_pickle_with_a_payload_is_refused_and_never_run(uninterrupted, tmp_path, monkeypatch):
+    import hashlib
+    import io
+    import pickle
+
+    from reasonlab.train.checkpoint import complete_steps
+
+    cfg, reference = uninterrupted
+    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    ckpt = partial / "checkpoints"
+    last = complete_steps(ckpt)[-1]
+    sentinel = tmp_path / "payload-ran"
+    evil = io.BytesIO()
+    pickle.dump({"state": Payload(sentinel)}, evil)
+    (ckpt / f"step-{last}.optim.pt").write_bytes(evil.getvalue())
+    marker = json.loads((ckpt / f"step-{last}.json").read_text())  # the digest matches: only the format refuses it
+    marker["sha256"]["optim"] = hashlib.sha256(evil.getvalue()).hexdigest()
+    (ckpt / f"step-{last}.json").write_text(json.dumps(marker))
+    messages: list[str] = []
+    _, summary = train_run(cfg, tmp_path, progress=False, log=messages.append)
+    assert not sentinel.exists()
+    assert any(f"step-{last}" in m and "falling back" in m for m in messages)
+    assert summary["final"] == reference["final"]
+
+
+def test_weights_load_only_from_safetensors(tmp_path):
+    import pickle
+
+    from reasonlab.train.checkpoint import load_weights
+    from reasonlab.train.loop import build_model, build_task
+
+    cfg = resolve(tiny_run_dict())
+    model = build_model(cfg, build_task(cfg))
+    sentinel = tmp_path / "payload-ran"
+    path = tmp_path / "weights.safetensors"
+    path.write_bytes(pickle.dumps(Payload(sentinel)))
+    with pytest.raises(Exception):  # noqa: B017, PT011 - safetensors' own header error; the point is no code runs
+        load_weights(path, model)
+    assert not sentinel.exists()
+
+
+def test_yaml_tags_that_build_objects_are_refused(tmp_path):
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    sentinel = tmp_path / "payload-ran"
+    path = tmp_path / "evil.yaml"
+    path.write_text(f'seed: !!python/object/apply:os.system ["touch {sentinel}"]\n')
+    result = CliRunner().invoke(app, ["train", str(path), "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "invalid YAML" in result.output and "Traceback" not in result.output
+    assert not sentinel.exists() and not (tmp_path / "runs").exists()
+
+
+# ---- bad input (property-based) --------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FIELDS = ["seed", "init.gamma", "model.depth", "model.d_model", "train.lr_multiplier", "train.epochs",
+          "task.held_out_pairs", "task.kind", "model.norm", "train.precision", "task.benchmark", "task.n_train",
+          "model", "init.gamma.x", "nope", "train..epochs", ""]
+VALUES = st.one_of(st.integers(-5, 10**6).map(str), st.floats(allow_nan=True).map(str), st.text(max_size=12),
+                   st.sampled_from(["[1,2]", "[[4,3]]", "{a: 1}", "null", "true", "seq2seq", "modular", "pre",
+                                    "[", "{", "- x", "!!python/none ''"]))
+ONE_LINE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _one_line_config_error(fn) -> None:
+    from reasonlab.config import ConfigError
+
+    try:
+        fn()
+    except ConfigError as e:
+        assert "\n" not in str(e) and str(e).strip()
+
+
+@ONE_LINE
+@given(st.lists(st.tuples(st.sampled_from(FIELDS), VALUES), max_size=4))
+def test_overrides_work_or_fail_in_one_line(pairs):
+    from reasonlab.config import raw_config
+
+    overrides = [f"{k}={v}" for k, v in pairs]
+    _one_line_config_error(lambda: resolve(raw_config(None, None, overrides)))
+
+
+@ONE_LINE
+@given(st.text(max_size=40))
+def test_grid_axes_parse_or_fail_in_one_line(text):
+    from reasonlab.sweep.grid import parse_axis
+
+    _one_line_config_error(lambda: parse_axis(text))
+
+
+@ONE_LINE
+@given(st.text(max_size=30))
+def test_store_names_stay_inside_the_store(name):
+    from reasonlab.config import ConfigError
+    from reasonlab.store import check_name
+
+    try:
+        check_name(name, "sweep name")
+    except ConfigError as e:
+        assert "\n" not in str(e)
+        return
+    assert "/" not in name and "\\" not in name and ".." not in name and not name.startswith((".", "-"))
+
+
+@ONE_LINE
+@given(st.text(max_size=80))
+def test_data_lines_parse_or_name_file_and_line(line):
+    from reasonlab.config import ConfigError
+    from reasonlab.tasks.text import cogs, scan
+
+    for parse in (scan.parse_line, cogs.parse_line):
+        try:
+            parse(line, "data.txt:7")
+        except ConfigError as e:
+            assert str(e).startswith("data.txt:7: ") and "\n" not in str(e)
+
+
+@ONE_LINE
+@given(st.text(max_size=120))
+def test_config_files_load_or_fail_in_one_line(tmp_path_factory, text):
+    from reasonlab.config import load_yaml
+
+    path = tmp_path_factory.mktemp("cfg") / "c.yaml"
+    path.write_text(text)
+    _one_line_config_error(lambda: resolve(load_yaml(path)))
