@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -30,15 +31,22 @@ METRIC_SCHEMA = pa.schema(
     [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
      ("value", pa.float64())]
 )
+TMP = ".tmp-"  # temp files are ".<name>.tmp-<pid>"
+# Fault injection for the crash-consistency harness (tests/faults.py): with REASONLAB_KILL_AT_WRITE=N a process
+# kills itself (SIGKILL) halfway through its Nth atomic write. Unset, it costs one integer test per write.
+_KILL_AT_WRITE = int(os.environ.get("REASONLAB_KILL_AT_WRITE") or 0)
+_writes = 0
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temp name, fsync, rename: the old file (if any) stays whole until the new one is. Out of disk
     space is one clear error naming the file; the temp file is removed and the previous state is intact."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = path.with_name(f".{path.name}{TMP}{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
+            if _KILL_AT_WRITE:
+                _fault(f, data)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -50,6 +58,35 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_temps(directory: Path, recursive: bool = False) -> None:
+    """Delete the temp files that killed writers left in ``directory``: those whose writing process (the pid in
+    the name) no longer runs, so a live writer's file is never touched."""
+    for stale in (Path(directory).rglob if recursive else Path(directory).glob)(f".*{TMP}*"):
+        pid = stale.name.rpartition(TMP)[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fault(f, data: bytes) -> None:  # noqa: ANN001 - an open binary file
+    """SIGKILL this process halfway through its ``REASONLAB_KILL_AT_WRITE``-th atomic write (crash harness)."""
+    global _writes
+    _writes += 1
+    if _writes == _KILL_AT_WRITE:
+        f.write(data[: len(data) // 2])
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -32,6 +32,7 @@ from reasonlab.store import (
     finish_run,
     git_revision,
     read_metrics,
+    remove_temps,
     run_lock,
     run_paths,
     write_json,
@@ -375,6 +376,8 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
     if fresh:
         partial.mkdir(parents=True)
         (partial / "checkpoints").mkdir()
+    else:
+        remove_temps(partial, recursive=True)  # what a killed run left half-written
     try:
         atomic_write_text(partial / "config.yaml", to_yaml(cfg))
         for name, text in trainer.data.artifacts.items():

@@ -1,0 +1,219 @@
+"""Crash-consistency harness: SIGKILL a training run and a sweep at random points, resume, and check the result.
+
+Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
+process group, workers included) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a
+checkpoint, a metrics file, the results table, a marker) — then reruns it to completion and checks that:
+the run (every run of the sweep) finished; its final figures, best figures, label and every metrics row equal
+those of an uninterrupted run with the same seed; the results table has exactly one row per run; every file in
+the store parses (JSON, YAML, Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is
+left behind.
+
+The full harness (figures quoted in docs/reliability.md)::
+
+    .venv/bin/python tests/faults.py --kills 20 --out faults.json
+
+The default test run (tests/test_faults.py) runs a few kill points per scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+import yaml
+from safetensors.torch import load as st_load
+
+CLI = str(Path(sys.executable).with_name("reasonlab"))
+SWEEP_RUNS = 4
+
+
+def tiny_config() -> dict:
+    """An anchor run of a few seconds with a checkpoint and an evaluation every epoch."""
+    return {"seed": 1, "task": {"n_train_per_pair": 64, "n_test_per_pair": 16},
+            "model": {"d_model": 16, "d_k": 8, "d_v": 8, "d_ff": 32},
+            "train": {"epochs": 6, "batch_size": 64, "warmup_epochs": 1, "checkpoint_every": 1, "eval_every": 1,
+                      "threads": 1, "device": "cpu", "base_lr": 1e-3, "lr_multiplier": 3.0}}
+
+
+def write_inputs(work: Path) -> dict[str, list[str]]:
+    """The two scenarios' command lines (run from ``work``), with their config files written there."""
+    (work / "run.yaml").write_text(yaml.safe_dump(tiny_config()))
+    sweep_cfg = tiny_config()
+    sweep_cfg["train"].pop("threads")
+    (work / "sweep.yaml").write_text(yaml.safe_dump({"name": "sw", "config": sweep_cfg,
+                                                     "grid": {"init.gamma": [0.3, 0.8], "seed": [1, 2]}}))
+    return {"run": [CLI, "train", "run.yaml", "--out", "store", "--name", "r", "-q"],
+            "sweep": [CLI, "sweep", "sweep.yaml", "--out", "store", "--workers", "2", "--threads", "1",
+                      "--ensemble", "1"]}
+
+
+@dataclass
+class Figures:
+    scenario: str
+    trials: int = 0
+    kill_points: int = 0
+    timed_kills: int = 0
+    write_kills: int = 0
+    resumes_completed: int = 0
+    rows_lost: int = 0
+    rows_duplicated: int = 0
+    mismatches: int = 0
+    unparseable_files: int = 0
+    temp_files_left: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_write: int | None = None
+            ) -> int:
+    """Run ``cmd``; SIGKILL its process group after ``kill_after`` seconds if still running. The exit code
+    (-9 when killed)."""
+    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or "")}
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=kill_after)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return -9
+    finally:
+        subprocess.run(["pkill", "-9", "-s", str(proc.pid)], capture_output=True)  # stragglers of the session
+    if proc.returncode not in (0, -9) and kill_at_write is None:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return proc.returncode
+
+
+def snapshot(store: Path) -> dict[str, dict]:
+    """Per finished run: its summary's deterministic parts and its metrics rows."""
+    out = {}
+    for summary_path in sorted(store.glob("*/*/summary.json")):
+        run_dir = summary_path.parent
+        if run_dir.name.endswith(".partial"):
+            continue
+        s = json.loads(summary_path.read_text())
+        out[run_dir.name] = {"final": s["final"], "best": s["best"], "label": s["label"], "steps": s["steps"],
+                             "metrics": pq.read_table(run_dir / "metrics.parquet").to_pylist()}
+    return out
+
+
+def unparseable(store: Path) -> tuple[list[str], list[str]]:
+    """(files that do not parse, temp files left behind) anywhere under ``store``."""
+    bad, temps = [], []
+    for path in store.rglob("*"):
+        if not path.is_file() or ".locks" in path.parts:
+            continue
+        if ".tmp-" in path.name:
+            temps.append(str(path))
+            continue
+        try:
+            if path.suffix == ".json":
+                json.loads(path.read_text())
+            elif path.suffix == ".yaml":
+                yaml.safe_load(path.read_text())
+            elif path.suffix == ".parquet":
+                pq.read_table(path)
+            elif path.suffix == ".safetensors":
+                st_load(path.read_bytes())
+            elif path.suffix == ".pt":
+                torch.load(path, weights_only=True, map_location="cpu")
+            elif path.suffix in (".log", ".md", ".svg"):
+                path.read_text()
+        except Exception as e:  # noqa: BLE001 - any failure to parse is a finding
+            bad.append(f"{path}: {type(e).__name__}")
+    return bad, temps
+
+
+def check(store: Path, reference: dict[str, dict], figures: Figures, scenario: str) -> None:
+    got = snapshot(store)
+    expected = set(reference)
+    missing, extra = expected - set(got), set(got) - expected
+    if missing or extra:
+        figures.problems.append(f"runs missing {sorted(missing)} extra {sorted(extra)}")
+    for run_id in expected & set(got):
+        if got[run_id] != reference[run_id]:
+            figures.mismatches += 1
+            figures.problems.append(f"{run_id}: differs from the uninterrupted run")
+    if scenario == "sweep":
+        rows = pq.read_table(store / "sw" / "results.parquet").to_pylist()
+        ids = [r["run_id"] for r in rows]
+        figures.rows_lost += len(expected - set(ids))
+        figures.rows_duplicated += len(ids) - len(set(ids))
+    partials = list(store.glob("*/*.partial"))
+    if partials:
+        figures.problems.append(f"unfinished runs left: {[p.name for p in partials]}")
+    bad, temps = unparseable(store)
+    figures.unparseable_files += len(bad)
+    figures.temp_files_left += len(temps)
+    figures.problems += bad + temps
+
+
+def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) -> Figures:
+    """At least ``kills`` kill points for ``scenario`` ("run" or "sweep"), each trial checked after its resume."""
+    rng = random.Random(seed)
+    own = work is None
+    work = Path(tempfile.mkdtemp(prefix=f"faults-{scenario}-")) if own else work
+    try:
+        cmd = write_inputs(work)[scenario]
+        started = time.monotonic()
+        run_cmd(cmd, work)
+        duration = time.monotonic() - started
+        reference = snapshot(work / "store")
+        expected = 1 if scenario == "run" else SWEEP_RUNS
+        if len(reference) != expected:
+            raise RuntimeError(f"reference {scenario}: {len(reference)} finished runs, expected {expected}")
+        shutil.move(work / "store", work / "reference")
+        figures = Figures(scenario)
+        while figures.kill_points < kills:
+            figures.trials += 1
+            for _ in range(rng.randint(1, 3)):
+                if rng.random() < 0.5:
+                    code = run_cmd(cmd, work, kill_after=rng.uniform(0.2 * duration, duration))
+                    figures.timed_kills += code == -9
+                    figures.kill_points += code == -9
+                else:  # a process (a sweep's worker, say) kills itself; the command then fails or dies
+                    code = run_cmd(cmd, work, kill_at_write=rng.randint(1, 40))
+                    figures.write_kills += code != 0
+                    figures.kill_points += code != 0
+            run_cmd(cmd, work)  # resume to the end
+            figures.resumes_completed += len(snapshot(work / "store")) == expected
+            check(work / "store", reference, figures, scenario)
+            shutil.rmtree(work / "store")
+        return figures
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scenario", choices=["run", "sweep", "both"], default="both")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    args = parser.parse_args()
+    scenarios = ["run", "sweep"] if args.scenario == "both" else [args.scenario]
+    results = []
+    for sc in scenarios:
+        t = time.monotonic()
+        figures = harness(sc, args.kills, args.seed)
+        results.append({**asdict(figures), "wall_s": round(time.monotonic() - t, 1)})
+        print(json.dumps(results[-1], indent=2), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    sys.exit(0 if all(not r["problems"] and r["resumes_completed"] == r["trials"] for r in results) else 1)
+
+
+if __name__ == "__main__":
+    main()
