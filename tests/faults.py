@@ -8,11 +8,15 @@ those of an uninterrupted run with the same seed; the results table has exactly 
 the store parses (JSON, YAML, Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is
 left behind.
 
+The input scenario feeds the command line random bad input — ``--set`` overrides, config and sweep files, grid
+axes, store names, paths, experiments and profiles — and counts the outcomes: each must either work or fail with
+exit code 2 and one ``error:`` line, never a traceback, and write nothing.
+
 The full harness (figures quoted in docs/reliability.md)::
 
-    .venv/bin/python tests/faults.py --kills 20 --out faults.json
+    .venv/bin/python tests/faults.py --kills 20 --inputs 2000 --out faults.json
 
-The default test run (tests/test_faults.py) runs a few kill points per scenario.
+The default test run (tests/test_faults.py) runs a few kill points per scenario and a few hundred inputs.
 """
 
 from __future__ import annotations
@@ -196,23 +200,130 @@ def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) 
             shutil.rmtree(work, ignore_errors=True)
 
 
+# ---- bad input ------------------------------------------------------------------------------------------------
+FIELDS = ["seed", "init.gamma", "init.overrides", "model.depth", "model.d_model", "model.norm", "model.kind",
+          "train.lr_multiplier", "train.epochs", "train.batch_size", "train.precision", "train.betas", "task.kind",
+          "task.held_out_pairs", "task.non_inferential", "task.benchmark", "task.split", "task.n_train", "task.p",
+          "task.hops", "thresholds.fit", "profile", "model", "init.gamma.x", "nope", "train..epochs", "", "=",
+          "task.anchors", "task.shifts"]
+VALUES = ["0", "-1", "0.5", "1e309", "nan", "inf", "-inf", "1e-9", "99999999999", "true", "null", "~", "[]", "[1]",
+          "[[4,3]]", "[[9,9]]", "{}", "{a: 1}", "{'3,4': -6}", "x", "'", '"', "[", "{", "- x", "!!python/none ''",
+          "seq2seq", "modular", "mixture", "pre", "bf16", "cogs", "../x", "/etc", "é", "\t", "a=b", "29", "30"]
+
+
+def _random_yaml(rng: random.Random) -> str:
+    from reasonlab.config import parse_value
+
+    if rng.random() < 0.3:
+        return "".join(rng.choice("abc:{}[]-!&*|>'\"\n\t 0123456789") for _ in range(rng.randint(0, 60)))
+    data: dict = {}
+    for _ in range(rng.randint(0, 4)):
+        node = data
+        parts = rng.choice(FIELDS).split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+        node[parts[-1]] = parse_value(rng.choice(VALUES)) if rng.random() < 0.9 else rng.choice(VALUES)
+    return yaml.safe_dump(data) if rng.random() < 0.9 else json.dumps(data, default=str)[:-1]
+
+
+def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
+    """One random command line that should be rejected cleanly or, if valid, change nothing (dry runs)."""
+    def sets() -> list[str]:
+        return [a for _ in range(rng.randint(1, 3)) for a in ("--set", f"{rng.choice(FIELDS)}={rng.choice(VALUES)}")]
+
+    from reasonlab.config import parse_value
+
+    path = work / f"in-{rng.randrange(10**9)}.yaml"
+    kind = rng.randrange(8)
+    if kind == 0:
+        return ["train", "--dry-run", "--out", str(store), *sets()]
+    if kind == 1:
+        path.write_text(_random_yaml(rng))
+        return ["train", str(path), "--dry-run", "--out", str(store), *(sets() if rng.random() < 0.3 else [])]
+    if kind == 2:
+        axes = [f"{rng.choice(FIELDS)}={','.join(rng.choice(VALUES) for _ in range(rng.randint(0, 3)))}"
+                for _ in range(rng.randint(1, 2))]
+        return ["sweep", "--dry-run", "--out", str(store), *(a for ax in axes for a in ("--grid", ax))]
+    if kind == 3:
+        spec = {"name": rng.choice(["ok", "../up", "/abs", "a b", "<script>", "x" * 200, ""]),
+                "grid": {rng.choice(FIELDS): [parse_value(rng.choice(VALUES))]}}
+        path.write_text(yaml.safe_dump(spec) if rng.random() < 0.8 else _random_yaml(rng))
+        return ["sweep", str(path), "--dry-run", "--out", str(store)]
+    if kind == 4:
+        name = rng.choice(["../x", "/tmp/x", "a/b", ".hidden", "", " ", "ok\n", "<script>", "..", "-x", "x" * 300])
+        return [rng.choice(["train", "sweep"]), "--dry-run", "--name", name, "--out", str(store),
+                *(["--profile", "cpu"] if rng.random() < 0.5 else [])]
+    target = rng.choice([str(work / "missing"), str(work), str(path), "/", "", str(work / "in-0.yaml")])
+    if kind == 5:
+        return [rng.choice(["show", "results", "phase", "analyze"]), target]
+    if kind == 6:
+        return ["results", target, "--sql", rng.choice(["SELECT", "DROP TABLE runs", "SELECT * FROM nope", "'"])]
+    return ["reproduce", rng.choice(["nope", "scan", "anchor-phase", ""]), "--profile",
+            rng.choice(["nope", "paper-x", ""]), "--out", str(store), "--set", f"{rng.choice(FIELDS)}=["]
+
+
+def input_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
+    """Run ``n`` random bad (or harmless) invocations in-process; count how each ended."""
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    rng = random.Random(seed)
+    own = work is None
+    work = Path(tempfile.mkdtemp(prefix="faults-input-")) if own else work
+    figures = {"scenario": "input", "inputs_tried": 0, "worked": 0, "rejected": 0, "tracebacks": 0,
+               "multi_line_errors": 0, "wrote_something": 0, "problems": []}
+    try:
+        for _ in range(n):
+            store = work / "store"
+            args = random_invocation(rng, work, store)
+            before = {p for p in work.rglob("*")}
+            result = CliRunner().invoke(app, args)
+            figures["inputs_tried"] += 1
+            errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+            if result.exit_code == 0:
+                figures["worked"] += 1
+            elif result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output:
+                figures["rejected"] += 1
+            elif result.exit_code == 2 and len(errors) != 1 and not isinstance(result.exception, SystemExit):
+                figures["tracebacks"] += 1
+                figures["problems"].append(f"{args}: {result.exception!r}")
+            elif result.exit_code == 2:
+                figures["multi_line_errors"] += 1
+                figures["problems"].append(f"{args}: {result.output[-300:]!r}")
+            else:
+                figures["tracebacks"] += 1
+                figures["problems"].append(f"{args}: exit {result.exit_code} {result.exception!r}")
+            written = {p for p in work.rglob("*")} - before
+            if store.exists() or any(p.suffix != ".yaml" for p in written):
+                figures["wrote_something"] += 1
+                figures["problems"].append(f"{args}: wrote {sorted(map(str, written))[:3]}")
+                shutil.rmtree(store, ignore_errors=True)
+        return figures
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scenario", choices=["run", "sweep", "both"], default="both")
+    parser.add_argument("--inputs", type=int, default=2000, help="random bad inputs for the input scenario")
+    parser.add_argument("--scenario", choices=["run", "sweep", "input", "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
-    scenarios = ["run", "sweep"] if args.scenario == "both" else [args.scenario]
+    scenarios = ["run", "sweep", "input"] if args.scenario == "all" else [args.scenario]
     results = []
     for sc in scenarios:
         t = time.monotonic()
-        figures = harness(sc, args.kills, args.seed)
-        results.append({**asdict(figures), "wall_s": round(time.monotonic() - t, 1)})
+        figures = input_harness(args.inputs, args.seed) if sc == "input" else asdict(harness(sc, args.kills, args.seed))
+        results.append({**figures, "wall_s": round(time.monotonic() - t, 1)})
         print(json.dumps(results[-1], indent=2), flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2) + "\n")
-    sys.exit(0 if all(not r["problems"] and r["resumes_completed"] == r["trials"] for r in results) else 1)
+    sys.exit(0 if all(not r["problems"] and r.get("resumes_completed", 0) == r.get("trials", 0)
+                      for r in results) else 1)
 
 
 if __name__ == "__main__":

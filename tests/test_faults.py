@@ -5,7 +5,7 @@ uninterrupted run (same final figures and metrics rows, one results row per run,
 from __future__ import annotations
 
 import pytest
-from faults import harness
+from faults import harness, input_harness
 
 
 @pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2)])
@@ -15,3 +15,12 @@ def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path
     assert figures.resumes_completed == figures.trials
     assert figures.problems == [] and figures.mismatches == 0 and figures.rows_lost == 0
     assert figures.rows_duplicated == 0 and figures.unparseable_files == 0 and figures.temp_files_left == 0
+
+
+def test_random_bad_input_is_rejected_in_one_line_and_writes_nothing(tmp_path):
+
+
+    figures = input_harness(150, seed=3, work=tmp_path)
+    assert figures["inputs_tried"] == 150 and figures["rejected"] > 100
+    assert figures["tracebacks"] == 0 and figures["multi_line_errors"] == 0 and figures["wrote_something"] == 0
+    assert figures["problems"] == []

@@ -43,6 +43,8 @@ ProfileOpt = Annotated[str | None, typer.Option(
     "also paper)")]
 StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture, modular, "
                                        "scan, cogs, addition or prontoqa")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
+                                         "the sweep's runs); train nothing, write nothing")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
@@ -55,8 +57,10 @@ def train(
     name: Annotated[str, typer.Option(help="group under the store root")] = "adhoc",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
     study: StudyOpt = "anchor",
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Train one run (resuming it if it was interrupted) and print its outcome."""
+    from reasonlab.config import to_yaml
     from reasonlab.plots.run import plot_run
     from reasonlab.store import check_name
     from reasonlab.train.loop import train_run
@@ -64,6 +68,10 @@ def train(
     cfg = _resolved(config, profile, overrides or [], study)
     try:
         root = out / check_name(name, "--name")
+        if dry_run:
+            console.print(f"# run {cfg.run_id()} -> {root / cfg.run_id()}\n{to_yaml(cfg)}", highlight=False,
+                          markup=False)
+            return
         run_dir, summary = train_run(cfg, root, progress=not quiet and sys.stderr.isatty(), log=console.print)
     except ConfigError as e:
         _fail(str(e))
@@ -138,17 +146,26 @@ def sweep(
     ensemble: EnsembleOpt = None,
     study: Annotated[str | None, typer.Option(help="whose profiles --profile names (default: the file's, else "
                                                    "anchor)")] = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Run every point of a grid (skipping finished runs, resuming unfinished ones) and write its results table."""
+    from reasonlab.store import check_name
     from reasonlab.sweep.grid import SweepSpec, load_sweep, sweep_configs
-    from reasonlab.sweep.runner import run_sweep
+    from reasonlab.sweep.runner import axis_value, run_sweep
 
     try:
         spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
         update = {k: v for k, v in (("profile", profile), ("study", study)) if v is not None}
         spec = spec.model_copy(update=update)
         configs, axes = sweep_configs(spec, grid or [], overrides or [])
-        sweep_name = name or spec.name or "sweep-" + _digest([c.run_id() for c in configs])
+        sweep_name = check_name(name or spec.name or "sweep-" + _digest([c.run_id() for c in configs]), "sweep name")
+        if dry_run:
+            console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
+                          f"{out / sweep_name}", highlight=False, markup=False)
+            for c in configs:
+                console.print(f"  {c.run_id()}  " + "  ".join(f"{a}={axis_value(c, a)}" for a in axes),
+                              highlight=False, markup=False)
+            return
         executor = _executor_factory(backend, workers, threads, ensemble)(len(configs))
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                       f"{executor.workers} workers × {executor.threads} threads")

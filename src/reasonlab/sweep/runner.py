@@ -90,7 +90,7 @@ class Monitor:
         self.done[outcome.run_id] = outcome
         if not self.live:
             cfg = self.todo[outcome.run_id]
-            where = " ".join(f"{a}={_axis_value(cfg, a)}" for a in self.axes)
+            where = " ".join(f"{a}={axis_value(cfg, a)}" for a in self.axes)
             tail = outcome.label if outcome.status == "finished" else f"FAILED {outcome.error}"
             self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {outcome.run_id} {where}: {tail}",
                                highlight=False)
@@ -110,12 +110,12 @@ class Monitor:
             inf_sym = ", ".join(f"{pair} {v:.2f} / {p.get(f'heldout/{pair}/train_keys/symmetric', float('nan')):.2f}"
                                 for pair, v in heldout)
             seen = p.get("seen_test_acc")
-            table.add_row(run_id, *(str(_axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
+            table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
                           f"{p['loss']:.3f}", "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
         return Group(head, table)
 
 
-def _axis_value(cfg: RunConfig, key: str) -> object:
+def axis_value(cfg: RunConfig, key: str) -> object:
     """A field's value; for a linked axis (``a+b``) the values joined by "/"."""
     values = []
     for name in key.split("+"):
