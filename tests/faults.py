@@ -313,6 +313,7 @@ def main() -> None:
     parser.add_argument("--scenario", choices=["run", "sweep", "input", "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: kill the command under test
     scenarios = ["run", "sweep", "input"] if args.scenario == "all" else [args.scenario]
     results = []
     for sc in scenarios:
