@@ -101,3 +101,16 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert gammas == sorted(DEMO_GAMMAS)
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output
+
+
+def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):
+    from reasonlab.config import raw_config, resolve
+
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["train", "--profile", "cpu", "--set", "init.gamma=0.9", "--dry-run", "--out", str(out)])
+    cfg = resolve(raw_config(None, "cpu", ["init.gamma=0.9"]))
+    assert result.exit_code == 0 and f"# run {cfg.run_id()}" in result.output and "gamma: 0.9" in result.output
+    result = runner.invoke(app, ["sweep", "--profile", "cpu", "--grid", "init.gamma=0.3,0.5", "--grid", "seed=1,2",
+                                 "--dry-run", "--out", str(out), "--name", "g"])
+    assert result.exit_code == 0 and "sweep g: 4 runs" in result.output and result.output.count("init.gamma=") == 4
+    assert not out.exists()

@@ -70,7 +70,7 @@ def train(
         root = out / check_name(name, "--name")
         if dry_run:
             console.print(f"# run {cfg.run_id()} -> {root / cfg.run_id()}\n{to_yaml(cfg)}", highlight=False,
-                          markup=False)
+                          markup=False, soft_wrap=True)
             return
         run_dir, summary = train_run(cfg, root, progress=not quiet and sys.stderr.isatty(), log=console.print)
     except ConfigError as e:
@@ -161,10 +161,10 @@ def sweep(
         sweep_name = check_name(name or spec.name or "sweep-" + _digest([c.run_id() for c in configs]), "sweep name")
         if dry_run:
             console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
-                          f"{out / sweep_name}", highlight=False, markup=False)
+                          f"{out / sweep_name}", highlight=False, markup=False, soft_wrap=True)
             for c in configs:
                 console.print(f"  {c.run_id()}  " + "  ".join(f"{a}={axis_value(c, a)}" for a in axes),
-                              highlight=False, markup=False)
+                              highlight=False, markup=False, soft_wrap=True)
             return
         executor = _executor_factory(backend, workers, threads, ensemble)(len(configs))
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
