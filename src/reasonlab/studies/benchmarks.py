@@ -108,14 +108,17 @@ def cell(table: list[dict], setting: str, n: int, key: str) -> float | None:
 
 
 def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, float, str]]:
-    """Per size: (n, headline of a, headline of b, better/worse/no difference for a)."""
+    """Per size: (n, headline of a, headline of b, better/worse/no difference for a, with a note when a side
+    did not fit its training data: then the gap says little about generalization)."""
     out = []
     for n in sorted({t["n"] for t in table}):
         va, vb = cell(table, a, n, "value"), cell(table, b, n, "value")
         if va is None or vb is None:
             continue
         word = "no difference" if abs(va - vb) < SAME else "better" if va > vb else "worse"
-        out.append((n, va, vb, word))
+        unfit = [s for s in (a, b) if any(t["label"] == "not-fitted" for t in table if t["setting"] == s
+                                          and t["n"] == n)]
+        out.append((n, va, vb, word + "".join(f"; {s} did not fit" for s in unfit)))
     return out
 
 
@@ -155,7 +158,7 @@ def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: lis
         comp = comparison(table, a, b)
         if not comp:
             continue
-        better = sum(w == "better" for *_, w in comp)
+        better = sum(w.startswith("better") for *_, w in comp)
         lines.append(f"- **{a}** vs **{b}**: " + "; ".join(
             f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
             + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none).")
@@ -172,15 +175,22 @@ def plot_benchmark(table: list[dict], name: str, out_base: Path, caption: str) -
         xs = [n for n in sizes if cell(table, s, n, "value") is not None]
         if not xs:
             continue
-        axes[0].plot(xs, [cell(table, s, n, "value") for n in xs], "o-", label=s)
-        steps = [(n, cell(table, s, n, "converge_step")) for n in xs]
-        axes[1].plot([n for n, v in steps if v is not None], [v for _, v in steps if v is not None], "o-", label=s)
-    for ax, ylabel in ((axes[0], f"{head} (final)"), (axes[1], f"first step with {head} ≥ fit")):
+        line, = axes[0].plot(xs, [cell(table, s, n, "value") for n in xs], "o-", label=s)
+        unfit = [n for n in xs if all(t["label"] == "not-fitted" for t in table if t["setting"] == s and t["n"] == n)]
+        axes[0].plot(unfit, [cell(table, s, n, "value") for n in unfit], "o", markersize=11, fillstyle="none",
+                     color=line.get_color())
+        for key, style, what in (("converge_step", "o-", head), ("fit_step", "s--", "train exact")):
+            steps = [(n, cell(table, s, n, key)) for n in xs]
+            axes[1].plot([n for n, v in steps if v is not None], [v for _, v in steps if v is not None], style,
+                         color=line.get_color(), label=f"{s}: {what} ≥ fit")
+    for ax, ylabel in ((axes[0], f"{head} (final; ringed: not fitted)"), (axes[1], "first step reaching fit")):
         ax.set(xscale="log" if len(sizes) > 1 and sizes[-1] / sizes[0] > 4 else "linear", xlabel="training rows",
                ylabel=ylabel)
         ax.set_xticks(sizes, [str(n) for n in sizes])
-        ax.legend(fontsize=8)
+        ax.minorticks_off()
+        ax.legend(fontsize=7)
     axes[0].set_ylim(-0.02, 1.02)
+    axes[1].set_ylim(bottom=0)
     axes[1].set_title("steps to converge (missing: never)", fontsize=9)
     if sizes:
         n = sizes[-1]
