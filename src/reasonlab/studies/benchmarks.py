@@ -225,7 +225,7 @@ STUDIES = {
         "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8)), seeds=(1, 2, 3)),
     }, "COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
     "prontoqa": BenchmarkStudy("prontoqa", {
-        "cpu": Plan(*CPU_INIT, sizes=((500, 40, 4), (2_000, 10, 1))),
+        "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
         "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1)),
                     seeds=(1, 2, 3)),
     }, "PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
