@@ -49,7 +49,7 @@ def accuracy_figure(rows: list[tuple], steps: list[int]) -> plt.Figure:
     """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for _, step, split, metric, value in rows:
-        if split == "pooled" and ("acc" in metric or "shot" in metric):
+        if split == "pooled" and ("acc" in metric or "shot" in metric or metric.endswith(("_exact", "_judgement"))):
             name = metric
         elif split.startswith("heldout/") and split.endswith("/train_keys") and metric.startswith("acc_"):
             name = f"held-out {split.split('/')[1]} {metric.removeprefix('acc_')}"  # the anchor study's targets
