@@ -9,6 +9,7 @@ initialization generalized better at this scale, with the numbers.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
@@ -122,6 +123,11 @@ def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, floa
     return out
 
 
+def natural(name: str) -> tuple:
+    """Sort key that orders the numbers inside category names by value (``out_len:≤8`` before ``≤16``)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
 def _fmt(v: float | None, digits: int = 3) -> str:
     return "—" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
@@ -143,7 +149,7 @@ def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: lis
     sizes = sorted({t["n"] for t in table})
     if sizes:
         n = sizes[-1]
-        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]})
+        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]}, key=natural)
         present = [s for s in SETTINGS if any(t["setting"] == s for t in table)]
         lines += ["", f"## Per category (`{head.split('_')[0]}` set, exact match, n_train = {n}, mean over seeds)",
                   "", "| category | " + " | ".join(present) + " |", "|---|" + "---|" * len(present)]
@@ -194,7 +200,7 @@ def plot_benchmark(table: list[dict], name: str, out_base: Path, caption: str) -
     axes[1].set_title("steps to converge (missing: never)", fontsize=9)
     if sizes:
         n = sizes[-1]
-        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]})
+        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]}, key=natural)
         width = 0.8 / len(SETTINGS)
         for i, s in enumerate(SETTINGS):
             vals = [mean([t["categories"][c] for t in table if t["setting"] == s and t["n"] == n
