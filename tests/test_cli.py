@@ -107,7 +107,8 @@ def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):
     from reasonlab.config import raw_config, resolve
 
     out = tmp_path / "store"
-    result = runner.invoke(app, ["train", "--profile", "cpu", "--set", "init.gamma=0.9", "--dry-run", "--out", str(out)])
+    result = runner.invoke(app, ["train", "--profile", "cpu", "--set", "init.gamma=0.9", "--dry-run",
+                                 "--out", str(out)])
     cfg = resolve(raw_config(None, "cpu", ["init.gamma=0.9"]))
     assert result.exit_code == 0 and f"# run {cfg.run_id()}" in result.output and "gamma: 0.9" in result.output
     result = runner.invoke(app, ["sweep", "--profile", "cpu", "--grid", "init.gamma=0.3,0.5", "--grid", "seed=1,2",

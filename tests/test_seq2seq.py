@@ -276,3 +276,28 @@ def test_cached_generation_equals_decoding_by_full_forward_passes(positions, nor
     fast = greedy_decode(model, tokens, prompt_len, 12, eos=3)
     slow = greedy_decode(Plain(model), tokens, prompt_len, 12, eos=3)
     assert fast.shape == (6, 12) and torch.equal(fast, slow)
+
+
+def test_labels_read_the_headline_and_measure_a_judgement_above_chance():
+    from reasonlab.config import ThresholdConfig
+    from reasonlab.evaluate.scoring import SetScore
+    from reasonlab.evaluate.sequence import seq2seq_summary
+    from reasonlab.tasks.base import EvalSet
+
+    def score(exact, judgement=None):
+        correct = {"exact": round(exact * 100), "token": 100, **({"judgement": round(judgement * 100)}
+                                                                 if judgement is not None else {})}
+        return SetScore(100, correct, None, 0.1, counts={"token": 100})
+
+    plain = EvalSet(torch.zeros(1, 2), {}, info={})
+    judged = EvalSet(torch.zeros(1, 2), {}, info={"answer": torch.zeros(1)})
+    th = ThresholdConfig()
+    label = lambda scores, sets: seq2seq_summary(scores, sets, th)["label"]  # noqa: E731
+    assert label({"train": score(0.5), "ood": score(0.95)}, {"train": plain, "ood": plain}) == "not-fitted"
+    assert label({"train": score(1.0), "ood": score(0.95)}, {"train": plain, "ood": plain}) == "generalized"
+    assert label({"train": score(1.0), "ood": score(0.6)}, {"train": plain, "ood": plain}) == "partial"
+    assert label({"train": score(1.0), "ood": score(0.1)}, {"train": plain, "ood": plain}) == "memorized"
+    sets = {"train": judged, "id": judged}
+    assert label({"train": score(1.0, 1.0), "id": score(0.0, 0.52)}, sets) == "memorized"  # chance
+    assert label({"train": score(1.0, 1.0), "id": score(0.0, 0.8)}, sets) == "partial"
+    assert label({"train": score(1.0, 1.0), "id": score(0.0, 0.96)}, sets) == "generalized"

@@ -8,7 +8,8 @@ output itself is needed (the judgement of rows that are not exact).
 
 The label reads the headline set (``ood`` when the benchmark has one, else ``id``; the judgement for PrOntoQA):
 ``not-fitted`` while training exact match < ``fit``; then ``generalized`` (headline ≥ ``fit``), ``partial``
-(≥ ``majority``) or ``memorized``.
+(≥ ``majority``) or ``memorized``. The true/false judgement is first measured above chance (2·acc − 1), so a
+judgement at chance is ``memorized``, not ``partial``.
 """
 
 from __future__ import annotations
@@ -127,10 +128,12 @@ def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             categories[name] = cats
     set_name, kind = headline(sets)
     main = figures[f"{set_name}_{kind}"]
+    above_chance = max(0.0, 2 * main - 1) if kind == "judgement" else main  # a true/false answer: chance is 0.5
     if figures["train_exact"] < th.fit:
         label = "not-fitted"
     else:
-        label = "generalized" if main >= th.fit else "partial" if main >= th.majority else "memorized"
+        label = "generalized" if above_chance >= th.fit else "partial" if above_chance >= th.majority else \
+            "memorized"
     shown = {k: v for k, v in figures.items() if k.endswith(("_exact", "_judgement"))}
     final = {**figures, **{f"{n}/{c}": v for n, cats in categories.items() for c, v in cats.items()}}
     return {"pooled": figures, "figures": shown, "final": final, "label": label,
