@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import json
 import os
 import re
@@ -40,8 +41,10 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temp name, fsync, rename: the old file (if any) stays whole until the new one is. Out of disk
-    space is one clear error naming the file; the temp file is removed and the previous state is intact."""
+    """Write to a temp name, fsync, rename: the old file (if any) stays whole until the new one is; what a
+    killed writer of the same file left half-written is removed. Out of disk space is one clear error naming
+    the file; the temp file is removed and the previous state is intact."""
+    remove_temps(path.parent, name=glob.escape(path.name))
     tmp = path.with_name(f".{path.name}{TMP}{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
@@ -60,10 +63,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def remove_temps(directory: Path, recursive: bool = False) -> None:
-    """Delete the temp files that killed writers left in ``directory``: those whose writing process (the pid in
-    the name) no longer runs, so a live writer's file is never touched."""
-    for stale in (Path(directory).rglob if recursive else Path(directory).glob)(f".*{TMP}*"):
+def remove_temps(directory: Path, recursive: bool = False, name: str = "*") -> None:
+    """Delete the temp files that killed writers left in ``directory`` (for target ``name``, a glob): those
+    whose writing process (the pid in the name) no longer runs, so a live writer's file is never touched."""
+    for stale in (Path(directory).rglob if recursive else Path(directory).glob)(f".{name}{TMP}*"):
         pid = stale.name.rpartition(TMP)[2]
         if pid.isdigit() and not _alive(int(pid)):
             stale.unlink(missing_ok=True)

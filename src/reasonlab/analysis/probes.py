@@ -17,7 +17,7 @@ import torch
 
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.models.transformer import Transformer
-from reasonlab.store import atomic_write_bytes, load_run, remove_temps, write_json
+from reasonlab.store import atomic_write_bytes, load_run, write_json
 from reasonlab.tasks.anchor import AnchorTask
 from reasonlab.tasks.base import TaskData
 from reasonlab.tasks.modular import ModularTask
@@ -67,7 +67,6 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
 
 def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -> dict:
     run.out.mkdir(parents=True, exist_ok=True)
-    remove_temps(run.out)  # what a killed analysis left half-written
     write_json(run.out / f"{name}.json", numbers)
     if arrays:
         buf = io.BytesIO()

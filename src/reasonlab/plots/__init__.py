@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from reasonlab.store import atomic_write_bytes, remove_temps  # noqa: E402
+from reasonlab.store import atomic_write_bytes  # noqa: E402
 
 
 def figure_bytes(fig: plt.Figure, ext: str, dpi: int = 130) -> bytes:
@@ -22,7 +22,6 @@ def figure_bytes(fig: plt.Figure, ext: str, dpi: int = 130) -> bytes:
 def save_figure(fig: plt.Figure, base: Path) -> list[Path]:
     """Write ``base.png`` and ``base.svg`` and close the figure."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    remove_temps(base.parent)  # what a killed writer left half-written
     out = []
     for ext in ("png", "svg"):
         path = base.parent / f"{base.name}.{ext}"  # not with_suffix: names like "cosine-g0.8" hold dots

@@ -22,7 +22,7 @@ from reasonlab.config import ConfigError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.dynamics import accuracy_figure
-from reasonlab.store import atomic_write_text, finished_runs, load_run, read_metrics, remove_temps
+from reasonlab.store import atomic_write_text, finished_runs, load_run, read_metrics
 from reasonlab.sweep.results import read_results, sweep_axes
 
 # the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
@@ -130,6 +130,5 @@ def write_report(target: Path) -> Path:
     else:
         raise ConfigError(f"{target}: neither a finished run (summary.json) nor a sweep (results.parquet)")
     out = target / "report.html"
-    remove_temps(target)  # what a killed writer left half-written
     atomic_write_text(out, page)
     return out

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.evaluate.scoring import histogram_bins
-from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, finished_runs, remove_temps
+from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, finished_runs
 
 RESULTS = "results.parquet"
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
@@ -79,7 +79,6 @@ def write_results(sweep_dir: Path) -> Path:
     sweep_dir = Path(sweep_dir)
     path = sweep_dir / RESULTS
     with file_lock(sweep_dir / LOCKS / "results.lock"):
-        remove_temps(sweep_dir)  # what killed writers left half-written
         rows = [run_row(s) for s in _summaries(sweep_dir)]
         sink = pa.BufferOutputStream()
         pq.write_table(_table(rows), sink)
