@@ -108,6 +108,19 @@ def cell(table: list[dict], setting: str, n: int, key: str) -> float | None:
     return mean(values) if values else None
 
 
+def category_means(table: list[dict], n: int) -> tuple[list[str], dict[str, dict[str, float | None]]]:
+    """(categories in natural order, setting → category → mean exact match over seeds) at training size ``n``;
+    None where a setting has no run with that category."""
+    cats = sorted({c for t in table if t["n"] == n for c in t["categories"]}, key=natural)
+    means = {}
+    for s in SETTINGS:
+        means[s] = {}
+        for c in cats:
+            got = [t["categories"][c] for t in table if t["setting"] == s and t["n"] == n and c in t["categories"]]
+            means[s][c] = mean(got) if got else None
+    return cats, means
+
+
 def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, float, str]]:
     """Per size: (n, headline of a, headline of b, better/worse/no difference for a, with a note when a side
     did not fit its training data: then the gap says little about generalization)."""
@@ -149,16 +162,12 @@ def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: lis
     sizes = sorted({t["n"] for t in table})
     if sizes:
         n = sizes[-1]
-        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]}, key=natural)
+        cats, means = category_means(table, n)
         present = [s for s in SETTINGS if any(t["setting"] == s for t in table)]
         lines += ["", f"## Per category (`{head.split('_')[0]}` set, exact match, n_train = {n}, mean over seeds)",
                   "", "| category | " + " | ".join(present) + " |", "|---|" + "---|" * len(present)]
         for c in cats:
-            vals = []
-            for s in present:
-                got = [t["categories"][c] for t in table if t["setting"] == s and t["n"] == n and c in t["categories"]]
-                vals.append(_fmt(mean(got) if got else None))
-            lines.append(f"| {c} | " + " | ".join(vals) + " |")
+            lines.append(f"| {c} | " + " | ".join(_fmt(means[s][c]) for s in present) + " |")
     lines += ["", "## Did small initialization generalize better at this scale?", ""]
     for a, b in ((SETTINGS[1], SETTINGS[0]), (SETTINGS[2], SETTINGS[0])):
         comp = comparison(table, a, b)
@@ -200,11 +209,10 @@ def plot_benchmark(table: list[dict], name: str, out_base: Path, caption: str) -
     axes[1].set_title("steps to converge (missing: never)", fontsize=9)
     if sizes:
         n = sizes[-1]
-        cats = sorted({c for t in table if t["n"] == n for c in t["categories"]}, key=natural)
+        cats, means = category_means(table, n)
         width = 0.8 / len(SETTINGS)
         for i, s in enumerate(SETTINGS):
-            vals = [mean([t["categories"][c] for t in table if t["setting"] == s and t["n"] == n
-                          and c in t["categories"]] or [float("nan")]) for c in cats]
+            vals = [float("nan") if means[s][c] is None else means[s][c] for c in cats]
             axes[2].bar([j + i * width for j in range(len(cats))], vals, width, label=s)
         axes[2].set_xticks([j + width for j in range(len(cats))], cats, rotation=75, fontsize=7)
         axes[2].set(ylim=(0, 1.02), ylabel="exact match", title=f"per category, n_train = {n}")
