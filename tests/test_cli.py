@@ -115,3 +115,16 @@ def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):
                                  "--dry-run", "--out", str(out), "--name", "g"])
     assert result.exit_code == 0 and "sweep g: 4 runs" in result.output and result.output.count("init.gamma=") == 4
     assert not out.exists()
+
+
+def test_module_entry_point_resolves_the_gpu_checks_sweep(tmp_path):
+    """``python -m reasonlab`` is how benchmarks/gpu_check.sh runs from a source tree; its sweep must resolve."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "reasonlab", "sweep", "--profile", "paper", "--grid", "init.gamma=0.5,0.8",
+           "--set", "train.tf32=true", "--workers", "2", "--dry-run", "--out", str(tmp_path), "--name", "gpu-check"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "sweep gpu-check: 2 runs" in result.stdout and result.stdout.count("init.gamma=") == 2
+    assert not any(tmp_path.iterdir())
