@@ -1,12 +1,13 @@
 """Crash-consistency harness: SIGKILL a training run and a sweep at random points, resume, and check the result.
 
-Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
-process group, workers included) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a
-checkpoint, a metrics file, the results table, a marker) — then reruns it to completion and checks that:
-the run (every run of the sweep) finished; its final figures, best figures, label and every metrics row equal
-those of an uninterrupted run with the same seed; the results table has exactly one row per run; every file in
-the store parses (JSON, YAML, Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is
-left behind.
+The sweep scenario trains its four runs one by one, the ensemble scenario as two stacked pairs
+(``--ensemble 2``). Each trial starts from an empty store, kills the command one to three times — at a random
+moment (the whole process group, workers included) or halfway through a random atomic write
+(``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics file, the results table, a marker) — then reruns it to
+completion and checks that: the run (every run of the sweep) finished; its final figures, best figures, label and
+every metrics row equal those of an uninterrupted run with the same seed; the results table has exactly one row
+per run; every file in the store parses (JSON, YAML, Parquet, safetensors, optimizer state with ``weights_only``)
+and no temp file is left behind.
 
 The input scenario feeds the command line random bad input — ``--set`` overrides, config and sweep files, grid
 axes, store names, paths, experiments and profiles — and counts the outcomes: each must either work or fail with
@@ -58,9 +59,10 @@ def write_inputs(work: Path) -> dict[str, list[str]]:
     sweep_cfg["train"].pop("threads")
     (work / "sweep.yaml").write_text(yaml.safe_dump({"name": "sw", "config": sweep_cfg,
                                                      "grid": {"init.gamma": [0.3, 0.8], "seed": [1, 2]}}))
+    sweep = [CLI, "sweep", "sweep.yaml", "--out", "store", "--workers", "2", "--threads", "1"]
     return {"run": [CLI, "train", "run.yaml", "--out", "store", "--name", "r", "-q"],
-            "sweep": [CLI, "sweep", "sweep.yaml", "--out", "store", "--workers", "2", "--threads", "1",
-                      "--ensemble", "1"]}
+            "sweep": [*sweep, "--ensemble", "1"],
+            "ensemble": [*sweep, "--ensemble", "2"]}  # the four runs as two stacked pairs
 
 
 @dataclass
@@ -149,7 +151,7 @@ def check(store: Path, reference: dict[str, dict], figures: Figures, scenario: s
         if got[run_id] != reference[run_id]:
             figures.mismatches += 1
             figures.problems.append(f"{run_id}: differs from the uninterrupted run")
-    if scenario == "sweep":
+    if scenario != "run":
         rows = pq.read_table(store / "sw" / "results.parquet").to_pylist()
         ids = [r["run_id"] for r in rows]
         figures.rows_lost += len(expected - set(ids))
@@ -164,7 +166,8 @@ def check(store: Path, reference: dict[str, dict], figures: Figures, scenario: s
 
 
 def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) -> Figures:
-    """At least ``kills`` kill points for ``scenario`` ("run" or "sweep"), each trial checked after its resume."""
+    """At least ``kills`` kill points for ``scenario`` ("run", "sweep" or "ensemble"), each trial checked after its
+    resume."""
     rng = random.Random(seed)
     own = work is None
     work = Path(tempfile.mkdtemp(prefix=f"faults-{scenario}-")) if own else work
@@ -310,11 +313,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--inputs", type=int, default=2000, help="random bad inputs for the input scenario")
-    parser.add_argument("--scenario", choices=["run", "sweep", "input", "all"], default="all")
+    parser.add_argument("--scenario", choices=["run", "sweep", "ensemble", "input", "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: kill the command under test
-    scenarios = ["run", "sweep", "input"] if args.scenario == "all" else [args.scenario]
+    scenarios = ["run", "sweep", "ensemble", "input"] if args.scenario == "all" else [args.scenario]
     results = []
     for sc in scenarios:
         t = time.monotonic()

@@ -86,3 +86,42 @@ def test_ensemble_resumes_and_skips_finished(tmp_path):
     assert [d.name for d, _ in results] == [c.run_id() for c in cfgs]
     with pytest.raises(ValueError, match="differ in more than"):
         train_ensemble([member(seed=5), member(seed=6, model={"depth": 3})], tmp_path)
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("kill_at", [4, 2])
+def test_members_killed_an_epoch_apart_resume_stacked_and_equal_the_uninterrupted_run(tmp_path, monkeypatch,
+                                                                                       kill_at):
+    """A kill between the members' checkpoints of one epoch leaves them apart (the ``kill_at``-th checkpoint
+    write: the second member's of epoch 2, or of epoch 1 so that it has none); the resumed ensemble trains stacked
+    from their common checkpoint and ends bit for bit as the uninterrupted one (trained apart, the members would
+    differ from it in float rounding)."""
+    from reasonlab.train import loop
+
+    cfgs = [member(seed=1), member(seed=2, init={"gamma": 0.8})]
+    reference = {d.name: (pq.read_table(d / "metrics.parquet").to_pylist(), _weights(d))
+                 for d, _ in train_ensemble(cfgs, tmp_path / "reference")}
+    save, calls = loop.save_checkpoint, []
+
+    def save_or_die(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == kill_at:
+            raise Killed
+        save(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "save_checkpoint", save_or_die)
+    with pytest.raises(Killed):
+        train_ensemble(cfgs, tmp_path / "killed")
+    monkeypatch.setattr(loop, "save_checkpoint", save)
+    epochs = [max((json.loads(m.read_text())["epoch"] for m in (tmp_path / "killed").glob(f"{c.run_id()}.partial/"
+                   "checkpoints/step-*.json")), default=0) for c in cfgs]
+    assert epochs == [kill_at // 2, kill_at // 2 - 1]
+    for run_dir, _ in train_ensemble(cfgs, tmp_path / "killed"):
+        rows, weights = reference[run_dir.name]
+        assert pq.read_table(run_dir / "metrics.parquet").to_pylist() == rows
+        got = _weights(run_dir)
+        assert all(torch.equal(got[n], weights[n]) for n in weights)
+        assert (run_dir / "events.log").read_text().count("resume from") <= 1

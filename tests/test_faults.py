@@ -1,6 +1,7 @@
 """The crash-consistency harness (tests/faults.py) at a few kill points per scenario: a training run and a sweep
-are SIGKILLed at random moments and halfway through random atomic writes, resumed, and checked against an
-uninterrupted run (same final figures and metrics rows, one results row per run, every file parses)."""
+(its runs one by one, and as stacked pairs) are SIGKILLed at random moments and halfway through random atomic
+writes, resumed, and checked against an uninterrupted run (same final figures and metrics rows, one results row
+per run, every file parses)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from faults import harness, input_harness
 
 
-@pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2)])
+@pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3)])
 def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path):
     figures = harness(scenario, kills, seed, work=tmp_path)
     assert figures.kill_points >= kills and figures.timed_kills + figures.write_kills == figures.kill_points

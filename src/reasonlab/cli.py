@@ -38,9 +38,9 @@ def _resolved(config: Path | None, profile: str | None, overrides: list[str], st
 
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
-    "--profile", "-p", help="built-in profile of the study: anchor: cpu, paper; mixture: transformer-cpu, "
-    "emb-mlp-cpu, lm-cpu and their -paper forms; modular, scan, cogs, addition, prontoqa: cpu, gpu (modular "
-    "also paper)")]
+    "--profile", "-p", help="built-in profile of the study: anchor: cpu, cpu-wide, paper; mixture: "
+    "transformer-cpu, emb-mlp-cpu, lm-cpu and their -paper forms; modular, scan, cogs, addition, prontoqa: cpu, "
+    "gpu (modular also paper)")]
 StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture, modular, "
                                        "scan, cogs, addition or prontoqa")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "

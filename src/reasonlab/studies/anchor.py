@@ -16,7 +16,7 @@ from rich.table import Table
 
 from reasonlab.config import RunConfig, raw_config, resolve
 
-PROFILES = ("cpu", "paper")
+PROFILES = ("cpu", "cpu-wide", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
 DEMO_GAMMAS = (0.5, 1.0)
 

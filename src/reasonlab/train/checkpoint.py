@@ -66,6 +66,11 @@ def complete_steps(ckpt_dir: Path) -> list[int]:
     return sorted(steps)
 
 
+def resumable_steps(ckpt_dir: Path) -> list[int]:
+    """Steps of the complete checkpoints that kept their optimizer state (a run can resume from these)."""
+    return [s for s in complete_steps(ckpt_dir) if (ckpt_dir / f"step-{s}.optim.pt").is_file()]
+
+
 def load_weights(path: Path, model: nn.Module) -> None:
     _load_tensors(st_load(Path(path).read_bytes()), model, path)
 
@@ -104,12 +109,13 @@ def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
 
 
 def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                warn: Callable[[str], None] = print) -> dict | None:
-    """Restore the newest intact checkpoint that has optimizer state; each damaged one on the way is reported
-    through ``warn`` and skipped. None when there is none (the run starts from the beginning)."""
-    for step in reversed(complete_steps(ckpt_dir)):
-        if not (ckpt_dir / f"step-{step}.optim.pt").is_file():
-            continue  # an older checkpoint kept for its weights only
+                warn: Callable[[str], None] = print, max_step: int | None = None) -> dict | None:
+    """Restore the newest intact checkpoint that has optimizer state (at or before ``max_step``, if given); each
+    damaged one on the way is reported through ``warn`` and skipped. None when there is none (the run starts from
+    the beginning)."""
+    for step in reversed(resumable_steps(ckpt_dir)):
+        if max_step is not None and step > max_step:
+            continue
         try:
             marker, weights, optim = verified(ckpt_dir, step)
             tensors = st_load(weights)

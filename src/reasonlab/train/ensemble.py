@@ -27,6 +27,7 @@ from reasonlab.config import RunConfig
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
 from reasonlab.tasks.base import trim_padding
+from reasonlab.train.checkpoint import resumable_steps
 from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
@@ -189,8 +190,9 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
                 continue
             stack.enter_context(run_directory(cfg, trainers[cfg.run_id()]))
             live.append(trainers[cfg.run_id()])
+        common = _common_step(live)
         for t in live:
-            t.begin()
+            t.begin(max_step=common)
         if len(live) > 1 and _same_shape(live):
             _fit_stacked(live)
         for t in live:
@@ -198,6 +200,19 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
                 t.fit()
             results[t.cfg.run_id()] = t.complete()
     return [results[c.run_id()] for c in cfgs]
+
+
+def _common_step(trainers: list[Trainer]) -> int | None:
+    """The newest checkpoint step every member can resume from (0: the beginning); None for a lone run.
+
+    A kill between the members' checkpoints of one epoch leaves them an epoch apart; members ahead go back to the
+    common one, so that all train stacked again and end as if never interrupted (apart, each would train alone and
+    differ from the stacked run in float rounding). A member whose checkpoint there proves damaged falls back
+    further and the members then train one by one."""
+    if len(trainers) < 2:
+        return None
+    common = set.intersection(*(set(resumable_steps(t.run_dir / "checkpoints")) for t in trainers))
+    return max(common, default=0)
 
 
 def _fit_stacked(trainers: list[Trainer]) -> None:

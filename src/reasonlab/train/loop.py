@@ -176,6 +176,7 @@ class Trainer:
         self.progress = progress
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
+        self.begun = False
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
@@ -236,8 +237,10 @@ class Trainer:
         return self.report["figures"]
 
     # ---- the run -------------------------------------------------------------------------------------------
-    def begin(self) -> None:
-        """Restore the newest checkpoint, if any, into the model, the optimizer and the metric rows."""
+    def begin(self, max_step: int | None = None) -> None:
+        """Restore the newest checkpoint (at or before ``max_step``, if given), if any, into the model, the
+        optimizer and the metric rows."""
+        self.begun = True
         self.epoch, self.step, self.wall = 0, 0, 0.0
         self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
@@ -256,7 +259,7 @@ class Trainer:
                 self.best_select = json.loads((ckpt / "best.json").read_text())["value"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
-        state = load_latest(ckpt, self.model, self.opt, warn=self.warn)
+        state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step)
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
             self.rows = [r for r in rows if r[0] <= self.epoch]
@@ -296,8 +299,9 @@ class Trainer:
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
 
     def fit(self) -> None:
-        """Train from the newest checkpoint to the last epoch."""
-        self.begin()
+        """Train from the newest checkpoint (or from where ``begin`` restored) to the last epoch."""
+        if not self.begun:
+            self.begin()
         t = self.cfg.train
         bar_ctx = (Progress(t.epochs * self.steps_per_epoch, self.step, self.cfg.profile) if self.progress
                    else Progress.silent())
