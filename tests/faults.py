@@ -1,8 +1,9 @@
 """Crash-consistency harness: SIGKILL a training run and a sweep at random points, resume, and check the result.
 
 The sweep scenario trains its four runs one by one, the ensemble scenario as two stacked pairs
-(``--ensemble 2``). Each trial starts from an empty store, kills the command one to three times — at a random
-moment (the whole process group, workers included) or halfway through a random atomic write
+(``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``). Each trial starts from an empty store, kills the command one to three times — at a random
+moment (the whole process group, workers included; or, in a sweep, the sweep's own process alone, after which
+its workers must end by themselves) or halfway through a random atomic write
 (``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics file, the results table, a marker) — then reruns it to
 completion and checks that: the run (every run of the sweep) finished; its final figures, best figures, label and
 every metrics row equal those of an uninterrupted run with the same seed; the results table has exactly one row
@@ -42,6 +43,10 @@ from safetensors.torch import load as st_load
 
 CLI = str(Path(sys.executable).with_name("reasonlab"))
 SWEEP_RUNS = 4
+ORPHAN_GRACE_S = 15.0
+# Ray's per-node agents touch no store; once the sweep (and with it Ray's GCS) is gone they wait out their GCS
+# reconnect timeout and end by themselves, about 60 s later (measured). Counted apart from orphaned workers.
+RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
 
 
 def tiny_config() -> dict:
@@ -62,7 +67,8 @@ def write_inputs(work: Path) -> dict[str, list[str]]:
     sweep = [CLI, "sweep", "sweep.yaml", "--out", "store", "--workers", "2", "--threads", "1"]
     return {"run": [CLI, "train", "run.yaml", "--out", "store", "--name", "r", "-q"],
             "sweep": [*sweep, "--ensemble", "1"],
-            "ensemble": [*sweep, "--ensemble", "2"]}  # the four runs as two stacked pairs
+            "ensemble": [*sweep, "--ensemble", "2"],  # the four runs as two stacked pairs
+            "ray": [*sweep, "--ensemble", "1", "--backend", "ray"]}  # as tasks of a local Ray instance
 
 
 @dataclass
@@ -78,27 +84,54 @@ class Figures:
     mismatches: int = 0
     unparseable_files: int = 0
     temp_files_left: int = 0
+    orphans_left: int = 0
+    ray_agents_left: int = 0
     problems: list[str] = field(default_factory=list)
 
 
-def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_write: int | None = None
-            ) -> int:
-    """Run ``cmd``; SIGKILL its process group after ``kill_after`` seconds if still running. The exit code
-    (-9 when killed)."""
+def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_write: int | None = None,
+            figures: Figures | None = None, driver_only: bool = False) -> int:
+    """Run ``cmd``; SIGKILL it after ``kill_after`` seconds if still running: its whole process group, or with
+    ``driver_only`` the command's own process alone, as an out-of-memory kill would, after which every process it
+    started must end by itself within ``ORPHAN_GRACE_S`` (those still alive are counted in ``figures``).
+    The exit code (-9 when killed)."""
     env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or "")}
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
         _, err = proc.communicate(timeout=kill_after)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        if driver_only:
+            proc.kill()
+            proc.communicate()
+            workers, agents = _session_alive(proc.pid, ORPHAN_GRACE_S)
+            if figures is not None:
+                figures.orphans_left += len(workers)
+                figures.ray_agents_left += len(agents)
+                if workers:
+                    figures.problems.append(f"alive {ORPHAN_GRACE_S} s after the sweep was killed: {workers}")
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
         return -9
     finally:
         subprocess.run(["pkill", "-9", "-s", str(proc.pid)], capture_output=True)  # stragglers of the session
     if proc.returncode not in (0, -9) and kill_at_write is None:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-2000:]}")
     return proc.returncode
+
+
+def _session_alive(session: int, grace: float) -> tuple[list[str], list[str]]:
+    """(workers, Ray agents): command lines of the processes of ``session`` still alive once no worker is left or
+    after ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        found = subprocess.run(["pgrep", "-a", "-s", str(session)], capture_output=True, text=True).stdout
+        alive = [line.split(maxsplit=1)[-1][:80] for line in found.splitlines()]
+        workers = [c for c in alive if not c.startswith(RAY_AGENTS)]
+        if not workers or time.monotonic() > deadline:
+            return workers, [c for c in alive if c.startswith(RAY_AGENTS)]
+        time.sleep(0.2)
 
 
 def snapshot(store: Path) -> dict[str, dict]:
@@ -166,8 +199,8 @@ def check(store: Path, reference: dict[str, dict], figures: Figures, scenario: s
 
 
 def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) -> Figures:
-    """At least ``kills`` kill points for ``scenario`` ("run", "sweep" or "ensemble"), each trial checked after its
-    resume."""
+    """At least ``kills`` kill points for ``scenario`` ("run", "sweep", "ensemble" or "ray"), each trial checked
+    after its resume."""
     rng = random.Random(seed)
     own = work is None
     work = Path(tempfile.mkdtemp(prefix=f"faults-{scenario}-")) if own else work
@@ -186,7 +219,8 @@ def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) 
             figures.trials += 1
             for _ in range(rng.randint(1, 3)):
                 if rng.random() < 0.5:
-                    code = run_cmd(cmd, work, kill_after=rng.uniform(0.2 * duration, duration))
+                    code = run_cmd(cmd, work, kill_after=rng.uniform(0.2 * duration, duration), figures=figures,
+                                   driver_only=scenario != "run" and rng.random() < 0.5)
                     figures.timed_kills += code == -9
                     figures.kill_points += code == -9
                 else:  # a process (a sweep's worker, say) kills itself; the command then fails or dies
@@ -313,11 +347,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--inputs", type=int, default=2000, help="random bad inputs for the input scenario")
-    parser.add_argument("--scenario", choices=["run", "sweep", "ensemble", "input", "all"], default="all")
+    parser.add_argument("--scenario", choices=["run", "sweep", "ensemble", "ray", "input", "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: kill the command under test
-    scenarios = ["run", "sweep", "ensemble", "input"] if args.scenario == "all" else [args.scenario]
+    scenarios = ["run", "sweep", "ensemble", "ray", "input"] if args.scenario == "all" else [args.scenario]
     results = []
     for sc in scenarios:
         t = time.monotonic()

@@ -1,7 +1,8 @@
 """The crash-consistency harness (tests/faults.py) at a few kill points per scenario: a training run and a sweep
-(its runs one by one, and as stacked pairs) are SIGKILLed at random moments and halfway through random atomic
-writes, resumed, and checked against an uninterrupted run (same final figures and metrics rows, one results row
-per run, every file parses)."""
+(its runs one by one, as stacked pairs, and as Ray tasks) are SIGKILLed at random moments — a sweep's whole
+process group or its own process alone — and halfway through random atomic writes, resumed, and checked against
+an uninterrupted run (same final figures and metrics rows, one results row per run, every file parses, no worker
+left running)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import pytest
 from faults import harness, input_harness
 
 
-@pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3)])
+@pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3),
+                                                         ("ray", 1, 2)])
 def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path):
+    if scenario == "ray":
+        pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
     figures = harness(scenario, kills, seed, work=tmp_path)
     assert figures.kill_points >= kills and figures.timed_kills + figures.write_kills == figures.kill_points
     assert figures.resumes_completed == figures.trials
@@ -19,8 +23,6 @@ def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path
 
 
 def test_random_bad_input_is_rejected_in_one_line_and_writes_nothing(tmp_path):
-
-
     figures = input_harness(150, seed=3, work=tmp_path)
     assert figures["inputs_tried"] == 150 and figures["rejected"] > 100
     assert figures["tracebacks"] == 0 and figures["multi_line_errors"] == 0 and figures["wrote_something"] == 0
