@@ -1,14 +1,14 @@
 """Crash-consistency harness: SIGKILL a training run and a sweep at random points, resume, and check the result.
 
 The sweep scenario trains its four runs one by one, the ensemble scenario as two stacked pairs
-(``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``). Each trial starts from an empty store, kills the command one to three times — at a random
-moment (the whole process group, workers included; or, in a sweep, the sweep's own process alone, after which
-its workers must end by themselves) or halfway through a random atomic write
-(``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics file, the results table, a marker) — then reruns it to
-completion and checks that: the run (every run of the sweep) finished; its final figures, best figures, label and
-every metrics row equal those of an uninterrupted run with the same seed; the results table has exactly one row
-per run; every file in the store parses (JSON, YAML, Parquet, safetensors, optimizer state with ``weights_only``)
-and no temp file is left behind.
+(``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``).
+Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
+process group, workers included; or, in a sweep, the sweep's own process alone, after which its workers must end
+by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics
+file, the results table, a marker) — then reruns it to completion and checks that: the run (every run of the
+sweep) finished; its final figures, best figures, label and every metrics row equal those of an uninterrupted run
+with the same seed; the results table has exactly one row per run; every file in the store parses (JSON, YAML,
+Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is left behind.
 
 The input scenario feeds the command line random bad input — ``--set`` overrides, config and sweep files, grid
 axes, store names, paths, experiments and profiles — and counts the outcomes: each must either work or fail with
