@@ -77,6 +77,7 @@ class Figures:
     trials: int = 0
     kill_points: int = 0
     timed_kills: int = 0
+    driver_only_kills: int = 0  # of the timed kills, those of the sweep's own process alone
     write_kills: int = 0
     resumes_completed: int = 0
     rows_lost: int = 0
@@ -219,9 +220,11 @@ def harness(scenario: str, kills: int, seed: int = 0, work: Path | None = None) 
             figures.trials += 1
             for _ in range(rng.randint(1, 3)):
                 if rng.random() < 0.5:
+                    driver_only = scenario != "run" and rng.random() < 0.5
                     code = run_cmd(cmd, work, kill_after=rng.uniform(0.2 * duration, duration), figures=figures,
-                                   driver_only=scenario != "run" and rng.random() < 0.5)
+                                   driver_only=driver_only)
                     figures.timed_kills += code == -9
+                    figures.driver_only_kills += code == -9 and driver_only
                     figures.kill_points += code == -9
                 else:  # a process (a sweep's worker, say) kills itself; the command then fails or dies
                     code = run_cmd(cmd, work, kill_at_write=rng.randint(1, 40))

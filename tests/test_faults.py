@@ -17,9 +17,10 @@ def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path
         pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
     figures = harness(scenario, kills, seed, work=tmp_path)
     assert figures.kill_points >= kills and figures.timed_kills + figures.write_kills == figures.kill_points
+    assert figures.problems == []
     assert figures.resumes_completed == figures.trials
-    assert figures.problems == [] and figures.mismatches == 0 and figures.rows_lost == 0
-    assert figures.rows_duplicated == 0 and figures.unparseable_files == 0 and figures.temp_files_left == 0
+    assert figures.mismatches == 0 and figures.rows_lost == 0 and figures.rows_duplicated == 0
+    assert figures.unparseable_files == 0 and figures.temp_files_left == 0 and figures.orphans_left == 0
 
 
 def test_random_bad_input_is_rejected_in_one_line_and_writes_nothing(tmp_path):
