@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -44,9 +45,11 @@ from safetensors.torch import load as st_load
 CLI = str(Path(sys.executable).with_name("reasonlab"))
 SWEEP_RUNS = 4
 ORPHAN_GRACE_S = 15.0
-# Ray's per-node agents touch no store; once the sweep (and with it Ray's GCS) is gone they wait out their GCS
-# reconnect timeout and end by themselves, about 60 s later (measured). Counted apart from orphaned workers.
-RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
+# The processes that can write to the store: the command itself, local pool workers and Ray tasks training runs.
+# Ray's own services (its agents, log monitor, idle workers) touch no store; once the sweep and with it Ray's GCS
+# are gone, some wait out their reconnect timeout and end by themselves, about 60 s later (measured). They are
+# counted apart from workers.
+WRITERS = re.compile(r"/reasonlab (sweep|train)\b|multiprocessing\.spawn|^ray::train_group")
 
 
 def tiny_config() -> dict:
@@ -86,7 +89,7 @@ class Figures:
     unparseable_files: int = 0
     temp_files_left: int = 0
     orphans_left: int = 0
-    ray_agents_left: int = 0
+    ray_services_left: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -105,10 +108,10 @@ def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_
         if driver_only:
             proc.kill()
             proc.communicate()
-            workers, agents = _session_alive(proc.pid, ORPHAN_GRACE_S)
+            workers, services = _session_alive(proc.pid, ORPHAN_GRACE_S)
             if figures is not None:
                 figures.orphans_left += len(workers)
-                figures.ray_agents_left += len(agents)
+                figures.ray_services_left += len(services)
                 if workers:
                     figures.problems.append(f"alive {ORPHAN_GRACE_S} s after the sweep was killed: {workers}")
         else:
@@ -123,15 +126,15 @@ def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_
 
 
 def _session_alive(session: int, grace: float) -> tuple[list[str], list[str]]:
-    """(workers, Ray agents): command lines of the processes of ``session`` still alive once no worker is left or
-    after ``grace`` seconds."""
+    """(workers, Ray services): command lines of the processes of ``session`` still alive once no worker is left
+    or after ``grace`` seconds."""
     deadline = time.monotonic() + grace
     while True:
         found = subprocess.run(["pgrep", "-a", "-s", str(session)], capture_output=True, text=True).stdout
-        alive = [line.split(maxsplit=1)[-1][:80] for line in found.splitlines()]
-        workers = [c for c in alive if not c.startswith(RAY_AGENTS)]
+        alive = [line.split(maxsplit=1)[-1][:160] for line in found.splitlines()]
+        workers = [c for c in alive if WRITERS.search(c)]
         if not workers or time.monotonic() > deadline:
-            return workers, [c for c in alive if c.startswith(RAY_AGENTS)]
+            return workers, [c for c in alive if c not in workers]
         time.sleep(0.2)
 
 
