@@ -46,7 +46,7 @@ CLI = str(Path(sys.executable).with_name("reasonlab"))
 SWEEP_RUNS = 4
 ORPHAN_GRACE_S = 15.0
 # The processes that can write to the store: the command itself, local pool workers and Ray tasks training runs.
-# Ray's own services (its agents, log monitor, idle workers) touch no store; once the sweep and with it Ray's GCS
+# Ray's own processes (its agents and other services, idle workers) touch no store; once the sweep and with it Ray's GCS
 # are gone, some wait out their reconnect timeout and end by themselves, about 60 s later (measured). They are
 # counted apart from workers.
 WRITERS = re.compile(r"/reasonlab (sweep|train)\b|multiprocessing\.spawn|^ray::train_group")
