@@ -44,11 +44,12 @@ from safetensors.torch import load as st_load
 
 CLI = str(Path(sys.executable).with_name("reasonlab"))
 SWEEP_RUNS = 4
+SCENARIOS = ["run", "sweep", "ensemble", "ray", "input"]
 ORPHAN_GRACE_S = 15.0
 # The processes that can write to the store: the command itself, local pool workers and Ray tasks training runs.
-# Ray's own processes (its agents and other services, idle workers) touch no store; once the sweep and with it Ray's GCS
-# are gone, some wait out their reconnect timeout and end by themselves, about 60 s later (measured). They are
-# counted apart from workers.
+# Ray's own processes (its agents and other services, idle workers) touch no store; once the sweep and with it
+# Ray's GCS are gone, some wait out their reconnect timeout and end by themselves, about 60 s later (measured).
+# They are counted apart from workers.
 WRITERS = re.compile(r"/reasonlab (sweep|train)\b|multiprocessing\.spawn|^ray::train_group")
 
 
@@ -353,11 +354,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--inputs", type=int, default=2000, help="random bad inputs for the input scenario")
-    parser.add_argument("--scenario", choices=["run", "sweep", "ensemble", "ray", "input", "all"], default="all")
+    parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: kill the command under test
-    scenarios = ["run", "sweep", "ensemble", "ray", "input"] if args.scenario == "all" else [args.scenario]
+    scenarios = SCENARIOS if args.scenario == "all" else [args.scenario]
     results = []
     for sc in scenarios:
         t = time.monotonic()
