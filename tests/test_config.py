@@ -12,9 +12,11 @@ from reasonlab.config import (
     deep_merge,
     load_yaml,
     parse_value,
+    raw_config,
     resolve,
     to_yaml,
 )
+from reasonlab.sweep.grid import SweepSpec, sweep_configs
 
 
 def test_override_types():
@@ -197,3 +199,17 @@ def test_config_is_frozen():
     cfg = RunConfig()
     with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen assignment
         cfg.seed = 4  # type: ignore[misc]
+
+
+def test_profile_label_names_what_overrides_change(tmp_path):
+    """A profile's label states its settings; a run that changes one must say so, or the label would lie."""
+    plain = resolve(raw_config(None, "cpu", ["train.threads=1"])).profile
+    assert plain.startswith("cpu (reduced") and "changed" not in plain  # execution fields change no numbers
+    changed = resolve(raw_config(None, "cpu", ["train.weight_decay=0.28", "train.threads=1"])).profile
+    assert changed == f"{plain}; changed: train.weight_decay=0.28"
+    user = tmp_path / "user.yaml"
+    user.write_text("model:\n  depth: 3\n")
+    assert resolve(raw_config(user, "cpu", [])).profile == f"{plain}; changed: model.depth=3"
+    assert resolve(raw_config(None, "cpu", ["profile=mine", "model.depth=3"])).profile == "mine"
+    configs, _ = sweep_configs(SweepSpec(profile="cpu"), ["init.gamma=0.5,0.8"], ["train.weight_decay=0.1"])
+    assert {c.profile for c in configs} == {f"{plain}; changed: train.weight_decay=0.1"}  # grid axes are not changes

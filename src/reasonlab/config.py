@@ -6,6 +6,7 @@ written and the resolved config fully describes (and hashes to) a run.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from importlib import resources
@@ -469,6 +470,34 @@ def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Dotted fields that say how a run executes, not what it computes.
+EXECUTION_FIELDS = frozenset({"train.threads", "train.checkpoint_every", "train.checkpoint_log", "train.device",
+                              "profile"})
+
+
+def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        out.update(_leaves(v, key + ".") if isinstance(v, dict) else {key: v})
+    return out
+
+
+def label_changes(profile_data: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the settings it changes from its built-in profile appended to the profile's label.
+
+    A profile's label states its settings ("wd 0.01"); a run given ``--set train.weight_decay=0.28`` must not
+    carry that label unqualified. Execution fields are left out: they do not change a run's numbers.
+    """
+    label = profile_data.get("profile")
+    if not label or data.get("profile") != label:
+        return data  # no built-in profile, or the user named the run's profile themselves
+    before, after = _leaves(profile_data), _leaves(data)
+    changed = [f"{k}={json.dumps(v)}" for k, v in after.items()
+               if k not in EXECUTION_FIELDS and (k not in before or before[k] != v)]
+    return {**data, "profile": f"{label}; changed: {', '.join(changed)}"} if changed else data
+
+
 def study_profiles(study: str) -> list[str]:
     """The built-in profiles of a study: ``reasonlab/profiles/<study>-<profile>.yaml``."""
     folder = resources.files("reasonlab") / "profiles"
@@ -484,9 +513,10 @@ def raw_config(config: Path | None, profile: str | None, overrides: list[str], s
         if profile not in names:
             raise ConfigError(f"--profile {profile!r}: unknown for the {study} study; choose one of {', '.join(names)}")
         data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+    base = copy.deepcopy(data)
     if config is not None:
         data = deep_merge(data, load_yaml(config))
-    return apply_overrides(data, list(overrides))
+    return label_changes(base, apply_overrides(data, list(overrides)))
 
 
 def resolve(data: dict[str, Any]) -> RunConfig:

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from reasonlab.config import ConfigError, ThresholdConfig
+from reasonlab.config import EXECUTION_FIELDS, ConfigError, ThresholdConfig
 from reasonlab.evaluate.outcome import classify
 
 SEEN = "final.seen_test_acc"
 DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
-# Columns that describe how a run was executed, not its numbers; they may differ inside any cell.
-_EXECUTION = {"train.threads", "train.checkpoint_every", "train.checkpoint_log", "profile", "train.device"}
 # What the anchor protocol reduces inside a cell: the max over learning rates, the mean over seeds.
 _REDUCED = {"train.lr_multiplier", "train.base_lr", "seed"}
 
@@ -93,7 +91,7 @@ def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: se
     fields takes several values."""
     config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
     for col in config_cols:
-        if col in axes or col in reduced or col in _EXECUTION:
+        if col in axes or col in reduced or col in EXECUTION_FIELDS:
             continue
         values = {json.dumps(r.get(col)) for r in rows}
         if len(values) > 1:

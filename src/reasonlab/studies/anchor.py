@@ -7,6 +7,7 @@ docs/anchor-composition.md) and says so in every run it produces.
 
 from __future__ import annotations
 
+import copy
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import RunConfig, raw_config, resolve
+from reasonlab.config import RunConfig, apply_overrides, raw_config, resolve
 
 PROFILES = ("cpu", "cpu-wide", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
@@ -37,8 +38,9 @@ def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[s
     from reasonlab.plots.run import plot_run
 
     threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
-    cfgs = [load_config(None, "cpu", [f"init.gamma={g}", f"seed={seed}", f"train.threads={threads}", *overrides])
-            for g in DEMO_GAMMAS]
+    base = raw_config(None, "cpu", list(overrides), "anchor")  # its label names the user's --set, not γ and seed
+    cfgs = [resolve(apply_overrides(copy.deepcopy(base), [f"init.gamma={g}", f"seed={seed}",
+                                                          f"train.threads={threads}"])) for g in DEMO_GAMMAS]
     root = out / "demo"
     console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth {cfgs[0].model.depth}, γ = "
                   f"{', '.join(map(str, DEMO_GAMMAS))}) with {workers} workers × {threads} threads; "

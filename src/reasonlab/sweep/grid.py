@@ -33,6 +33,7 @@ from reasonlab.config import (
     StrictModel,
     apply_overrides,
     deep_merge,
+    label_changes,
     load_yaml,
     parse_value,
     raw_config,
@@ -121,8 +122,9 @@ def sweep_configs(
 ) -> tuple[list[RunConfig], list[str]]:
     """The runs of a sweep and its axis names: profile < ``config`` < ``set`` < ``--set``; ``--grid`` axes
     are added to (or replace) the file's."""
-    base = deep_merge(raw_config(None, spec.profile, [], spec.study), spec.config)
-    base = apply_overrides(base, [*spec.set, *overrides])
+    profile = raw_config(None, spec.profile, [], spec.study)
+    base = apply_overrides(deep_merge(copy.deepcopy(profile), spec.config), [*spec.set, *overrides])
+    base = label_changes(profile, base)
     axes = dict(spec.grid)
     for text in grid:
         key, values = parse_axis(text)
