@@ -11,8 +11,9 @@ from conftest import tiny_run_dict
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
+from reasonlab.config import raw_config, resolve
 from reasonlab.store import finished_runs
-from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES, load_config
+from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES
 
 runner = CliRunner()
 
@@ -80,7 +81,7 @@ def test_missing_and_broken_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_profiles_resolve_and_label_themselves(profile: str) -> None:
-    cfg = load_config(None, profile, [])
+    cfg = resolve(raw_config(None, profile, []))
     assert cfg.profile.startswith(profile)
     if profile.startswith("cpu"):
         assert "reduced" in cfg.profile  # a reduced profile says so in every run it produces

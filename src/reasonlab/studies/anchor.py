@@ -1,4 +1,4 @@
-"""The anchor-composition study: named profiles, config loading, and the small demo.
+"""The anchor-composition study: its named profiles and the small demo.
 
 A profile is a YAML file in ``reasonlab/profiles`` named ``anchor-<profile>.yaml``; a user config is merged over
 it and ``--set`` overrides over both. The ``cpu`` profile is a reduced setting (documented in
@@ -20,10 +20,6 @@ from reasonlab.config import RunConfig, apply_overrides, raw_config, resolve
 PROFILES = ("cpu", "cpu-wide", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
 DEMO_GAMMAS = (0.5, 1.0)
-
-
-def load_config(config: Path | None, profile: str | None, overrides: list[str]) -> RunConfig:
-    return resolve(raw_config(config, profile, overrides, "anchor"))
 
 
 def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:
