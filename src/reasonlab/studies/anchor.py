@@ -7,7 +7,6 @@ docs/anchor-composition.md) and says so in every run it produces.
 
 from __future__ import annotations
 
-import copy
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -15,7 +14,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import RunConfig, apply_overrides, raw_config, resolve
+from reasonlab.config import RunConfig, apply_overrides, raw_config
+from reasonlab.sweep.grid import expand
 
 PROFILES = ("cpu", "cpu-wide", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
@@ -35,8 +35,8 @@ def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[s
 
     threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
     base = raw_config(None, "cpu", list(overrides), "anchor")  # its label names the user's --set, not γ and seed
-    cfgs = [resolve(apply_overrides(copy.deepcopy(base), [f"init.gamma={g}", f"seed={seed}",
-                                                          f"train.threads={threads}"])) for g in DEMO_GAMMAS]
+    base = apply_overrides(base, [f"seed={seed}", f"train.threads={threads}"])
+    cfgs = expand(base, {"init.gamma": list(DEMO_GAMMAS)})
     root = out / "demo"
     console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth {cfgs[0].model.depth}, γ = "
                   f"{', '.join(map(str, DEMO_GAMMAS))}) with {workers} workers × {threads} threads; "
