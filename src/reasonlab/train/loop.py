@@ -71,6 +71,10 @@ GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
 
 
 def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
+    """The run's model, initialized by its γ rule. Also turns on flush-to-zero for this process's CPU kernels:
+    small-init plateaus and never-seen classes' softmax make tensors denormal (below 1.2e-38), on which a CPU GEMM
+    runs about 100x slower; flushing them to zero changes results only below that magnitude."""
+    torch.set_flush_denormal(True)
     if cfg.model.kind == "emb_mlp":
         model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
     else:
