@@ -41,6 +41,7 @@ def test_train_then_show(tiny_yaml: Path, tmp_path: Path) -> None:
     assert summary["label"] in result.output
     shown = runner.invoke(app, ["show", str(run_dir)])
     assert shown.exit_code == 0 and summary["run_id"] in shown.output and "held-out 4-3" in shown.output
+    assert "escape: seen-pair ≥ 0.5" in shown.output and "escape: seen-pair ≥ 0.9" in shown.output
 
 
 BAD_INPUTS = [

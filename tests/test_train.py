@@ -377,3 +377,24 @@ def test_precision_auto_is_fp32_on_cpu_and_bf16_autocasts(cfg, reference, tmp_pa
     trainer._loss(x, y).backward()
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())  # ... fp32 master weights
     assert loop.autocast(cfg.train, torch.device("cpu")).__class__.__name__ == "nullcontext"
+
+
+def test_escape_points_follow_the_metrics(reference):
+    """The summary's escape points are the first evaluations at which seen-pair accuracy reaches 0.5 and 0.9,
+    with Σlr equal to the schedule summed over the steps so far."""
+    _, run_dir, summary = reference
+    rows = read_metrics(run_dir / "metrics.parquet")
+    cfg_train = tiny_run().train
+    sums = {s: v for _, s, split, m, v in rows if split == "train" and m == "lr_sum"}
+    for s, v in sums.items():
+        assert v == pytest.approx(sum(lr_at(i, cfg_train, STEPS_PER_EPOCH) for i in range(s)))
+    seen = sorted((e, s, v) for e, s, split, m, v in rows if split == "pooled" and m == "seen_test_acc")
+    for key, level in (("at50", 0.5), ("at90", 0.9)):
+        first = next(((e, s) for e, s, v in seen if v >= level), None)
+        point = summary["escape"][key]
+        if first is None:
+            assert point is None
+        else:
+            assert (point["epoch"], point["step"], point["lr_sum"]) == (first[0], first[1], sums[first[1]])
+            assert set(point["heldout"]) >= {"4-3/train_keys/inferential", "4-3/train_keys/symmetric"}
+    assert any(p is not None for p in summary["escape"].values()) or max(v for *_, v in seen) < 0.5

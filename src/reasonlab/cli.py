@@ -394,6 +394,13 @@ def reproduce(
         _fail(str(e))
 
 
+def _escape_text(e: dict) -> str:
+    """One escape point: where seen-pair accuracy first reached a level, and what the held-out pairs did there."""
+    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
+    pairs = ", ".join(f"{k} {v:.2f}" for k, v in e["heldout"].items() if "/train_keys/" in k)
+    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}; {pairs}"
+
+
 def _print_summary(run_dir: Path, summary: dict) -> None:
     """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
     cfg = summary.get("config", {})
@@ -417,6 +424,8 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
             clean = " (clean)" if o["clean"] else ""
             rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
                                              f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
+        for key, point in (summary.get("escape") or {}).items():
+            rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
     else:
         rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))

@@ -87,3 +87,29 @@ def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Th
     figures = {**pooled_figs, **{k: v for k, v in final.items() if k.startswith("heldout/")}}
     return {"pooled": pooled_figs, "figures": figures, "final": final, "label": outcome["label"],
             "outcome": outcome, "histograms": histograms}
+
+
+def escape_points(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict | None]:
+    """Where a run left its plateau: for seen-pair test-key accuracy first reaching ``th.majority`` (``at50``)
+    and ``th.fit`` (``at90``), the evaluation's epoch, step, Σlr (the learning rate summed over the steps so
+    far) and each held-out group's accuracies there. This is how a profile shows it is in the study's regime
+    (spec §6b): small init escapes many times later in Σlr than large init, and composes while it escapes."""
+    by_eval: dict[tuple[int, int], dict[tuple[str, str], float]] = {}
+    lr_sum: dict[int, float] = {}
+    for epoch, step, split, metric, value in rows:
+        if split == "train" and metric == "lr_sum":
+            lr_sum[step] = value
+        elif split == "pooled" or split.startswith("heldout/"):
+            by_eval.setdefault((epoch, step), {})[split, metric] = value
+    out: dict[str, dict | None] = {}
+    for key, level in (("at50", th.majority), ("at90", th.fit)):
+        hit = next((k for k in sorted(by_eval) if by_eval[k].get(("pooled", "seen_test_acc"), -1.0) >= level), None)
+        if hit is None:
+            out[key] = None
+            continue
+        figures = by_eval[hit]
+        heldout = {f"{split.removeprefix('heldout/')}/{metric.removeprefix('acc_')}": v
+                   for (split, metric), v in sorted(figures.items()) if split.startswith("heldout/")}
+        out[key] = {"level": level, "epoch": hit[0], "step": hit[1], "lr_sum": lr_sum.get(hit[1]),
+                    "seen_test_acc": figures["pooled", "seen_test_acc"], "heldout": heldout}
+    return out

@@ -66,6 +66,13 @@ def _anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
     for name, (xs, ys) in sorted(curves.items()):
         style = "--" if name in ("train_acc", "seen_test_acc") else "-"
         ax.plot(xs, ys, style, label=name.replace("_", " "))
+    escape = summary.get("escape") or {}
+    for key, style in (("at50", ":"), ("at90", "-.")):
+        if (point := escape.get(key)) is None:
+            continue
+        lr_sum = "" if point["lr_sum"] is None else f", Σlr {point['lr_sum']:.3g}"
+        ax.axvline(point["epoch"], color="gray", linestyle=style, linewidth=1,
+                   label=f"seen-pair ≥ {point['level']} (epoch {point['epoch']}{lr_sum})")
     ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs on train keys)")
     ax.legend(fontsize=8)
     bins = histogram_bins()

@@ -53,6 +53,8 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row.update(flatten({k.replace("/", "."): v for k, v in summary.get("final", {}).items()}, "final."))
     row.update(flatten({k.replace("/", "."): v for k, v in summary.get("best", {}).items()}, "best."))
     row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
+    for key, point in (summary.get("escape") or {}).items():  # anchor runs: where the plateau was left
+        row.update({f"escape.{key}.{k}": (point or {}).get(k) for k in ("epoch", "step", "lr_sum")})
     return row
 
 
@@ -198,7 +200,7 @@ def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
 # The main figures shown by ``reasonlab results`` beside the axes: anchor seen-pair accuracy, benchmark exact
 # match and PrOntoQA judgement.
 MAIN_FIGURES = ("final.seen_test_acc", "final.train_exact", "final.id_exact", "final.ood_exact",
-                "final.id_judgement")
+                "final.id_judgement", "escape.at50.lr_sum", "escape.at90.lr_sum")
 
 
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:

@@ -22,6 +22,7 @@ from torch import nn
 import reasonlab
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.evaluate import best_of_run, diverged_report, summarize
+from reasonlab.evaluate.outcome import escape_points
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.emb_mlp import EmbMLP
@@ -46,7 +47,7 @@ from reasonlab.tasks.seq2seq import Seq2SeqTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.train.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
 from reasonlab.train.progress import Progress
-from reasonlab.train.schedule import lr_at
+from reasonlab.train.schedule import lr_at, lr_sums
 
 
 def resolve_device(name: str) -> torch.device:
@@ -171,6 +172,7 @@ class Trainer:
                 f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
         else:
             self.steps_per_epoch = self.n_train // t.batch_size
+        self.lr_sums = lr_sums(t, self.steps_per_epoch, t.epochs * self.steps_per_epoch)
         self.opt = torch.optim.AdamW(decay_groups(self.model, t), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
@@ -280,7 +282,8 @@ class Trainer:
         cadence, report progress, checkpoint."""
         t, epoch, step = self.cfg.train, self.epoch, self.step
         self.rows += [(epoch, step, "train", "loss", loss),
-                      (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch))]
+                      (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch)),
+                      (epoch, step, "train", "lr_sum", self.lr_sums[step])]
         if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
             self.wall += time.perf_counter() - started
             write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
@@ -338,6 +341,7 @@ class Trainer:
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
             "label": report["label"], "outcome": report["outcome"],
             "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
+            **({"escape": escape_points(self.rows, cfg.thresholds)} if cfg.task.kind == "anchor" else {}),
             "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "n_params": sum(p.numel() for p in self.model.parameters()),

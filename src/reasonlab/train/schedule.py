@@ -17,3 +17,12 @@ def lr_at(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
         return base + (peak - base) * step / warm
     t = min(step - warm, span) / span
     return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * t))
+
+
+def lr_sums(cfg: TrainConfig, steps_per_epoch: int, steps: int) -> list[float]:
+    """Σlr after each number of steps 0..``steps``: the integrated learning rate, the clock on which escapes from
+    a small-init plateau are compared across batch sizes and schedules."""
+    sums = [0.0]
+    for step in range(steps):
+        sums.append(sums[-1] + lr_at(step, cfg, steps_per_epoch))
+    return sums
