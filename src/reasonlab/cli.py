@@ -425,7 +425,8 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
             rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
                                              f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
         for key, point in (summary.get("escape") or {}).items():
-            rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
+            text = _escape_text(point) if point else "not reached"
+            rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", text))
     else:
         rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
