@@ -365,3 +365,26 @@ def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
     summary = (sweep_dir / "summary.md").read_text()
     assert summary.count("the inferential solution here") == 4  # two pairs × (lr, wd)
     assert (sweep_dir / "figures" / "lr-wd.png").is_file()
+
+
+def test_phase_cells_over_epochs_and_seed_ranges():
+    """The max-over-epochs switch reads each run's best held-out accuracies; cells keep the range over seeds."""
+    best = "best.heldout.4-3.train_keys."
+    rows = [_row(0.8, 2, 1, 10, 0.1, 0.0, 0.95, **{best + "inferential": 0.9, best + "symmetric": 0.05}),
+            _row(0.8, 2, 2, 10, 0.5, 0.1, 0.97, **{best + "inferential": 0.7, best + "symmetric": 0.1})]
+    final, = phase_cells(rows, "4-3")
+    assert final.inferential == pytest.approx(0.3) and final.inferential_range == (0.1, 0.5)
+    assert final.label == "other" and final.symmetric_range == (0.0, 0.1)
+    epochs, = phase_cells(rows, "4-3", over_epochs=True)
+    assert epochs.inferential == pytest.approx(0.8) and epochs.inferential_range == (0.7, 0.9)
+    assert epochs.label == "inferential" and epochs.seen == pytest.approx(0.96)
+    with pytest.raises(ConfigError, match="best.heldout.4-3.train_keys.inferential"):
+        phase_cells([_row(0.8, 2, 1, 10, 0.1, 0.0, 0.95)], "4-3", over_epochs=True)
+
+
+def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
+    out, _, _ = finished_sweep
+    result = runner.invoke(app, ["phase", str(out / "tiny"), "--y", "seed", "--over-epochs"])
+    assert result.exit_code == 0, result.output
+    svg = (out / "tiny" / "figures" / "phase-over-epochs.svg").read_text()
+    assert "max over evaluated epochs" in svg

@@ -232,11 +232,14 @@ def phase(
                                          "(early stopping)")] = "final",
     where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
                                                          "(e.g. --where model.depth=2)")] = None,
+    over_epochs: Annotated[bool, typer.Option("--over-epochs", help="anchor sweeps: each run's held-out "
+                                              "accuracies as their max over evaluated epochs, not the final "
+                                              "epoch's")] = False,
 ) -> None:
     """Draw the phase diagram of any sweep. Anchor: best over learning rates, mean over seeds, shadow if not
     fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four phases."""
     from reasonlab.evaluate.modular import modular_cells
-    from reasonlab.evaluate.phase import phase_cells
+    from reasonlab.evaluate.phase import phase_cells, protocol_text
     from reasonlab.plots.phase import plot_modular_phase, plot_phase
     from reasonlab.sweep.results import read_results
 
@@ -244,7 +247,8 @@ def phase(
         rows = _where(read_results(sweep_dir), where or [])
         modular = bool(rows) and rows[0].get("task.kind") == "modular"
         x, y = x or ("task.n_tasks" if modular else "init.gamma"), y or ("task.alpha" if modular else "model.depth")
-        cells = modular_cells(rows, x, y, at) if modular else phase_cells(rows, pair, x, y)
+        cells = (modular_cells(rows, x, y, at) if modular
+                 else phase_cells(rows, pair, x, y, over_epochs=over_epochs))
     except ConfigError as e:
         _fail(str(e))
     profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
@@ -258,12 +262,15 @@ def phase(
             console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label}{' (atypical)' if c.atypical else ''} "
                           + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()), highlight=False)
     else:
-        paths = plot_phase(cells, sweep_dir / "figures" / f"phase{selected}", f"Profile: {profiles}. Best over "
-                           "learning rates per seed, mean over seeds; hatched = not fitted." + caption, pair, x, y)
+        name = f"phase{'-over-epochs' if over_epochs else ''}{selected}"
+        paths = plot_phase(cells, sweep_dir / "figures" / name, f"Profile: {profiles}. "
+                           f"{protocol_text(over_epochs)}" + caption, pair, x, y)
         for c in cells:
-            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}, symmetric "
-                          f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f})",
-                          highlight=False)
+            spread = "" if c.inferential_range is None or c.n_seeds < 2 else \
+                f" [{c.inferential_range[0]:.3f}–{c.inferential_range[1]:.3f}]"
+            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}{spread}, symmetric "
+                          f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f}; "
+                          f"{c.n_seeds} seeds)", highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
 
 

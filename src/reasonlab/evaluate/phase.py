@@ -1,7 +1,9 @@
 """Phase-diagram cells from a results table, with the study's protocol (spec §4).
 
 For each cell (e.g. γ × depth) and each seed, take the best accuracy over learning rates — separately for the
-inferential target, the symmetric target and the seen-pair test-key accuracy — then average over seeds. A cell
+inferential target, the symmetric target and the seen-pair test-key accuracy — then average over seeds (the
+paper's protocol, §6b). Each run's accuracies are its final epoch's, or (an option) their max over evaluated
+epochs; cells keep the range over seeds. A cell
 is *shadowed* (not fitted) when that averaged seen-pair accuracy is below the fit threshold, and its label
 follows the same rule as a single run's (``classify``). Diverged runs (loss NaN/inf) are left out and counted;
 a cell whose every run diverged is labelled ``diverged``.
@@ -37,6 +39,15 @@ class Cell:
     n_seeds: int
     n_runs: int
     n_diverged: int = 0  # runs of the cell whose loss became NaN/inf (left out of its maxima and means)
+    inferential_range: tuple[float, float] | None = None  # (min, max) over seeds of the per-seed figure
+    symmetric_range: tuple[float, float] | None = None
+
+
+def protocol_text(over_epochs: bool) -> str:
+    """The protocol in words, for a figure's caption."""
+    when = "max over evaluated epochs" if over_epochs else "final epoch"
+    return (f"Per seed: {when}, best over learning rates; then mean over seeds (range over seeds in brackets); "
+            "hatched = not fitted (final seen-pair accuracy).")
 
 
 def peak_lr(row: dict[str, Any]) -> float:
@@ -44,11 +55,14 @@ def peak_lr(row: dict[str, Any]) -> float:
 
 
 def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y: str = "model.depth",
-                th: ThresholdConfig | None = None) -> list[Cell]:
+                th: ThresholdConfig | None = None, over_epochs: bool = False) -> list[Cell]:
     """Aggregate finished runs into cells over (x, y); any other config field that varies inside a cell is an
-    error, so the protocol never silently takes a max over something it should not."""
+    error, so the protocol never silently takes a max over something it should not. ``over_epochs`` reads each
+    run's held-out accuracies as their max over evaluated epochs (the authors' plotting code) instead of the
+    final epoch's; the shadow test stays on the final seen-pair accuracy."""
     th = th or ThresholdConfig()
-    inf_col, sym_col = f"outcome.{pair}.inferential", f"outcome.{pair}.symmetric"
+    inf_col, sym_col = (f"best.heldout.{pair}.train_keys.inferential", f"best.heldout.{pair}.train_keys.symmetric"
+                        ) if over_epochs else (f"outcome.{pair}.inferential", f"outcome.{pair}.symmetric")
     rows = [r for r in rows if r.get("status", "finished") == "finished"]
     if not rows:
         raise ConfigError("phase diagram: no finished runs in the table")
@@ -76,13 +90,14 @@ def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y:
         if not seeds:  # every run of the cell diverged
             cells.append(Cell(cx, cy, float("nan"), None, float("nan"), DIVERGED, False, False, 0, n_div, n_div))
             continue
-        inf = mean(s[0] for s in seeds)
+        inf_values = [s[0] for s in seeds]
         sym_values = [s[1] for s in seeds if s[1] is not None]
         sym = mean(sym_values) if sym_values else None
         seen = mean(s[2] for s in seeds)
-        label, clean = classify(seen, inf, sym, th)
-        cells.append(Cell(cx, cy, inf, sym, seen, label, clean, seen < th.fit, len(seeds),
-                          sum(s[3] for s in seeds) + n_div, n_div))
+        label, clean = classify(seen, mean(inf_values), sym, th)
+        cells.append(Cell(cx, cy, mean(inf_values), sym, seen, label, clean, seen < th.fit, len(seeds),
+                          sum(s[3] for s in seeds) + n_div, n_div, (min(inf_values), max(inf_values)),
+                          (min(sym_values), max(sym_values)) if sym_values else None))
     return cells
 
 

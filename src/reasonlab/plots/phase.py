@@ -54,18 +54,22 @@ def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: str, x: st
     """Three panels side by side; writes ``out_base.png`` and ``.svg``."""
     xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), constrained_layout=True)
-    for ax, (title, value) in zip(axes[:2], ((f"{pair} inferential accuracy", lambda c: c.inferential),
-                                             (f"{pair} symmetric accuracy", lambda c: c.symmetric)), strict=True):
+    panels = ((f"{pair} inferential accuracy", lambda c: c.inferential, lambda c: c.inferential_range),
+              (f"{pair} symmetric accuracy", lambda c: c.symmetric, lambda c: c.symmetric_range))
+    for ax, (title, value, spread) in zip(axes[:2], panels, strict=True):
         xs, ys, grid = _grid(cells, value)
         im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for (i, j), v in np.ndenumerate(grid):
-            if not np.isnan(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if v < 0.6 else "black")
+        for c in cells:
+            v, r = value(c), spread(c)
+            if v is None or np.isnan(v):
+                continue
+            text = f"{v:.2f}" + (f"\n({r[0]:.2f}–{r[1]:.2f})" if r and c.n_seeds > 1 else "")
+            ax.text(xs.index(c.x), ys.index(c.y), text, ha="center", va="center", fontsize=7,
+                    color="white" if v < 0.6 else "black")
         _hatch(ax, cells, xs, ys)
         _axes(ax, xs, ys, xlabel, ylabel)
         ax.set_title(title)
-        fig.colorbar(im, ax=ax, label="accuracy (best over learning rates, mean over seeds)")
+        fig.colorbar(im, ax=ax, label="accuracy (mean over seeds; see caption)")
     xs, ys, grid = _grid(cells, lambda c: LABELS.index(c.label))
     axes[2].imshow(grid, origin="lower", cmap=ListedColormap(LABEL_COLOURS), vmin=-0.5, vmax=len(LABELS) - 0.5,
                    aspect="auto")
