@@ -3,6 +3,7 @@ otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul pea
 
     .venv-bench/bin/python benchmarks/step_speed.py [--shape paper|cpu|both] [--repeats 5] [--steps 3]
                                                     [--compile] [--json out.json]
+    .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
 
 (`.venv-bench`: `python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[bench]"`.) Models, each with the
 same initialization (reasonlab's γ rule, γ 0.5), the same batch of 9-token sequences and the same last-token loss:
@@ -15,6 +16,12 @@ same initialization (reasonlab's γ rule, γ 0.5), the same batch of 9-token seq
                      of every position, the last one taken;
   torch-mha          a plain post-LN model on ``nn.MultiheadAttention`` (1 head of d_model, the style of the
                      studies' published code), logits of every position, the last one taken.
+
+``--from-run RUN_DIR`` times reasonlab's real training step late in a real run instead: the run's newest
+checkpoint (weights and AdamW state) and its own data, ``--steps`` consecutive batches of its next epoch, with
+flush-to-zero on (the trainer's setting) and off, and counts the denormal values (nonzero, below 1.2e-38 in
+magnitude) in the weights, gradients, AdamW moments and each module's activations and their gradients at that
+point. A small-init plateau makes some of them denormal, and a CPU GEMM on denormal inputs is ~100× slower.
 
 Every model's FLOPs are its own, counted by ``torch.utils.flop_counter`` over one forward and backward pass;
 utilization = those FLOPs per second / the measured matmul peak. Models are timed round-robin, ``--repeats`` times
@@ -187,6 +194,103 @@ def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak
     return rows
 
 
+def denormal_count(t: Tensor) -> int:
+    t = t.detach()
+    return int(((t != 0) & (t.abs() < torch.finfo(t.dtype).tiny)).sum()) if t.is_floating_point() else 0
+
+
+def denormals_late(trainer, x: Tensor, y: Tensor) -> dict[str, int]:
+    """Denormal counts (flush-to-zero off) in one real step's tensors, by kind and by module."""
+    counts: dict[str, int] = {}
+
+    def add(name: str, n: int) -> None:
+        if n:
+            counts[name] = counts.get(name, 0) + n
+
+    def hook(module: nn.Module, _inputs: tuple, output: Tensor | tuple) -> None:
+        name = module_names[module]
+        for out in output if isinstance(output, tuple) else (output,):
+            if isinstance(out, Tensor) and out.requires_grad:
+                add(f"activation {name}", denormal_count(out))
+                out.register_hook(lambda g, name=name: add(f"activation grad {name}", denormal_count(g)))
+
+    module_names = {m: n or "model" for n, m in trainer.model.named_modules()}
+    handles = [m.register_forward_hook(hook) for m in trainer.model.modules()]
+    loss = trainer._loss(x, y)
+    trainer.opt.zero_grad(set_to_none=True)
+    loss.backward()
+    for h in handles:
+        h.remove()
+    for p in trainer.model.parameters():
+        add("weights", denormal_count(p))
+        add("gradients", denormal_count(p.grad) if p.grad is not None else 0)
+        for key, value in trainer.opt.state.get(p, {}).items():
+            add(f"adamw {key}", denormal_count(value) if isinstance(value, Tensor) else 0)
+    return counts
+
+
+def measure_late(run_dir: str, steps: int, repeats: int) -> dict:
+    """Real steps from the newest checkpoint of ``run_dir`` (flush-to-zero on and off) and denormal counts."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from reasonlab.config import load_yaml, resolve
+    from reasonlab.tasks.anchor import subseed
+    from reasonlab.train.checkpoint import complete_steps
+    from reasonlab.train.loop import Trainer, epoch_order
+    from reasonlab.train.schedule import lr_at
+
+    path = Path(run_dir)
+    cfg = resolve(load_yaml(path / "config.yaml"))
+    copy = Path(tempfile.mkdtemp(prefix="late-step-"))  # the run may still be training: never write into it
+    (copy / "checkpoints").mkdir()
+    for name in ("config.yaml", "metrics.parquet"):
+        shutil.copy(path / name, copy / name)
+    newest = max(s for s in complete_steps(path / "checkpoints")
+                 if (path / "checkpoints" / f"step-{s}.optim.pt").is_file())
+    for f in (path / "checkpoints").glob(f"step-{newest}.*"):
+        shutil.copy(f, copy / "checkpoints" / f.name)
+    trainer = Trainer(cfg, copy, progress=False, log=lambda _: None)
+    trainer.begin()
+    shutil.rmtree(copy)
+    t = cfg.train
+    perm = epoch_order(trainer.n_train, subseed(cfg.seed, f"shuffle:{trainer.epoch}"), t.batch_size)
+    batches = [(trainer.x[perm[b * t.batch_size:(b + 1) * t.batch_size]],
+                trainer.y[perm[b * t.batch_size:(b + 1) * t.batch_size]]) for b in range(steps)]
+    for group in trainer.opt.param_groups:
+        group["lr"] = lr_at(trainer.step, t, trainer.steps_per_epoch)
+    weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    opt_state = trainer.opt.state_dict()
+    torch.set_flush_denormal(False)
+    counts = denormals_late(trainer, *batches[0])
+    times: dict[str, list[float]] = {"flush-to-zero on": [], "flush-to-zero off": []}
+    for _ in range(repeats):
+        for mode in times:
+            torch.set_flush_denormal(mode.endswith("on"))
+            trainer.model.load_state_dict(weights)  # every repeat takes the same steps from the checkpoint
+            trainer.opt.load_state_dict(opt_state)
+            start = time.perf_counter()
+            for x, y in batches:
+                trainer.train_step(x, y)
+            times[mode].append((time.perf_counter() - start) / steps)
+    torch.set_flush_denormal(True)
+    return {"run": str(path), "epoch": trainer.epoch, "step": trainer.step, "denormals": counts,
+            "s_per_step": {m: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+                           for m, v in times.items()}}
+
+
+def print_late(result: dict, threads: int) -> None:
+    print(f"# late in a real run: {result['run']} at epoch {result['epoch']}, step {result['step']}, "
+          f"{threads} threads")
+    print("| flush-to-zero | s/step, median (min, max) |\n|---|---|")
+    for mode, v in result["s_per_step"].items():
+        print(f"| {mode.removeprefix('flush-to-zero ')} | {v['median']:.3f} ({v['min']:.3f}, {v['max']:.3f}) |")
+    print("| tensors (flush-to-zero off) | denormal values |\n|---|---|")
+    for name, n in sorted(result["denormals"].items(), key=lambda kv: -kv[1]) or [("none", 0)]:
+        print(f"| {name} | {n:,} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=["paper", "cpu", "both"], default="both")
@@ -195,8 +299,16 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--compile", action="store_true", help="also time reasonlab under torch.compile")
     ap.add_argument("--json", help="write the rows here as well")
+    ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.from_run:
+        result = measure_late(args.from_run, args.steps, args.repeats)
+        print_late(result, args.threads)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"threads": args.threads, "torch": torch.__version__, **result}, f, indent=1)
+        return
     peak = matmul_peak(args.repeats)
     print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}; "
           f"fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")

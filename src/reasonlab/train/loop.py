@@ -191,6 +191,16 @@ class Trainer:
                 return F.cross_entropy(self.model(x), y)
             return F.cross_entropy(self.model(x, "all").flatten(0, 1), y.flatten(), ignore_index=-100)
 
+    def train_step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """One optimizer step on a batch at the learning rate already set; returns the detached loss."""
+        loss = self._loss(x, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.cfg.train.grad_clip is not None:
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.grad_clip)
+        self.opt.step()
+        return loss.detach()
+
     # ---- one epoch -----------------------------------------------------------------------------------------
     def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
         t = self.cfg.train
@@ -199,9 +209,8 @@ class Trainer:
         first_step = step
         losses = torch.zeros(self.steps_per_epoch, device=self.device)  # no sync per step; checked at the end
         for b in range(self.steps_per_epoch):
-            lr = lr_at(step, t, self.steps_per_epoch)
             for group in self.opt.param_groups:
-                group["lr"] = lr
+                group["lr"] = lr_at(step, t, self.steps_per_epoch)
             if self.data.batch_fn is not None:
                 x, y = (v.to(self.device) for v in self.data.batch_fn(step, t.batch_size))
             else:
@@ -209,13 +218,7 @@ class Trainer:
                 x, y = self.x[idx], self.y[idx]
                 if self.data.right_padded:
                     x, y = trim_padding(x, y)
-            loss = self._loss(x, y)
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.grad_clip is not None:
-                nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip)
-            self.opt.step()
-            losses[b] = loss.detach()
+            losses[b] = self.train_step(x, y)
             step += 1
             bar.advance()
         self.check_finite(losses, first_step)
