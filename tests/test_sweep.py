@@ -174,6 +174,34 @@ def test_bad_sql_and_missing_dir_are_one_line_errors(finished_sweep, tmp_path):
     assert result.exit_code == 2 and "no such directory" in result.output
 
 
+ESCAPES = [
+    "SELECT * FROM read_csv('/etc/passwd')",  # files outside the store
+    "SELECT * FROM glob('/etc/*')",
+    "SELECT * FROM read_text('{summary}')",  # files inside it, past the loaded tables
+    "COPY runs TO '{summary}' (FORMAT csv)",  # writes, over a run's own summary
+    "ATTACH '{tmp}/other.db' AS other",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "SELECT 1; SELECT * FROM read_csv('/etc/passwd')",  # a second statement
+    "CREATE TABLE t AS SELECT 1",
+    "DROP VIEW runs",
+]
+
+
+@pytest.mark.parametrize("sql", ESCAPES)
+def test_sql_is_one_select_confined_to_the_store(finished_sweep, tmp_path, sql):
+    out, _, _ = finished_sweep
+    summary = next((out / "tiny").glob("*/summary.json"))
+    before = summary.read_bytes()
+    with pytest.raises(ConfigError, match=r"^--sql: [^\n]+$"):
+        query(out, sql.format(summary=summary, tmp=tmp_path))
+    assert summary.read_bytes() == before and list(tmp_path.iterdir()) == []
+    result = runner.invoke(app, ["results", str(out), "--sql", sql.format(summary=summary, tmp=tmp_path)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert summary.read_bytes() == before
+
+
 def test_results_cli_and_csv(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     csv_path = tmp_path / "r.csv"

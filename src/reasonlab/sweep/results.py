@@ -123,18 +123,20 @@ def _sql_list(paths: list[Path]) -> str:
 
 
 def connect(target: Path):  # -> duckdb.DuckDBPyConnection
-    """An in-memory DuckDB connection with the ``runs``, ``metrics`` and ``offsets`` views over ``target``."""
+    """An in-memory DuckDB connection holding the ``runs``, ``metrics`` and ``offsets`` tables of ``target`` and
+    nothing else: once they are loaded, file and network access is off, extensions cannot be installed or
+    loaded, and the configuration is locked, so a query sees the store's tables only."""
     import duckdb
 
     sweeps = sweep_dirs(target)
-    con = duckdb.connect()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     tables = [_with_sweep(results_table(s), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
     metric_files = [r / "metrics.parquet" for s in sweeps for r in finished_runs(s)]
-    if metric_files:
+    if metric_files:  # a table, not a view: read now, while files may still be read
         con.execute(
-            "CREATE VIEW metrics AS SELECT regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
+            "CREATE TABLE metrics AS SELECT regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
             "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, * EXCLUDE (filename) "
             f"FROM read_parquet({_sql_list(metric_files)}, filename=true)")
     else:
@@ -143,6 +145,8 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
                     "NULL::DOUBLE AS value WHERE false")
     con.register("offsets_arrow", _offsets(sweeps))
     con.execute("CREATE VIEW offsets AS SELECT * FROM offsets_arrow")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return con
 
 
@@ -165,11 +169,16 @@ def _offsets(sweeps: list[Path]) -> pa.Table:
 
 
 def query(target: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run DuckDB SQL over the views; a bad query is a one-line error."""
+    """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables; anything
+    else, or a bad query, is a one-line error."""
     import duckdb
 
     con = connect(target)
     try:
+        statements = con.extract_statements(sql)
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            kinds = ", ".join(s.type.name for s in statements) or "nothing"
+            raise ConfigError(f"--sql: one SELECT over runs, metrics and offsets is allowed; got {kinds}")
         cur = con.execute(sql)
         return [d[0] for d in cur.description or []], cur.fetchall()
     except duckdb.Error as e:
