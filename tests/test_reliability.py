@@ -122,6 +122,45 @@ def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupt
     assert all(p.read_bytes() == b for p, b in untouched.items())  # nothing else in the store was touched
 
 
+@pytest.mark.parametrize("foreign", ["other-shape", "other-run", "no-epoch", "stray-copy"])
+def test_a_checkpoint_not_of_this_run_is_skipped(foreign, uninterrupted, tmp_path, monkeypatch):
+    """A checkpoint whose files are intact but which is not this run's (another model's weights and optimizer
+    state under a marker without a run id, another run's of the same shape, a marker without its epoch) is
+    reported in one line and skipped; a file that merely looks like a marker is ignored."""
+    import shutil
+
+    from reasonlab.train.checkpoint import complete_steps
+
+    cfg, reference = uninterrupted
+    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    ckpt = partial / "checkpoints"
+    last = complete_steps(ckpt)[-1]
+    marker = ckpt / f"step-{last}.json"
+    if foreign in ("other-shape", "other-run"):
+        other_cfg = resolve(tiny_run_dict(model={"d_model": 24}) if foreign == "other-shape"
+                            else tiny_run_dict(init={"gamma": 0.8}))
+        other = _interrupted(other_cfg, tmp_path / "other", monkeypatch) / "checkpoints"
+        for suffix in (".safetensors", ".optim.pt", ".json"):
+            shutil.copy(other / f"step-{last}{suffix}", ckpt / f"step-{last}{suffix}")
+        if foreign == "other-shape":  # a marker from before run ids were recorded: only the shapes can tell
+            marker.write_text(json.dumps({k: v for k, v in json.loads(marker.read_text()).items() if k != "run_id"}))
+    elif foreign == "no-epoch":
+        marker.write_text(json.dumps({k: v for k, v in json.loads(marker.read_text()).items() if k != "epoch"}))
+    else:
+        shutil.copy(marker, ckpt / f"step-{last + 1} (copy).json")
+        shutil.copy(ckpt / f"step-{last}.safetensors", ckpt / f"step-{last + 1} (copy).safetensors")
+    messages: list[str] = []
+    _, summary = train_run(cfg, tmp_path, progress=False, log=messages.append)
+    warned = [m for m in messages if f"step-{last}" in m]
+    if foreign == "stray-copy":
+        assert warned == []
+    else:
+        assert len(warned) == 1 and "\n" not in warned[0] and "falling back" in warned[0], messages
+        assert {"other-shape": "another model", "other-run": "a checkpoint of run",
+                "no-epoch": "epoch"}[foreign] in warned[0]
+    assert summary["final"] == reference["final"] and summary["steps"] == reference["steps"]
+
+
 def test_a_damaged_results_table_is_rebuilt_from_the_runs(tmp_path, capsys):
     from reasonlab.sweep.results import RESULTS, write_results
 

@@ -61,7 +61,10 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
     data = data if data is not None else build_task(cfg)
     model = build_model(cfg, data)
-    load_weights(path, model)
+    try:
+        load_weights(path, model)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     return cfg, model.eval(), data, name
 
 

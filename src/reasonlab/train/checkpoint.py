@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,14 +56,16 @@ def save_best(ckpt_dir: Path, model: nn.Module, state: dict) -> None:
     write_json(ckpt_dir / "best.json", state)
 
 
+_MARKER = re.compile(r"step-(\d+)\.json")
+
+
 def complete_steps(ckpt_dir: Path) -> list[int]:
     if not ckpt_dir.is_dir():
         return []
     steps = []
     for marker in ckpt_dir.glob("step-*.json"):
-        step = int(marker.stem.split("-")[1])
-        if (ckpt_dir / f"step-{step}.safetensors").is_file():
-            steps.append(step)
+        if (m := _MARKER.fullmatch(marker.name)) and (ckpt_dir / f"step-{m[1]}.safetensors").is_file():
+            steps.append(int(m[1]))  # other names (a user's "step-46 (copy).json") are not checkpoints
     return sorted(steps)
 
 
@@ -72,15 +75,38 @@ def resumable_steps(ckpt_dir: Path) -> list[int]:
 
 
 def load_weights(path: Path, model: nn.Module) -> None:
-    _load_tensors(st_load(Path(path).read_bytes()), model, path)
+    """Load a weights file into ``model``; ValueError naming the file if it is unreadable or does not match."""
+    try:
+        tensors = st_load(Path(path).read_bytes())
+    except Exception as e:  # noqa: BLE001 - truncated or not safetensors at all
+        raise ValueError(f"{path}: not a readable weights file ({type(e).__name__})") from None
+    _load_tensors(tensors, model, path)
 
 
 def _load_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, path: Path) -> None:
-    missing, unexpected = model.load_state_dict(tensors, strict=False)
-    tied = {n for n in missing if n == "head.weight" and getattr(model.cfg, "tied_head", False)}
-    if set(missing) - tied or unexpected:
-        raise ValueError(f"{path}: weights do not match the model (missing {sorted(missing)[:3]}, "
-                         f"unexpected {sorted(unexpected)[:3]})")
+    """Check names and shapes against the model before touching it, so a mismatch leaves the model as it was."""
+    own = model.state_dict()
+    tied = {"head.weight"} if getattr(getattr(model, "cfg", None), "tied_head", False) else set()
+    missing, unexpected = set(own) - set(tensors) - tied, set(tensors) - set(own)
+    wrong = [k for k in set(own) & set(tensors) if own[k].shape != tensors[k].shape]
+    if missing or unexpected or wrong:
+        raise ValueError(f"{path}: weights do not match the model (missing {sorted(missing)[:3]}, unexpected "
+                         f"{sorted(unexpected)[:3]}, other shapes {sorted(wrong)[:3]})")
+    model.load_state_dict(tensors, strict=False)
+
+
+def _check_optimizer_state(state: dict, optimizer: torch.optim.Optimizer, path: Path) -> None:
+    """The saved AdamW state must be this optimizer's: the same groups, and moments shaped like the parameters."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    try:
+        sizes = [len(g["params"]) for g in state["param_groups"]]
+        ok = sizes == [len(g["params"]) for g in optimizer.param_groups] and all(
+            isinstance(v, torch.Tensor) and (k == "step" or v.shape == params[i].shape)
+            for i, moments in state["state"].items() for k, v in moments.items())
+    except (KeyError, TypeError, IndexError, AttributeError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{path}: optimizer state of another model")
 
 
 def _sha256(data: bytes) -> str:
@@ -108,24 +134,36 @@ def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
     return marker, data["weights"], data["optim"]
 
 
+def _check_marker(marker: dict, step: int, run_id: str | None, path: Path) -> None:
+    """A marker names its step, epoch and wall time, and (written since run ids were recorded) its run."""
+    if not (isinstance(marker, dict) and marker.get("step") == step and isinstance(marker.get("epoch"), int)
+            and isinstance(marker.get("wall_time_s"), int | float)):
+        raise ValueError(f"{path}: not a checkpoint marker of step {step} (step, epoch or wall time missing)")
+    if run_id is not None and marker.get("run_id", run_id) != run_id:
+        raise ValueError(f"{path}: a checkpoint of run {marker['run_id']}, not of {run_id}")
+
+
 def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                warn: Callable[[str], None] = print, max_step: int | None = None) -> dict | None:
-    """Restore the newest intact checkpoint that has optimizer state (at or before ``max_step``, if given); each
-    damaged one on the way is reported through ``warn`` and skipped. None when there is none (the run starts from
-    the beginning)."""
+                warn: Callable[[str], None] = print, max_step: int | None = None,
+                run_id: str | None = None) -> dict | None:
+    """Restore the newest checkpoint of run ``run_id`` that loads cleanly, with optimizer state (at or before
+    ``max_step``, if given). Each one on the way that does not (damaged files, another run's or another model's
+    weights or optimizer state, a marker missing its fields) is reported through ``warn`` in one line and
+    skipped. None when there is none (the run starts from the beginning)."""
     for step in reversed(resumable_steps(ckpt_dir)):
         if max_step is not None and step > max_step:
             continue
         try:
             marker, weights, optim = verified(ckpt_dir, step)
-            tensors = st_load(weights)
+            _check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
             optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
+            _check_optimizer_state(optim_state, optimizer, ckpt_dir / f"step-{step}.optim.pt")
+            _load_tensors(st_load(weights), model, ckpt_dir / f"step-{step}.safetensors")
+            optimizer.load_state_dict(optim_state)
         except Exception as e:  # noqa: BLE001 - any damage means: fall back to the previous checkpoint
             warn(f"{e if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({e})'}; "
                  "falling back to the previous checkpoint")
             continue
-        _load_tensors(tensors, model, ckpt_dir / f"step-{step}.safetensors")
-        optimizer.load_state_dict(optim_state)
         return marker
     return None
 

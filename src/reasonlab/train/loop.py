@@ -268,7 +268,7 @@ class Trainer:
                 self.best_select = json.loads((ckpt / "best.json").read_text())["value"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
-        state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step)
+        state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
             self.rows = [r for r in rows if r[0] <= self.epoch]
@@ -304,7 +304,8 @@ class Trainer:
                                                    "loss": loss, "wall_time_s": self.wall, **self.figures})
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             write_metrics(self.run_dir / "metrics.parquet", self.rows)
-            save_checkpoint(self.run_dir / "checkpoints", step, {"epoch": epoch, "wall_time_s": self.wall},
+            save_checkpoint(self.run_dir / "checkpoints", step,
+                            {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id()},
                             self.model, self.opt)
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
 
