@@ -365,10 +365,11 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 @app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
-        help="anchor-phase, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories, "
+        help="anchor-phase, anchor-trajectory, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories, "
         "modular-phase, scan, cogs, addition or prontoqa")],
-    profile: Annotated[str, typer.Option("--profile", "-p", help="cpu (reduced), gpu (modular-phase and the "
-                                         "benchmarks: one GPU) or paper (GPU cluster)")] = "cpu",
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="cpu (reduced; the default where the "
+                                                "experiment has it), gpu (modular-phase and the benchmarks: one GPU) "
+                                                "or paper (anchor-trajectory: this CPU, hours)")] = None,
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
@@ -381,18 +382,21 @@ def reproduce(
         anchor_complexity,
         anchor_lr_wd,
         anchor_phase,
+        anchor_trajectory,
         benchmarks,
         modular_phase,
         prontoqa_tinystories,
         reasoning_bias,
     )
 
-    experiments = {"anchor-phase": anchor_phase, "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
+    experiments = {"anchor-phase": anchor_phase, "anchor-trajectory": anchor_trajectory,
+                   "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
                    "reasoning-bias": reasoning_bias, "prontoqa-tinystories": prontoqa_tinystories,
                    "modular-phase": modular_phase, **benchmarks.STUDIES}
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]
+    profile = profile or ("cpu" if "cpu" in study.GRIDS else next(iter(study.GRIDS)))
     if profile not in study.GRIDS:
         _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.GRIDS)}")
     try:

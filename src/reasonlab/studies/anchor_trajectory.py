@@ -1,0 +1,78 @@
+"""``reasonlab reproduce anchor-trajectory``: the authors' logged paper-scale runs retraced on this CPU (spec §6b).
+
+Two runs of the ``trajectory`` profile (the ``paper`` model and data with the settings of the authors' logs),
+truncated where the log shows the outcome: γ 0.5 to epoch 9 (it fits within warm-up and is symmetric at once),
+γ 0.8 to epoch 27 (it fits between epochs 18 and 24, composing while it fits). Hours per run here: train them in
+the background; the sweep resumes. The figure puts every evaluation beside the authors' logged points.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from rich.console import Console
+
+from reasonlab.plots.trajectory import plot_trajectory
+from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.sweep.grid import SweepSpec
+from reasonlab.sweep.runner import run_study
+
+PAIR = "4-3"
+GRIDS: dict[str, dict[str, list]] = {"paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}}
+
+
+def authors_log() -> dict:
+    """The shipped reference: the authors' logged evaluations and losses per γ (data/anchor_trajectory)."""
+    path = resources.files("reasonlab") / "data" / "anchor_trajectory" / "authors_log.json"
+    return json.loads(path.read_text())
+
+
+def run_curves(run_dir: Path, pair: str = PAIR) -> dict:
+    """A run's evaluations (seen-pair test-key accuracy, held-out train-key inferential and symmetric) and
+    mean training loss per epoch, in the reference file's layout."""
+    evals: dict[int, dict] = {}
+    losses = []
+    names = {("pooled", "seen_test_acc"): "seen_test_acc",
+             (f"heldout/{pair}/train_keys", "acc_inferential"): "heldout_inferential",
+             (f"heldout/{pair}/train_keys", "acc_symmetric"): "heldout_symmetric"}
+    for epoch, _, split, metric, value in read_metrics(Path(run_dir) / "metrics.parquet"):
+        if (split, metric) in names:
+            evals.setdefault(epoch, {"epoch": epoch})[names[split, metric]] = value
+        elif (split, metric) == ("train", "loss"):
+            losses.append({"epoch": epoch, "loss": value})
+    return {"evaluations": [evals[e] for e in sorted(evals)], "train_loss": sorted(losses, key=lambda r: r["epoch"])}
+
+
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+    """Train (or resume, or skip) the two runs, then draw them beside the authors' log and write summary.md."""
+    spec = SweepSpec(name="anchor-trajectory", study="anchor", profile="trajectory", grid=GRIDS[profile])
+    configs, report, rows = run_study(spec, out, make_executor, console, overrides)
+    done = {r["run_id"] for r in rows}
+    ours = {f"{c.init.gamma:g}": run_curves(report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done}
+    reference = authors_log()
+    figures = plot_trajectory(ours, reference, report.sweep_dir / "figures" / "trajectory", configs[0].profile)
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(ours, reference, configs[0].profile))
+    for p in figures:
+        console.print(f"figure: {p}")
+    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    return report.sweep_dir
+
+
+def summary_markdown(ours: dict, reference: dict, profile: str) -> str:
+    """Each of our evaluations beside the authors' at the same epoch."""
+    lines = ["# anchor-trajectory", "", f"Profile: {profile}.", "",
+             f"Reference: the authors' logs ({reference['source']['repository']} at "
+             f"{reference['source']['commit'][:12]}), {reference['setting']}.", "",
+             "![trajectory](figures/trajectory.png)", "",
+             "| γ | epoch | seen-pair test acc (ours / log) | (4,3) inferential (ours / log) | "
+             "(4,3) symmetric (ours / log) |", "|---|---|---|---|---|"]
+    for gamma, run in sorted(ours.items()):
+        logged = {e["epoch"]: e for e in reference["runs"].get(gamma, {}).get("evaluations", [])}
+        for e in run["evaluations"]:
+            ref = logged.get(e["epoch"], {})
+            cells = [f"{e.get(k, float('nan')):.3f} / " + (f"{ref[k]:.3f}" if k in ref else "—")
+                     for k in ("seen_test_acc", "heldout_inferential", "heldout_symmetric")]
+            lines.append(f"| {gamma} | {e['epoch']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
