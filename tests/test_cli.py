@@ -54,6 +54,21 @@ BAD_INPUTS = [
     (["--set", "init.overrides={blocks.9.*: 1.0}"], "init.overrides"),
     (["--profile", "huge"], "--profile"),
     (["--name", "../escape"], "--name"),
+    (["--set", "train.betas=[2,-1]"], "train.betas"),
+    (["--set", "train.eps=.nan"], "train.eps"),
+    (["--set", "train.warmup_epochs=.inf"], "train.warmup_epochs"),
+    (["--set", "train.floor_lr=.nan"], "train.floor_lr"),
+    (["--set", "train.lr_multiplier=.inf"], "train.lr_multiplier"),
+    (["--set", "train.grad_clip=.inf"], "train.grad_clip"),
+    (["--set", "model.ln_eps=-1"], "model.ln_eps"),
+    (["--set", "task.vocab_size=50"], "task.vocab_size"),
+    (["--set", "task.anchors=[-1,2,3,4]"], "task.anchors"),
+    (["--set", "task.anchors=[1,2,3,300]", "--set", "task.shifts={1: 5, 2: 1, 3: -2, 300: -8}"], "task.vocab_size"),
+    (["--set", "task.shifts={1: 5, 2: 1, 3: -2, 4: 150}"], "task.vocab_size"),
+    (["--set", 'task.anchors={a: &a [1,1,1,1,1,1,1,1], b: &b [*a,*a,*a,*a,*a,*a,*a,*a], c: [*b,*b,*b,*b]}'],
+     "aliases"),
+    (["--set", "seed=" + "1" * 20_000], "longer than"),
+    (["--set", "model.d_model=1000000000"], "GiB"),
 ]
 
 
@@ -67,6 +82,14 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tiny_yaml: Path, tmp_path:
     assert len(lines) == 1 and lines[0].startswith("error:") and names in lines[0], result.output
     assert "Traceback" not in result.output
     assert _tree(out) == []
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("train:\n  epochs: 3 # réglé\n".encode("latin-1"))
+    result = runner.invoke(app, ["train", str(bad), "--out", str(tmp_path / "store"), "--dry-run"])
+    assert result.exit_code == 2 and "not UTF-8" in result.output and str(bad) in result.output.replace("\n", "")
+    assert not (tmp_path / "store").exists()
 
 
 def test_missing_and_broken_files(tmp_path: Path) -> None:

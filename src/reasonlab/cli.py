@@ -276,7 +276,7 @@ def phase(
 
 def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
     """The rows whose column equals the value of every ``COLUMN=VALUE`` (values read as YAML: 2 == 2.0)."""
-    import yaml
+    from reasonlab.config import parse_value
 
     for text in conditions:
         column, sep, raw = text.partition("=")
@@ -284,7 +284,7 @@ def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
             raise ConfigError(f"--where: {text!r} is not COLUMN=VALUE (e.g. --where model.depth=2)")
         if rows and column not in rows[0]:
             raise ConfigError(f"--where: no column {column!r} in the results table")
-        value = yaml.safe_load(raw)
+        value = parse_value(raw)
         rows = [r for r in rows if r.get(column) == value]
         if not rows:
             raise ConfigError(f"--where: no run has {column}={raw}")

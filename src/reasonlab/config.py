@@ -22,7 +22,7 @@ class ConfigError(ValueError):
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # no field means NaN or inf
 
 
 Pair = tuple[int, int]
@@ -69,8 +69,11 @@ class AnchorTaskConfig(StrictModel):
         anchors = set(self.anchors)
         if len(anchors) != len(self.anchors) or not anchors:
             raise ValueError("anchors: must be a non-empty list of distinct tokens")
-        if 0 in anchors:
-            raise ValueError("anchors: must not include the pad token 0")
+        if min(anchors) < 1:
+            raise ValueError("anchors: tokens must be >= 1 (0 is the pad token)")
+        if max(anchors) >= self.vocab_size or self.item_max >= self.vocab_size:
+            raise ValueError(f"vocab_size: {self.vocab_size} must exceed every anchor and item token "
+                             f"(up to {max(max(anchors), self.item_max)}); raise it")
         if self.item_min > self.item_max or self.item_min < 1:
             raise ValueError("item_min: must be >= 1 and <= item_max")
         if anchors & set(range(self.item_min, self.item_max + 1)):
@@ -91,6 +94,13 @@ class AnchorTaskConfig(StrictModel):
             raise ValueError(f"complexity_k: must be <= {len(self.complexity_pairs)}")
         if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.positions()):
             raise ValueError(f"key_positions: must lie in 0..{self.seq_len - 3} so that both anchors fit")
+        if self.single_maps is None:  # every target x + offset must be a token (lookups are checked when built)
+            offsets = [self.shifts[a] + self.shifts[b] for a in anchors for b in anchors]
+            offsets += list(self.non_inferential.values()) + self.complexity_offsets[: self.complexity_k]
+            lo, hi = self.item_min + min(offsets), self.item_max + max(offsets)
+            if lo < 1 or hi > self.vocab_size - 1:
+                raise ValueError(f"vocab_size: targets span {lo}..{hi}, outside the tokens 1..{self.vocab_size - 1}; "
+                                 "change the item range, the shifts or vocab_size")
         return self
 
     def positions(self) -> list[int]:
@@ -136,7 +146,14 @@ class ModelConfig(StrictModel):
     block_bias: bool = False
     head_bias: bool = True
     tied_head: bool = False
-    ln_eps: float = 1e-5
+    ln_eps: float = Field(1e-5, gt=0)
+
+    @model_validator(mode="after")
+    def _fits(self) -> ModelConfig:
+        per_block = (self.d_model * self.n_heads * (2 * self.d_k + 2 * self.d_v) + 2 * self.d_model * self.d_ff
+                     + 4 * self.d_model)
+        check_memory(self.depth * per_block + self.max_positions * self.d_model, "d_model, d_ff or depth")
+        return self
 
 
 class EmbMLPConfig(StrictModel):
@@ -146,6 +163,23 @@ class EmbMLPConfig(StrictModel):
     d_model: int = Field(400, ge=1)
     d_ff: int = Field(1200, ge=1)
 
+    @model_validator(mode="after")
+    def _fits(self) -> EmbMLPConfig:
+        check_memory(self.d_model * self.d_ff, "d_model or d_ff")
+        return self
+
+
+def check_memory(n_params: int, knobs: str) -> None:
+    """Refuse a model whose parameters (without the vocabulary-sized ones) with their gradients and AdamW
+    moments, in fp32, exceed this machine's memory: it could only fail later with an allocator traceback."""
+    import os
+
+    need = 16 * n_params
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > ram:
+        raise ValueError(f"the model needs at least {need / 2**30:,.0f} GiB for weights, "
+                         f"gradients and AdamW state, more than this machine's {ram / 2**30:.0f} GiB; lower {knobs}")
+
 
 class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
@@ -154,14 +188,14 @@ class TrainConfig(StrictModel):
     batch_size: int = Field(2048, ge=1)
     base_lr: float = Field(1e-5, gt=0)
     lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr")
-    floor_lr: float | None = Field(None, description="end of the cosine; default base_lr")
+    floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr")
     warmup_epochs: float = Field(10, ge=0)
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
     weight_decay: float = Field(0.01, ge=0)
     weight_decay_on: Literal["all", "matrices"] = Field(
         "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = 1e-8
+    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
+    eps: float = Field(1e-8, gt=0)
     grad_clip: float | None = Field(1.0, gt=0)
     eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)")
     eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals")
@@ -414,10 +448,29 @@ def validation_message(err: ValidationError) -> str:
     return f"{loc}: {msg}"
 
 
+class _Loader(yaml.SafeLoader):
+    """Safe YAML without aliases: a config never needs them, and nested aliases expand exponentially."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in configs",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+MAX_OVERRIDE = 10_000  # characters in one --set item: far beyond any real value, far below a harmful one
+
+
 def parse_value(text: str) -> Any:
     """Parse an override value as YAML so that '0.5', '[1,2]' and 'true' get their natural types."""
     try:
-        return yaml.safe_load(text)
+        return _load(text)
+    except yaml.composer.ComposerError as e:
+        raise ConfigError(f"override value {text[:40]!r}: {e.problem}") from None
     except yaml.YAMLError:
         return text
 
@@ -438,6 +491,8 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply 'a.b=value' strings to a raw config dict (before validation)."""
     for item in overrides:
+        if len(item) > MAX_OVERRIDE:
+            raise ConfigError(f"override {item[:40]!r}...: longer than {MAX_OVERRIDE} characters; use a YAML file")
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"override {item!r}: expected key=value, e.g. init.gamma=0.8")
@@ -447,15 +502,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_yaml(path: Path) -> dict[str, Any]:
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as e:
         raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
-        data = yaml.safe_load(text)
+        data = _load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} invalid YAML; fix the syntax") from None
+        problem = getattr(e, "problem", None) if isinstance(e, yaml.composer.ComposerError) else None
+        raise ConfigError(f"{path}:{where} {problem or 'invalid YAML; fix the syntax'}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
