@@ -10,7 +10,7 @@ import pytest
 from conftest import tiny_run_dict
 from test_sweep import _row
 
-from reasonlab.config import resolve
+from reasonlab.config import ConfigError, resolve
 from reasonlab.evaluate.phase import phase_cells
 from reasonlab.plots.phase import plot_phase
 from reasonlab.store import read_metrics
@@ -176,12 +176,10 @@ def test_a_damaged_results_table_is_rebuilt_from_the_runs(tmp_path, capsys):
 
 
 def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path):
-    from reasonlab.config import ConfigError
-
     cfg = resolve(tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1}))
     run_dir, _ = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
     (run_dir / "summary.json").write_text('{"label": "sym')
-    with pytest.raises(ConfigError, match=f"{run_dir / 'summary.json'}: damaged JSON; delete"):
+    with pytest.raises(ConfigError, match=f"{run_dir / 'summary.json'}: damaged run summary at line 1"):
         train_run(cfg, tmp_path, progress=False, log=lambda _: None)
 
 
@@ -359,3 +357,90 @@ def test_config_files_load_or_fail_in_one_line(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("cfg") / "c.yaml"
     path.write_text(text)
     _one_line_config_error(lambda: resolve(load_yaml(path)))
+
+
+# ---- the store reads only what it wrote --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    """A finished two-run sweep (one epoch each); tests damage copies of it."""
+    base = tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1})
+    base["train"].pop("threads")
+    spec = SweepSpec(name="s", config=base, grid={"seed": [1, 2]})
+    cfgs, axes = sweep_configs(spec)
+    out = tmp_path_factory.mktemp("small")
+    run_sweep("s", cfgs, out, LocalExecutor(1, 1), axes)
+    return out, cfgs, axes
+
+
+def _copy(small_sweep, tmp_path):
+    import shutil
+
+    out, cfgs, axes = small_sweep
+    shutil.copytree(out, tmp_path / "store")
+    return tmp_path / "store", cfgs, axes
+
+
+def _cli(*args: str):
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
+    import shutil
+
+    from reasonlab.sweep.results import query, write_results
+
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    shutil.copytree(run, run.with_name(run.name + ".bak"))
+    write_results(store / "s")
+    _, rows = query(store / "s", "SELECT run_id, count(*) FROM runs GROUP BY 1")
+    assert sorted(rows) == sorted((c.run_id(), 1) for c in cfgs)
+    _, rows = query(store / "s", "SELECT count(DISTINCT run_id), count(*) FROM metrics")
+    n_metrics = sum(len(read_metrics(store / "s" / c.run_id() / "metrics.parquet")) for c in cfgs)
+    assert rows == [(2, n_metrics)]
+
+
+@pytest.mark.parametrize("content", [b'{"label": "\xff\xfe"}', b"[]", b"{}", b'{"run_id": NaN}'])
+def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, tmp_path, content):
+    store, cfgs, axes = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    (run / "summary.json").write_bytes(content)
+    untouched = {p: p.read_bytes() for p in store.rglob("*") if p.is_file() and run not in p.parents}
+    offsets = ["results", store / "s", "--sql", "SELECT count(*) FROM offsets"]  # reads every summary
+    for args in (["show", run], ["report", store / "s"], offsets):
+        result = _cli(*args)
+        lines = [x for x in result.output.splitlines() if x.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and "summary.json" in result.output, (args, result.output)
+    with pytest.raises(ConfigError, match="summary.json"):
+        run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)
+    assert _cli("show", store / "s" / cfgs[1].run_id()).exit_code == 0  # the rest of the store still reads
+    assert all(p.read_bytes() == b for p, b in untouched.items() if p.name != "results.parquet")
+
+
+def test_damaged_metrics_and_analysis_files_are_one_line_in_report(small_sweep, tmp_path):
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    metrics = run / "metrics.parquet"
+    metrics.write_bytes(metrics.read_bytes()[:100])
+    result = _cli("report", run)
+    assert result.exit_code == 2 and "metrics.parquet: damaged" in result.output and len(
+        result.output.strip().splitlines()) == 1, result.output
+    other = store / "s" / cfgs[1].run_id()
+    (other / "analysis" / "final").mkdir(parents=True)
+    (other / "analysis" / "final" / "flow.json").write_bytes(b'{"headline": "cut')
+    result = _cli("report", other)
+    assert result.exit_code == 2 and "flow.json: damaged" in result.output, result.output
+
+
+def test_a_diverged_summary_is_strict_json(tmp_path):
+    cfg = resolve(tiny_run_dict(**{k: {**tiny_run_dict()[k], **v} for k, v in EXPLODING.items()}))
+    run_dir, _ = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+
+    def refuse(name):
+        raise AssertionError(f"{name} in summary.json")
+
+    json.loads((run_dir / "summary.json").read_text(), parse_constant=refuse)

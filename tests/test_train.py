@@ -398,3 +398,20 @@ def test_escape_points_follow_the_metrics(reference):
             assert (point["epoch"], point["step"], point["lr_sum"]) == (first[0], first[1], sums[first[1]])
             assert set(point["heldout"]) >= {"4-3/train_keys/inferential", "4-3/train_keys/symmetric"}
     assert any(p is not None for p in summary["escape"].values()) or max(v for *_, v in seen) < 0.5
+
+
+def test_flush_to_zero_is_on_during_a_run_and_restored_after(tmp_path, monkeypatch):
+    """Denormals slow CPU kernels ~100x: training flushes them, and leaves the caller's process as it was."""
+    from reasonlab.numerics import flushing
+
+    seen = []
+    original = Trainer.train_step
+
+    def spy(self, x, y):
+        seen.append(flushing())
+        return original(self, x, y)
+
+    monkeypatch.setattr(Trainer, "train_step", spy)
+    assert not flushing()
+    run(tiny_run(train={"epochs": 1}), tmp_path)
+    assert seen and all(seen) and not flushing()

@@ -188,7 +188,7 @@ def _digest(items: list[str]) -> str:
 @app.command()
 def results(
     target: Annotated[Path, typer.Argument(help="a sweep directory, or a store root holding sweeps")],
-    sql: Annotated[str | None, typer.Option(help='DuckDB SQL over the views runs, metrics, offsets')] = None,
+    sql: Annotated[str | None, typer.Option(help='one DuckDB SELECT over the tables runs, metrics, offsets')] = None,
     csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
 ) -> None:
@@ -327,26 +327,33 @@ def analyze(
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
-    from reasonlab.analysis.probes import analyze as run_probes
-    from reasonlab.analysis.probes import analyze_over_time
-
     if ablation not in ("zero", "mean"):
         _fail(f"--ablation: {ablation!r} is not zero or mean")
     options = {k: v for k, v in dict(pair=_int_pair(pair, "--pair"), task=_int_pair(task, "--task"), key=key,
                                      position=position, threshold=threshold, head=head, shot=shot,
                                      max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
+    from reasonlab.numerics import flush_denormals
+
     try:
-        if over_time:
-            series = analyze_over_time(run_dir, probe or [], options)
-            results = {name: by_step[max(by_step)] for name, by_step in series.items()}
-            console.print(f"{len(next(iter(series.values())))} checkpoints analysed; the last:")
-        else:
-            results = run_probes(run_dir, probe or [], checkpoint, options)
+        with flush_denormals():
+            results = _analyze(run_dir, probe or [], checkpoint, options, over_time)
     except ConfigError as e:
         _fail(str(e))
     for name, numbers in results.items():
         console.print(f"[bold]{name}[/]: {numbers['headline']}")
     console.print(f"written under {run_dir / 'analysis'}")
+
+
+def _analyze(run_dir: Path, probes: list[str], checkpoint: str, options: dict, over_time: bool) -> dict:
+    """The analyses' numbers by name: at one checkpoint, or at every one (reporting the last)."""
+    from reasonlab.analysis.probes import analyze as run_probes
+    from reasonlab.analysis.probes import analyze_over_time
+
+    if not over_time:
+        return run_probes(run_dir, probes, checkpoint, options)
+    series = analyze_over_time(run_dir, probes, options)
+    console.print(f"{len(next(iter(series.values())))} checkpoints analysed; the last:")
+    return {name: by_step[max(by_step)] for name, by_step in series.items()}
 
 
 @app.command()

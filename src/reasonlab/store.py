@@ -11,6 +11,7 @@ import errno
 import fcntl
 import glob
 import json
+import math
 import os
 import re
 import signal
@@ -27,6 +28,7 @@ import pyarrow.parquet as pq
 from reasonlab.config import ConfigError
 
 PARTIAL = ".partial"
+RUN_ID = re.compile(r"[0-9a-f]{12}")  # RunConfig.run_id()
 LOCKS = ".locks"  # per-run and per-table lock files, hidden beside the runs
 METRIC_SCHEMA = pa.schema(
     [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
@@ -96,8 +98,46 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and ±inf floats as None, so the JSON written is strict (a diverged run has them)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(_finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def read_json(path: Path, what: str = "JSON file") -> Any:
+    """A JSON file the store wrote: strict UTF-8 and strict JSON, or a one-line error naming the file."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"), parse_constant=_no_constant)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+        where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise ConfigError(f"{path}: damaged {what}{where}; it was not written by reasonlab as it is now") from None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+SUMMARY_KEYS = {"run_id": str, "label": str, "config": dict, "final": dict, "outcome": dict}
+
+
+def read_summary(path: Path) -> dict:
+    """A run's ``summary.json``, checked for the fields every reader relies on."""
+    summary = read_json(path, "run summary")
+    if not isinstance(summary, dict) or any(not isinstance(summary.get(k), t) for k, t in SUMMARY_KEYS.items()):
+        raise ConfigError(f"{path}: not a run summary (needs {', '.join(SUMMARY_KEYS)}); delete its run directory "
+                          "and rerun it")
+    return summary
 
 
 def write_metrics(path: Path, rows: list[tuple]) -> None:
@@ -110,7 +150,11 @@ def write_metrics(path: Path, rows: list[tuple]) -> None:
 
 
 def read_metrics(path: Path) -> list[tuple]:
-    table = pq.read_table(path)
+    """A run's metric rows (epoch, step, split, metric, value); a damaged file is a one-line error."""
+    try:
+        table = pq.read_table(path, schema=METRIC_SCHEMA)
+    except (pa.ArrowException, OSError) as e:
+        raise ConfigError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
     return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
 
 
@@ -147,13 +191,12 @@ def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:
 def finished_runs(root: Path) -> list[Path]:
     """The finished run directories directly under ``root``, sorted by run id.
 
-    A ``.partial`` directory holds its summary for a moment before the rename that finishes it, so it is
-    excluded by name: listing it would race with that rename.
+    Only a directory named by a run id is a run: a ``.partial`` one holds its summary for a moment before the
+    rename that finishes it (listing it would race with that rename), and a copy (``<id>.bak``) is not a run.
     """
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir()
-                  if not p.name.startswith(".") and not p.name.endswith(PARTIAL) and (p / "summary.json").is_file())
+    return sorted(p for p in root.iterdir() if RUN_ID.fullmatch(p.name) and (p / "summary.json").is_file())
 
 
 def unfinished_runs(root: Path) -> list[Path]:
@@ -191,8 +234,5 @@ def load_run(run_dir: Path) -> tuple[dict, dict]:
     if not summary_path.is_file():
         hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
         raise ConfigError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
-    try:
-        summary = json.loads(summary_path.read_text())
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{summary_path}: damaged JSON at line {e.lineno}; rerun the run") from None
-    return summary, summary.get("config", {})
+    summary = read_summary(summary_path)
+    return summary, summary["config"]

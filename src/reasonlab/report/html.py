@@ -22,7 +22,7 @@ from reasonlab.config import ConfigError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.dynamics import accuracy_figure
-from reasonlab.store import atomic_write_text, finished_runs, load_run, read_metrics
+from reasonlab.store import atomic_write_text, finished_runs, load_run, read_json, read_metrics
 from reasonlab.sweep.results import read_results, sweep_axes
 
 # the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
@@ -68,7 +68,7 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
             continue
         for numbers in sorted(folder.glob("*.json")):
             images = sorted(folder.glob(f"{numbers.stem}*.png"))
-            data = json.loads(numbers.read_text())
+            data = read_json(numbers, "analysis result")
             headline = data.get("headline", "") if isinstance(data, dict) else ""
             analyses.append({"name": f"{folder.name}: {numbers.stem}", "headline": headline,
                              "images": [_image(p, run_dir) for p in images]})

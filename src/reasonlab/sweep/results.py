@@ -25,7 +25,15 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.evaluate.scoring import histogram_bins
-from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, finished_runs
+from reasonlab.store import (
+    LOCKS,
+    atomic_write_bytes,
+    atomic_write_text,
+    file_lock,
+    finished_runs,
+    read_metrics,
+    read_summary,
+)
 
 RESULTS = "results.parquet"
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
@@ -66,14 +74,7 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
 
 
 def _summaries(sweep_dir: Path) -> list[dict[str, Any]]:
-    out = []
-    for run_dir in finished_runs(sweep_dir):
-        try:
-            out.append(json.loads((run_dir / "summary.json").read_text()))
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{run_dir / 'summary.json'}: damaged JSON at line {e.lineno}; "
-                              "delete the run directory and rerun the sweep") from None
-    return out
+    return [read_summary(run_dir / "summary.json") for run_dir in finished_runs(sweep_dir)]
 
 
 def write_results(sweep_dir: Path) -> Path:
@@ -135,10 +136,7 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
     metric_files = [r / "metrics.parquet" for s in sweeps for r in finished_runs(s)]
     if metric_files:  # a table, not a view: read now, while files may still be read
-        con.execute(
-            "CREATE TABLE metrics AS SELECT regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
-            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, * EXCLUDE (filename) "
-            f"FROM read_parquet({_sql_list(metric_files)}, filename=true)")
+        _load_metrics(con, metric_files)
     else:
         con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
                     "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
@@ -148,6 +146,22 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
+
+
+def _load_metrics(con, files: list[Path]) -> None:  # con: duckdb.DuckDBPyConnection
+    """The ``metrics`` table from every run's metrics file; a damaged one is a one-line error naming it."""
+    import duckdb
+
+    try:
+        con.execute(
+            "CREATE TABLE metrics AS SELECT "
+            "regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
+            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, * EXCLUDE (filename) "
+            f"FROM read_parquet({_sql_list(files)}, filename=true)")
+    except duckdb.Error:
+        for path in files:  # find the file that does not read
+            read_metrics(path)
+        raise
 
 
 def _with_sweep(table: pa.Table, name: str) -> pa.Table:

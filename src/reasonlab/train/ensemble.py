@@ -24,6 +24,7 @@ from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from reasonlab.config import RunConfig
+from reasonlab.numerics import flush_denormals
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
 from reasonlab.tasks.base import trim_padding
@@ -180,6 +181,7 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
     trainers = {c.run_id(): Trainer(c, run_paths(root, c.run_id())[1], progress=False, log=lambda _: None)
                 for c in todo}
     with ExitStack() as stack:
+        stack.enter_context(flush_denormals())
         for run_id in sorted(trainers):  # one order for every process: no lock cycles
             stack.enter_context(run_lock(root, run_id))
         live = []

@@ -27,12 +27,14 @@ from reasonlab.evaluate.scoring import score_sets
 from reasonlab.init import apply_init_rate
 from reasonlab.models.emb_mlp import EmbMLP
 from reasonlab.models.transformer import Transformer
+from reasonlab.numerics import flush_denormals
 from reasonlab.store import (
     append_event,
     atomic_write_text,
     finish_run,
     git_revision,
     read_metrics,
+    read_summary,
     remove_temps,
     run_lock,
     run_paths,
@@ -72,10 +74,7 @@ GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
 
 
 def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
-    """The run's model, initialized by its γ rule. Also turns on flush-to-zero for this process's CPU kernels:
-    small-init plateaus and never-seen classes' softmax make tensors denormal (below 1.2e-38), on which a CPU GEMM
-    runs about 100x slower; flushing them to zero changes results only below that magnitude."""
-    torch.set_flush_denormal(True)
+    """The run's model, initialized by its γ rule."""
     if cfg.model.kind == "emb_mlp":
         model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
     else:
@@ -359,12 +358,7 @@ def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
     """(directory, summary) of the run if it has finished under ``root``."""
     final_dir = run_paths(Path(root), cfg.run_id())[0]
     path = final_dir / "summary.json"
-    if path.is_file():
-        try:
-            return final_dir, json.loads(path.read_text())
-        except json.JSONDecodeError:
-            raise ConfigError(f"{path}: damaged JSON; delete {final_dir} to train the run again") from None
-    return None
+    return (final_dir, read_summary(path)) if path.is_file() else None
 
 
 def train_run(
@@ -378,7 +372,7 @@ def train_run(
     with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
         if (done := finished_summary(root, cfg)) is not None:
             return done
-        with run_directory(cfg, trainer):
+        with run_directory(cfg, trainer), flush_denormals():
             trainer.fit()
             return trainer.complete()
 
