@@ -153,3 +153,82 @@ def test_module_entry_point_resolves_the_gpu_checks_sweep(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "sweep gpu-check: 2 runs" in result.stdout and result.stdout.count("init.gamma=") == 2
     assert not any(tmp_path.iterdir())
+
+
+def _main(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """The installed entry point (``reasonlab ...``), with its top-level error handling."""
+    import sys
+
+    from reasonlab.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["reasonlab", *map(str, args)])
+    with pytest.raises(SystemExit) as done:
+        main()
+    captured = capsys.readouterr()
+    return done.value.code, captured.out + captured.err
+
+
+@pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial", "csv-dir-missing"])
+def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, capsys, case: str) -> None:
+    import os
+
+    from reasonlab.config import load_yaml, resolve
+
+    out = tmp_path / "store"
+    args = ["train", tiny_yaml, "--out", out, "-q"]
+    if case == "out-is-a-file":
+        out.write_text("not a directory")
+    elif case == "read-only":
+        if os.geteuid() == 0:
+            pytest.skip("root writes through read-only permissions")
+        out.mkdir()
+        out.chmod(0o500)
+    elif case == "dangling-partial":
+        run_id = resolve(load_yaml(tiny_yaml)).run_id()
+        (out / "adhoc").mkdir(parents=True)
+        (out / "adhoc" / f"{run_id}.partial").symlink_to(tmp_path / "gone")
+    else:
+        import yaml
+
+        finished, spec = tmp_path / "done", tmp_path / "s.yaml"
+        spec.write_text(yaml.safe_dump({"config": load_yaml(tiny_yaml), "grid": {"seed": [1]}}))
+        assert runner.invoke(app, ["sweep", str(spec), "--out", str(finished)]).exit_code == 0
+        args = ["results", finished / "s", "--csv", tmp_path / "missing" / "r.csv"]
+    code, output = _main(monkeypatch, capsys, *args)
+    lines = [x for x in output.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in output, output
+
+
+def test_a_name_with_a_trailing_newline_is_refused(tiny_yaml: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(tmp_path / "s"), "--name", "abc\n"])
+    assert result.exit_code == 2 and "--name" in result.output
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch) -> None:
+    """The run is finished and kept; only its figure is missing, and a rerun draws it."""
+    import errno
+
+    import reasonlab.plots as plots
+    import reasonlab.store as store
+
+    original = plots.atomic_write_bytes
+
+    def full_disk(path, data):
+        def no_space(fd):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(store.os, "fsync", no_space)
+            original(path, data)
+
+    monkeypatch.setattr(plots, "atomic_write_bytes", full_disk)
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"])
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "no space left" in lines[0], result.output
+    (run_dir,) = finished_runs(out / "adhoc")
+    assert (run_dir / "summary.json").is_file() and not list(run_dir.rglob(".*tmp-*"))
+    monkeypatch.setattr(plots, "atomic_write_bytes", original)
+    assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0
+    assert (run_dir / "figures" / "run.png").is_file()

@@ -73,9 +73,9 @@ def train(
                           markup=False, soft_wrap=True)
             return
         run_dir, summary = train_run(cfg, root, progress=not quiet and sys.stderr.isatty(), log=console.print)
+        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
     except ConfigError as e:
         _fail(str(e))
-    plot_run(run_dir)
     _print_summary(run_dir, summary)
 
 
@@ -202,6 +202,8 @@ def results(
 def _print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None) -> None:
     from reasonlab.sweep.results import query, table_view, write_csv
 
+    if csv is not None and not csv.parent.is_dir():
+        raise ConfigError(f"--csv {csv}: no directory {csv.parent}; create it or choose another path")
     columns, rows = query(target, sql) if sql else table_view(target, show_all)
     table = Table(title=str(target) if not sql else None, title_justify="left")
     for col in columns:
@@ -463,6 +465,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; run the same command again to resume")
         sys.exit(130)
+    except OSError as e:  # a path the user gave (a file for a directory, read-only, missing, too large): one line
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"[bold red]error:[/] {where}{e.strerror or e}; check the path, its permissions and free space "
+                  "(finished runs are kept; an unfinished one resumes from its last checkpoint)", highlight=False,
+                  soft_wrap=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -57,10 +57,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as e:
-        if e.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise ConfigError(f"{path}: no space left on the device; free some space and rerun (finished runs "
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            why = "file too large for the limit in force (ulimit -f)" if e.errno == errno.EFBIG else \
+                "no space left on the device"
+            raise ConfigError(f"{path}: {why}; free some space or raise the limit and rerun (finished runs "
                               "are kept and an unfinished one resumes from its last checkpoint)") from None
-        raise
+        raise ConfigError(f"{path}: cannot write ({e.strerror}); check the path and its permissions") from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -160,7 +162,7 @@ def read_metrics(path: Path) -> list[tuple]:
 
 def check_name(name: str, what: str) -> str:
     """Store names are plain words: no path separators, no '..', nothing that could leave the store."""
-    if not _SAFE_NAME.match(name) or ".." in name:
+    if not _SAFE_NAME.fullmatch(name) or ".." in name:
         raise ConfigError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
     return name
 
