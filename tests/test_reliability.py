@@ -444,3 +444,40 @@ def test_a_diverged_summary_is_strict_json(tmp_path):
         raise AssertionError(f"{name} in summary.json")
 
     json.loads((run_dir / "summary.json").read_text(), parse_constant=refuse)
+
+
+STORE_FILES = ["summary.json", "metrics.parquet", "analysis.json"]
+MUTATIONS = st.one_of(
+    st.tuples(st.just("truncate"), st.floats(0, 1)),
+    st.tuples(st.just("flip"), st.lists(st.tuples(st.floats(0, 1), st.integers(1, 255)), min_size=1, max_size=4)),
+    st.tuples(st.just("replace"), st.one_of(st.binary(max_size=60), st.sampled_from(
+        [b"[]", b"{}", b"null", b'{"run_id": 1}', b'{"run_id": "x", "label": "y", "config": {}, "final": {}}',
+         b"NaN", b'{"a": Infinity}', b"\xef\xbb\xbf{}"]))))
+
+
+@ONE_LINE
+@given(st.sampled_from(STORE_FILES), MUTATIONS)
+def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_factory, kind, mutation):
+    """Any damage to a file the store reads (cut short, bytes flipped, replaced) gives its reader's value or one
+    line naming the file: never a traceback."""
+    from reasonlab.store import read_json, read_summary
+
+    out, cfgs, _ = small_sweep
+    run = out / "s" / cfgs[0].run_id()
+    source = run / ("metrics.parquet" if kind == "metrics.parquet" else "summary.json")
+    data = bytearray(source.read_bytes())
+    how, arg = mutation
+    if how == "truncate":
+        data = data[: int(arg * len(data))]
+    elif how == "flip":
+        for where, bits in arg:
+            data[min(int(where * len(data)), len(data) - 1)] ^= bits
+    else:
+        data = bytearray(arg)
+    path = tmp_path_factory.mktemp("damaged") / kind
+    path.write_bytes(bytes(data))
+    reader = {"summary.json": read_summary, "metrics.parquet": read_metrics, "analysis.json": read_json}[kind]
+    try:
+        reader(path)
+    except ConfigError as e:
+        assert "\n" not in str(e) and str(path) in str(e)

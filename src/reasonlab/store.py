@@ -147,17 +147,17 @@ def write_metrics(path: Path, rows: list[tuple]) -> None:
     arrays = [pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA, strict=True)]
     table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA)
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
+    pq.write_table(table, sink, write_page_checksum=True)  # a flipped byte is then found when read
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
 def read_metrics(path: Path) -> list[tuple]:
     """A run's metric rows (epoch, step, split, metric, value); a damaged file is a one-line error."""
     try:
-        table = pq.read_table(path, schema=METRIC_SCHEMA)
-    except (pa.ArrowException, OSError) as e:
+        table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
+        return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
+    except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
         raise ConfigError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
-    return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
 
 
 def check_name(name: str, what: str) -> str:
