@@ -249,15 +249,26 @@ FIELDS = ["seed", "init.gamma", "init.overrides", "model.depth", "model.d_model"
           "train.lr_multiplier", "train.epochs", "train.batch_size", "train.precision", "train.betas", "task.kind",
           "task.held_out_pairs", "task.non_inferential", "task.benchmark", "task.split", "task.n_train", "task.p",
           "task.hops", "thresholds.fit", "profile", "model", "init.gamma.x", "nope", "train..epochs", "", "=",
-          "task.anchors", "task.shifts"]
+          "task.anchors", "task.shifts", "train.eps", "train.floor_lr", "train.grad_clip", "train.warmup_epochs",
+          "model.ln_eps", "task.vocab_size", "model.d_ff"]
 VALUES = ["0", "-1", "0.5", "1e309", "nan", "inf", "-inf", "1e-9", "99999999999", "true", "null", "~", "[]", "[1]",
           "[[4,3]]", "[[9,9]]", "{}", "{a: 1}", "{'3,4': -6}", "x", "'", '"', "[", "{", "- x", "!!python/none ''",
-          "seq2seq", "modular", "mixture", "pre", "bf16", "cogs", "../x", "/etc", "é", "\t", "a=b", "29", "30"]
+          "seq2seq", "modular", "mixture", "pre", "bf16", "cogs", "../x", "/etc", "é", "\t", "a=b", "29", "30",
+          ".nan", ".inf", "-.inf", "[2,-1]", "[-1,2,3,4]", "[1,2,3,300]", "50", "1000000000", "{a: &x 1, b: *x}",
+          "&a [1]", "{1: 5, 2: 1, 3: -2, 4: 150}", "1" * 12_000]
+
+
+def _parsed(value: str):
+    """An override value as the config would read it; an alias (refused there) stays text."""
+    from reasonlab.config import ConfigError, parse_value
+
+    try:
+        return parse_value(value)
+    except ConfigError:
+        return value
 
 
 def _random_yaml(rng: random.Random) -> str:
-    from reasonlab.config import parse_value
-
     if rng.random() < 0.3:
         return "".join(rng.choice("abc:{}[]-!&*|>'\"\n\t 0123456789") for _ in range(rng.randint(0, 60)))
     data: dict = {}
@@ -266,7 +277,8 @@ def _random_yaml(rng: random.Random) -> str:
         parts = rng.choice(FIELDS).split(".")
         for part in parts[:-1]:
             node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
-        node[parts[-1]] = parse_value(rng.choice(VALUES)) if rng.random() < 0.9 else rng.choice(VALUES)
+        value = rng.choice(VALUES)
+        node[parts[-1]] = _parsed(value) if rng.random() < 0.9 else value
     return yaml.safe_dump(data) if rng.random() < 0.9 else json.dumps(data, default=str)[:-1]
 
 
@@ -275,10 +287,11 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
     def sets() -> list[str]:
         return [a for _ in range(rng.randint(1, 3)) for a in ("--set", f"{rng.choice(FIELDS)}={rng.choice(VALUES)}")]
 
-    from reasonlab.config import parse_value
-
     path = work / f"in-{rng.randrange(10**9)}.yaml"
-    kind = rng.randrange(8)
+    kind = rng.randrange(9)
+    if kind == 8:  # a config file that is not UTF-8 text
+        path.write_bytes(_random_yaml(rng).encode() + bytes([rng.randrange(128, 256)]) + b"\n")
+        return ["train", str(path), "--dry-run", "--out", str(store)]
     if kind == 0:
         return ["train", "--dry-run", "--out", str(store), *sets()]
     if kind == 1:
@@ -290,7 +303,7 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         return ["sweep", "--dry-run", "--out", str(store), *(a for ax in axes for a in ("--grid", ax))]
     if kind == 3:
         spec = {"name": rng.choice(["ok", "../up", "/abs", "a b", "<script>", "x" * 200, ""]),
-                "grid": {rng.choice(FIELDS): [parse_value(rng.choice(VALUES))]}}
+                "grid": {rng.choice(FIELDS): [_parsed(rng.choice(VALUES))]}}
         path.write_text(yaml.safe_dump(spec) if rng.random() < 0.8 else _random_yaml(rng))
         return ["sweep", str(path), "--dry-run", "--out", str(store)]
     if kind == 4:

@@ -213,3 +213,15 @@ def test_profile_label_names_what_overrides_change(tmp_path):
     assert resolve(raw_config(None, "cpu", ["profile=mine", "model.depth=3"])).profile == "mine"
     configs, _ = sweep_configs(SweepSpec(profile="cpu"), ["init.gamma=0.5,0.8"], ["train.weight_decay=0.1"])
     assert {c.profile for c in configs} == {f"{plain}; changed: train.weight_decay=0.1"}  # grid axes are not changes
+
+
+def test_an_integer_too_long_to_convert_is_one_line(tmp_path):
+    """Python refuses int() of more than 4,300 digits: a value or file holding one is a one-line error."""
+    from reasonlab.config import ConfigError, load_yaml, raw_config, resolve
+
+    with pytest.raises(ConfigError, match="^seed: "):
+        resolve(raw_config(None, "cpu", ["seed=" + "7" * 5000]))
+    path = tmp_path / "long.yaml"
+    path.write_text("seed: " + "7" * 5000 + "\n")
+    with pytest.raises(ConfigError, match=f"^{path}: "):
+        load_yaml(path)

@@ -471,7 +471,7 @@ def parse_value(text: str) -> Any:
         return _load(text)
     except yaml.composer.ComposerError as e:
         raise ConfigError(f"override value {text[:40]!r}: {e.problem}") from None
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer of more than 4,300 digits
         return text
 
 
@@ -509,6 +509,8 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
         data = _load(text)
+    except ValueError as e:  # not a YAML error: an integer of more than 4,300 digits
+        raise ConfigError(f"{path}: {str(e).split(';')[0]}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
