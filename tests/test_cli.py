@@ -232,3 +232,15 @@ def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, 
     monkeypatch.setattr(plots, "atomic_write_bytes", original)
     assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0
     assert (run_dir / "figures" / "run.png").is_file()
+
+
+def test_training_piped_to_a_file_prints_a_line_per_epoch(tiny_yaml: Path, tmp_path: Path) -> None:
+    """Without a terminal (a log file, nohup) progress is one plain line per epoch, labelled briefly."""
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.output.splitlines() if " step " in x and " ep " in x]
+    epochs = yaml.safe_load(tiny_yaml.read_text())["train"]["epochs"]
+    assert len(lines) == epochs and all(x.startswith("γ") and "ETA" in x for x in lines), result.output
+    done, total = lines[-1].split(" step ")[1].split()[0].split("/")
+    assert done == total
+    assert "profile:" in result.output

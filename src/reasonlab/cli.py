@@ -23,6 +23,11 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _line(message: str) -> None:
+    """One unwrapped, unstyled line (progress in a log file must stay one line per epoch)."""
+    console.print(message, soft_wrap=True, highlight=False, markup=False)
+
+
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
@@ -72,7 +77,8 @@ def train(
             console.print(f"# run {cfg.run_id()} -> {root / cfg.run_id()}\n{to_yaml(cfg)}", highlight=False,
                           markup=False, soft_wrap=True)
             return
-        run_dir, summary = train_run(cfg, root, progress=not quiet and sys.stderr.isatty(), log=console.print)
+        mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per epoch
+        run_dir, summary = train_run(cfg, root, progress=mode, log=_line)
         plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
     except ConfigError as e:
         _fail(str(e))

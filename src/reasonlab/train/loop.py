@@ -48,7 +48,7 @@ from reasonlab.tasks.modular import ModularTask
 from reasonlab.tasks.seq2seq import Seq2SeqTask
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.train.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
-from reasonlab.train.progress import Progress
+from reasonlab.train.progress import Mode, Progress
 from reasonlab.train.schedule import lr_at, lr_sums
 
 
@@ -150,8 +150,16 @@ def decay_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     return [g for g in groups if g["params"]]
 
 
+def run_label(cfg: RunConfig) -> str:
+    """A run in a few characters (``γ0.5 d2 s1``): what tells runs of one sweep apart on a progress line."""
+    start = "gpt" if cfg.init.scheme == "gpt" else f"γ{cfg.init.gamma:g}"
+    depth = f" d{cfg.model.depth}" if cfg.model.kind == "transformer" else ""
+    return f"{start}{depth} s{cfg.seed}"
+
+
 class Trainer:
-    def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool = True, log: Callable[[str], None] = print):
+    def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool | Mode = True,
+                 log: Callable[[str], None] = print):
         self.cfg, self.run_dir, self.log = cfg, run_dir, log
         t = cfg.train
         if t.threads:
@@ -313,8 +321,10 @@ class Trainer:
         if not self.begun:
             self.begin()
         t = self.cfg.train
-        bar_ctx = (Progress(t.epochs * self.steps_per_epoch, self.step, self.cfg.profile) if self.progress
-                   else Progress.silent())
+        mode = {True: "bar", False: "off"}.get(self.progress, self.progress)
+        if mode != "off":
+            self.log(f"run {self.cfg.run_id()} · profile: {self.cfg.profile}")
+        bar_ctx = Progress(t.epochs * self.steps_per_epoch, self.step, run_label(self.cfg), mode, self.log)
         with bar_ctx as bar:
             while self.epoch < t.epochs and self.diverged is None:
                 started = time.perf_counter()
@@ -362,7 +372,7 @@ def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
 
 
 def train_run(
-    cfg: RunConfig, root: Path, progress: bool = True, log: Callable[[str], None] = print
+    cfg: RunConfig, root: Path, progress: bool | Mode = True, log: Callable[[str], None] = print
 ) -> tuple[Path, dict]:
     """Train (or resume, or skip if finished) the run of ``cfg`` under ``root``; returns its directory and summary."""
     if (done := finished_summary(root, cfg)) is not None:

@@ -1,25 +1,36 @@
-"""A rich progress bar with loss, accuracies and ETA; silent when asked or when output is not a terminal."""
+"""Training progress: a rich bar on a terminal, one plain line per epoch elsewhere (a log file, nohup, a batch
+job), or nothing. The bar's label is short (``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on
+screen; the run's profile is printed once above it."""
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 
+Mode = Literal["bar", "lines", "off"]
+
 
 class Progress:
-    def __init__(self, total: int, done: int, label: str):
-        self._bar = RichProgress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            transient=False,
-        )
-        self._task = self._bar.add_task(label, total=total, completed=done, status="")
+    def __init__(self, total: int, done: int, label: str, mode: Mode = "bar", log: Callable[[str], None] = print):
+        self.total, self.done, self.label, self.log = total, done, label, log
+        self._started, self._start_done = time.perf_counter(), done
+        self._bar = None
+        if mode == "bar":
+            self._bar = RichProgress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                transient=False,
+            )
+            self._task = self._bar.add_task(label, total=total, completed=done, status="")
+        self._lines = mode == "lines"
 
     @classmethod
     def silent(cls) -> Progress:
-        obj = cls.__new__(cls)
-        obj._bar = None
-        return obj
+        return cls(0, 0, "", "off")
 
     def __enter__(self) -> Progress:
         if self._bar is not None:
@@ -31,12 +42,11 @@ class Progress:
             self._bar.stop()
 
     def advance(self) -> None:
+        self.done += 1
         if self._bar is not None:
             self._bar.advance(self._task)
 
     def show(self, epoch: int, epochs: int, loss: float, figures: dict[str, float]) -> None:
-        if self._bar is None:
-            return
         parts = [f"ep {epoch}/{epochs}", f"loss {loss:.3f}"]
         short = {"train_acc": "train", "seen_test_acc": "seen"}
         for key, value in figures.items():
@@ -44,4 +54,19 @@ class Progress:
                 parts.append(f"{short[key]} {value:.2f}")
             elif key.endswith("train_keys/inferential") or key.endswith("train_keys/symmetric"):
                 parts.append(f"{key.split('/')[1]} {key.rsplit('/', 1)[1][:3]} {value:.2f}")
-        self._bar.update(self._task, status=" ".join(parts))
+        if self._bar is not None:
+            self._bar.update(self._task, status=" ".join(parts))
+        elif self._lines:
+            elapsed = time.perf_counter() - self._started
+            rate = (self.done - self._start_done) / elapsed if elapsed > 0 else 0.0
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            self.log(f"{self.label} step {self.done}/{self.total} {' '.join(parts)} · {_clock(elapsed)} elapsed, "
+                     f"ETA {_clock(eta)}")
+
+
+def _clock(seconds: float) -> str:
+    if seconds != seconds:  # NaN: no rate yet
+        return "?"
+    minutes, s = divmod(int(seconds), 60)
+    h, m = divmod(minutes, 60)
+    return f"{h}:{m:02d}:{s:02d}"
