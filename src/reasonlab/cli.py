@@ -6,6 +6,7 @@ and exits with code 2 before anything is written.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -21,6 +22,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="reasonlab: when does a transformer reason, and when does it memorize?")
 console = Console()
 err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        import reasonlab
+
+        console.print(f"reasonlab {reasonlab.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="print the version and exit")] = False) -> None:
+    """reasonlab: when does a transformer reason, and when does it memorize?"""
 
 
 def _line(message: str) -> None:
@@ -71,6 +86,10 @@ def train(
     from reasonlab.train.loop import train_run
 
     cfg = _resolved(config, profile, overrides or [], study)
+    if profile is None and config is None:
+        err.print(f"warning: no --profile and no config file: the {study} study's defaults are paper scale (an "
+                  "anchor run takes about 26 h on a 2-core CPU); pass --profile cpu for a reduced run",
+                  highlight=False, soft_wrap=True)
     try:
         root = out / check_name(name, "--name")
         if dry_run:
@@ -235,9 +254,9 @@ def phase(
                                                 "modular sweeps)")] = None,
     y: Annotated[str | None, typer.Option(help="column on the y axis (default: model.depth; task.alpha for "
                                                 "modular sweeps)")] = None,
-    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps)")] = "4-3",
-    at: Annotated[str, typer.Option(help="modular sweeps: classify at the final evaluation or at t_star "
-                                         "(early stopping)")] = "final",
+    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works)")] = "4-3",
+    at: Annotated[str, typer.Option(help="modular sweeps: final (the final evaluation) or t_star (early "
+                                         "stopping)")] = "final",
     where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
                                                          "(e.g. --where model.depth=2)")] = None,
     over_epochs: Annotated[bool, typer.Option("--over-epochs", help="anchor sweeps: each run's held-out "
@@ -251,6 +270,10 @@ def phase(
     from reasonlab.plots.phase import plot_modular_phase, plot_phase
     from reasonlab.sweep.results import read_results
 
+    if at not in ("final", "t_star"):
+        _fail(f"--at: {at!r} is not final or t_star")
+    a, b = _int_pair(pair, "--pair") or (4, 3)
+    pair = f"{a}-{b}"
     try:
         rows = _where(read_results(sweep_dir), where or [])
         modular = bool(rows) and rows[0].get("task.kind") == "modular"
@@ -303,9 +326,9 @@ def _int_pair(text: str | None, flag: str) -> tuple[int, int] | None:
     if text is None:
         return None
     try:
-        a, b = (int(v) for v in text.split(","))
+        a, b = (int(v) for v in re.split(r"[-,]", text.strip(), maxsplit=1))
     except ValueError:
-        _fail(f"{flag}: {text!r} is not two integers a,b (e.g. {flag} 4,3)")
+        _fail(f"{flag}: {text!r} is not two integers a-b (e.g. {flag} 4-3; 4,3 also works)")
     return a, b
 
 
@@ -317,7 +340,7 @@ def analyze(
         "representations, fused, condensation, embedding, spectra; modular: shots, grid, attention, ov, pca, "
         "corruption, masking")] = None,
     checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
-    pair: Annotated[str | None, typer.Option(help="anchor: the probe pair a1,a2 (default: the held-out pair)")] = None,
+    pair: Annotated[str | None, typer.Option(help="anchor: the probe pair a1-a2 (default: the held-out pair)")] = None,
     key: Annotated[int | None, typer.Option(help="anchor: the flow probe's key (default 99)")] = None,
     position: Annotated[int | None, typer.Option(help="anchor: key position of the probe inputs (default: the "
                                                       "middle one)")] = None,
