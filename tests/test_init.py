@@ -162,11 +162,36 @@ def test_multihead_attention():
     mha = nn.MultiheadAttention(embed_dim=192, num_heads=4)
     records = apply_init_rate(mha, 0.7, generator=torch.Generator().manual_seed(0))
     rec = {r.name: r for r in records}
-    assert rec["in_proj_weight"].d_in == 192
+    assert [rec[f"in_proj_weight[{p}]"].d_in for p in "qkv"] == [192] * 3
     assert rel_err(mha.in_proj_weight.std().item(), 192**-0.7) < TOL
     assert rel_err(mha.out_proj.weight.std().item(), 192**-0.7) < 0.06
     assert mha.in_proj_bias.abs().max().item() <= 1 / math.sqrt(192)
-    assert set(rec) == {n for n, _ in mha.named_parameters()}
+    assert set(rec) == {n for n, _ in mha.named_parameters() if n != "in_proj_weight"} | {
+        f"in_proj_weight[{p}]" for p in "qkv"}
+
+
+def test_fused_qkv_of_gpt2_is_split_so_overrides_reach_v():
+    """GPT-2's c_attn holds Q, K and V in one Conv1D (in × 3·out): a ``vo`` override must reach its V third."""
+    transformers = pytest.importorskip("transformers")
+    model = transformers.GPT2Model(transformers.GPT2Config(n_embd=192, n_layer=2, n_head=4, vocab_size=50,
+                                                           n_positions=16))
+    records = apply_init_rate(model, 0.5, {"qk": 0.3, "vo": 0.9}, generator=torch.Generator().manual_seed(0))
+    rec = {r.name: r for r in records}
+    w = model.h[0].attn.c_attn.weight  # (192, 576): columns q | k | v
+    q, k, v = w.chunk(3, dim=1)
+    assert rel_err(q.std().item(), 192**-0.3) < TOL and rel_err(k.std().item(), 192**-0.3) < TOL
+    assert rel_err(v.std().item(), 192**-0.9) < TOL
+    assert [rec[f"h.0.attn.c_attn.weight[{p}]"].group for p in "qkv"] == ["qk", "qk", "vo"]
+    assert rel_err(model.h[0].attn.c_proj.weight.std().item(), 192**-0.9) < TOL  # the output projection: vo
+    assert rel_err(model.h[0].mlp.c_fc.weight.std().item(), 192**-0.5) < TOL
+
+
+def test_a_module_can_declare_its_fused_parts():
+    lin = nn.Linear(256, 3 * 256, bias=False)
+    lin.fused_parts = {"weight": (0, ("q", "k", "v"))}
+    apply_init_rate(lin, 0.5, {"vo": 1.0}, generator=torch.Generator().manual_seed(0))
+    q, _, v = lin.weight.chunk(3, dim=0)
+    assert rel_err(q.std().item(), 256**-0.5) < TOL and rel_err(v.std().item(), 256**-1.0) < TOL
 
 
 def test_unknown_override_group_raises():

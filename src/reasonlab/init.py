@@ -9,6 +9,7 @@ Large γ means small initialization. The rule, in one place:
 | ``nn.Embedding`` (token and learned position)| embedding_dim (= d_model)    | d_model^-γ              |
 | HF ``Conv1D`` weight (in × out)             | weight.shape[0]              | shape[0]^-γ             |
 | ``nn.MultiheadAttention`` in_proj_weight     | embed_dim                    | embed_dim^-γ            |
+| fused Q/K/V (GPT-2 ``c_attn``, ``in_proj``)  | as above, per third          | q, k: ``qk``'s γ; v: ``vo``'s |
 | ``nn.Conv*d`` weight                         | in_channels/groups · kernel  | fan_in^-γ               |
 | other ≥2-D parameter                        | prod(shape[1:]) (PyTorch fan-in) | fan_in^-γ           |
 | any bias                                    | —                            | PyTorch default U(±1/√fan_in), redrawn |
@@ -66,6 +67,23 @@ def _group_of(module_name: str, module: nn.Module) -> str:
     if any(t in low for t in ("mlp", "ffn", "feed_forward", "fc", "intermediate")):
         return "mlp"
     return "other"
+
+
+# Fused Q/K/V matrices, split along their output axis so that ``qk`` and ``vo`` overrides reach each part: HF
+# GPT-2's ``c_attn`` (a Conv1D, weight in × 3·out) and ``nn.MultiheadAttention``'s ``in_proj_weight`` (3·E × E).
+# Any module can declare its own: ``module.fused_parts = {"weight": (axis, ("q", "k", "v"))}``.
+_PART_GROUP = {"q": "qk", "k": "qk", "v": "vo"}
+
+
+def _fused_parts(mname: str, module: nn.Module, pname: str, p: torch.Tensor) -> tuple[int, tuple[str, ...]] | None:
+    declared = getattr(module, "fused_parts", None)
+    if isinstance(declared, dict) and pname in declared:
+        return declared[pname]
+    if type(module).__name__ == "Conv1D" and mname.rsplit(".", 1)[-1] == "c_attn" and pname == "weight":
+        return 1, ("q", "k", "v")
+    if isinstance(module, nn.MultiheadAttention) and pname == "in_proj_weight":
+        return 0, ("q", "k", "v")
+    return None
 
 
 def _is_group(key: str) -> bool:
@@ -146,15 +164,20 @@ def apply_init_rate(
             p.uniform_(-bound, bound, generator=generator)
             records.append(InitRecord(full, group, fan_in, None, None, "bias: PyTorch default U(±1/√fan_in)"))
             continue
-        g = _gamma_for(full, group, gamma, overrides)
         used.update(k for k in globs if fnmatch.fnmatchcase(full, k))
         d_in, rule = _weight_fan_in(mod, pname, p)
-        std = float(d_in) ** (-g)
-        if fixed_std is not None:
-            factor = next((f for k, f in (std_scale or {}).items() if fnmatch.fnmatchcase(full, k)), 1.0)
-            std, g, rule = fixed_std * factor, None, f"fixed std {fixed_std} × {factor:.4g}"
-        p.normal_(0.0, std, generator=generator)
-        records.append(InitRecord(full, group, d_in, g, std, rule))
+        fused = _fused_parts(mname, mod, pname, p)
+        parts = [(full, group, p)] if fused is None else [
+            (f"{full}[{part}]", _PART_GROUP.get(part, group), chunk)
+            for part, chunk in zip(fused[1], p.chunk(len(fused[1]), dim=fused[0]), strict=True)]
+        for name, part_group, chunk in parts:  # a view: drawing into it draws into p
+            g = _gamma_for(full, part_group, gamma, overrides)
+            std, part_rule = float(d_in) ** (-g), rule + (" (fused part)" if fused else "")
+            if fixed_std is not None:
+                factor = next((f for k, f in (std_scale or {}).items() if fnmatch.fnmatchcase(full, k)), 1.0)
+                std, g, part_rule = fixed_std * factor, None, f"fixed std {fixed_std} × {factor:.4g}"
+            chunk.normal_(0.0, std, generator=generator)
+            records.append(InitRecord(name, part_group, d_in, g, std, part_rule))
     if globs - used:
         raise ValueError(f"init.overrides: pattern {sorted(globs - used)[0]!r} matches no weight; check the "
                          "parameter names (e.g. 'blocks.0.*')")
