@@ -225,3 +225,38 @@ def test_an_integer_too_long_to_convert_is_one_line(tmp_path):
     path.write_text("seed: " + "7" * 5000 + "\n")
     with pytest.raises(ConfigError, match=f"^{path}: "):
         load_yaml(path)
+
+
+def test_field_roles_are_declared_once_and_every_list_follows():
+    """Execution fields are neither hashed nor a change of the profile; members may differ in a stack."""
+    from reasonlab.config import EXECUTION_FIELDS, fields_with, raw_config, resolve
+    from reasonlab.train.ensemble import MEMBER_FIELDS
+
+    assert EXECUTION_FIELDS == {"profile", "train.threads", "train.checkpoint_every", "train.checkpoint_log"}
+    assert {"seed", "init", "thresholds", "train.base_lr", "train.weight_decay"} <= fields_with("member")
+    assert MEMBER_FIELDS["train"] >= {"lr_multiplier", "grad_clip", "threads"} and MEMBER_FIELDS["init"] is True
+    base = resolve(raw_config(None, "cpu", []))
+    for dotted in EXECUTION_FIELDS - {"profile"}:
+        value = {"train.threads": 3, "train.checkpoint_every": 5, "train.checkpoint_log": 2}[dotted]
+        changed = resolve(raw_config(None, "cpu", [f"{dotted}={value}"]))
+        assert changed.run_id() == base.run_id() and "changed" not in changed.profile, dotted
+    device = resolve(raw_config(None, "cpu", ["train.device=cpu"]))  # other kernels, other numbers: hashed
+    assert device.run_id() != base.run_id() and "train.device" in device.profile
+
+
+def test_built_in_profiles_keep_their_run_ids():
+    """Run ids name directories in users' stores and runs cited in the docs: a refactor must not move them."""
+    from reasonlab.config import raw_config, resolve
+
+    ids = {("anchor", "cpu"): "3da591ec388f", ("anchor", "paper"): "d2f47d7a7091",
+           ("anchor", "trajectory"): "4d2848961e74", ("modular", "cpu"): "17ea0f0afe30",
+           ("scan", "cpu"): "906c71e78f05", ("mixture", "emb-mlp-cpu"): "0c4035dd302a"}
+    for (study, profile), run_id in ids.items():
+        assert resolve(raw_config(None, profile, [], study)).run_id() == run_id, (study, profile)
+
+
+def test_gamma_with_the_gpt_scheme_is_refused():
+    from reasonlab.config import ConfigError, raw_config, resolve
+
+    with pytest.raises(ConfigError, match="^init.gamma: init.scheme gpt does not use"):
+        resolve(raw_config(None, "gpu", ["init.gamma=0.8"], "modular"))

@@ -334,11 +334,11 @@ def test_write_results_on_empty_sweep(tmp_path):
 def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
     """A worker writes summary.json inside ``<id>.partial`` just before renaming it; a table rebuild running in
     that moment must not list the partial directory (it would vanish under the reader)."""
-    for name in ("abc", "def.partial"):
+    for name in ("0123456789ab", "fedcba987654.partial"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text("{}")
-    assert [p.name for p in finished_runs(tmp_path)] == ["abc"]
-    assert [p.name for p in unfinished_runs(tmp_path)] == ["def.partial"]
+    assert [p.name for p in finished_runs(tmp_path)] == ["0123456789ab"]
+    assert [p.name for p in unfinished_runs(tmp_path)] == ["fedcba987654.partial"]
 
 
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):

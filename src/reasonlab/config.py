@@ -27,6 +27,17 @@ class StrictModel(BaseModel):
 
 Pair = tuple[int, int]
 
+# A field's roles, declared once on the field; every list of fields is derived from them (``fields_with``).
+# execution: how a run executes, not what it computes: not in the run id, not a "change" of its profile, free to
+#            differ inside a phase-diagram cell (threads, checkpoint cadence, the profile's label; not the device,
+#            whose kernels compute different numbers); member: may differ between the members of a stacked
+#            ensemble (they share everything else).
+Role = Literal["execution", "member"]
+
+
+def roles(*names: Role) -> dict[str, Any]:
+    return {"json_schema_extra": {"roles": list(names)}}
+
 
 class AnchorTaskConfig(StrictModel):
     """The anchor-composition task (spec §2); paper values are the defaults."""
@@ -127,6 +138,15 @@ class InitConfig(StrictModel):
     scheme: Literal["gamma", "gpt"] = Field(
         "gamma", description="the γ rule, or GPT-2's N(0, 0.02²) with the MLP output scaled by 1/√(2·depth)")
 
+    @model_validator(mode="after")
+    def _used(self) -> InitConfig:
+        """The gpt scheme draws every weight at std 0.02: a γ or override given with it would be ignored, yet
+        hashed into the run id (two ids, one run). So it is refused."""
+        if self.scheme == "gpt" and (self.gamma != type(self).model_fields["gamma"].default or self.overrides):
+            raise ValueError("gamma: init.scheme gpt does not use init.gamma or init.overrides; leave them out, "
+                             "or use init.scheme=gamma")
+        return self
+
 
 class ModelConfig(StrictModel):
     """One configurable decoder transformer; defaults are the anchor study's model (spec §3)."""
@@ -186,28 +206,31 @@ class TrainConfig(StrictModel):
 
     epochs: int = Field(210, ge=1)
     batch_size: int = Field(2048, ge=1)
-    base_lr: float = Field(1e-5, gt=0)
-    lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr")
-    floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr")
+    base_lr: float = Field(1e-5, gt=0, **roles("member"))
+    lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr", **roles("member"))
+    floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr", **roles("member"))
     warmup_epochs: float = Field(10, ge=0)
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
-    weight_decay: float = Field(0.01, ge=0)
+    weight_decay: float = Field(0.01, ge=0, **roles("member"))
     weight_decay_on: Literal["all", "matrices"] = Field(
         "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
     betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
     eps: float = Field(1e-8, gt=0)
-    grad_clip: float | None = Field(1.0, gt=0)
-    eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)")
-    eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals")
-    checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)")
+    grad_clip: float | None = Field(1.0, gt=0, **roles("member"))
+    eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)", **roles("member"))
+    eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals",
+                                  **roles("member"))
+    checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)",
+                                  **roles("execution", "member"))
     checkpoint_log: int = Field(8, ge=0, description="also this many log-spaced checkpoints from the end of "
-                                "warm-up to the last epoch (for dynamics)")
+                                "warm-up to the last epoch (for dynamics)", **roles("execution"))
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16", "auto"] = Field(
         "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "
         "on CUDA, fp32 on CPU")
     tf32: bool = False
-    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores")
+    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
+                                **roles("execution", "member"))
 
 
 class ThresholdConfig(StrictModel):
@@ -398,22 +421,22 @@ class RunConfig(StrictModel):
                 data = {**data, section: {"kind": kind, **data[section]}}
         return data
 
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, **roles("member"))
     task: TaskConfig = AnchorTaskConfig()
     model: Annotated[ModelConfig | EmbMLPConfig, Field(discriminator="kind")] = ModelConfig()
-    init: InitConfig = InitConfig()
+    init: InitConfig = Field(InitConfig(), **roles("member"))
     train: TrainConfig = TrainConfig()
-    thresholds: ThresholdConfig = ThresholdConfig()
-    profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'")
+    thresholds: ThresholdConfig = Field(ThresholdConfig(), **roles("member"))
+    profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'",
+                         **roles("execution", "member"))
 
     def run_id(self) -> str:
         """Short hash of the resolved config: same numbers, same directory.
 
-        Not hashed: ``profile`` (a label) and how a run is executed (``train.threads``, the checkpoint cadence),
+        Not hashed: the fields whose role is ``execution`` (the profile label, threads, the checkpoint cadence),
         so that any executor, with any split of cores, finds and resumes the same run.
         """
-        exclude = {"profile": True, "train": {"threads", "checkpoint_every", "checkpoint_log"}}
-        data = self.model_dump(mode="json", exclude=exclude)
+        data = self.model_dump(mode="json", exclude=nested_fields(fields_with("execution")))
         for (section, name), default in LATE_FIELDS.items():
             if data.get(section, {}).get(name, default) == default:
                 data.get(section, {}).pop(name, None)
@@ -530,9 +553,34 @@ def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def fields_with(role: Role, model: type[BaseModel] | None = None, prefix: str = "") -> frozenset[str]:
+    """The dotted names of the fields of a run config (or of ``model``) that declare ``role``; a section that
+    declares it covers all its fields."""
+    model = model or RunConfig
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        if role in ((info.json_schema_extra or {}).get("roles", []) if isinstance(info.json_schema_extra, dict)
+                    else []):
+            out.add(prefix + name)
+        elif isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            out |= fields_with(role, info.annotation, f"{prefix}{name}.")
+    return frozenset(out)
+
+
+def nested_fields(dotted: frozenset[str]) -> dict[str, Any]:
+    """Dotted names as a pydantic ``exclude`` (or ``include``) mapping."""
+    out: dict[str, Any] = {}
+    for name in dotted:
+        section, _, field = name.partition(".")
+        if field:
+            out.setdefault(section, set()).add(field)
+        else:
+            out[section] = True
+    return out
+
+
 # Dotted fields that say how a run executes, not what it computes.
-EXECUTION_FIELDS = frozenset({"train.threads", "train.checkpoint_every", "train.checkpoint_log", "train.device",
-                              "profile"})
+EXECUTION_FIELDS = fields_with("execution")
 
 
 def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -23,7 +23,7 @@ from torch import Tensor
 from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from reasonlab.config import RunConfig
+from reasonlab.config import RunConfig, fields_with, nested_fields
 from reasonlab.numerics import flush_denormals
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.anchor import subseed
@@ -33,10 +33,8 @@ from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary,
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at
 
-# Fields a member may set on its own; everything else must match for runs to share one stacked step.
-MEMBER_FIELDS = {"seed": True, "init": True, "thresholds": True, "profile": True,
-                 "train": {"base_lr", "lr_multiplier", "floor_lr", "weight_decay", "grad_clip", "threads",
-                           "checkpoint_every", "eval_every", "eval_max_per_set"}}
+# Fields a member may set on its own (role ``member``); everything else must match to share one stacked step.
+MEMBER_FIELDS = nested_fields(fields_with("member"))
 
 
 def stack_key(cfg: RunConfig) -> str:
