@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -22,11 +23,9 @@ def plot_run(run_dir: Path) -> list[Path]:
     kind = cfg.get("task", {}).get("kind", "anchor")
     fig = _mixture_figure(rows) if kind == "mixture" else _anchor_figure(rows, summary)
     model, init = cfg.get("model", {}), cfg.get("init", {})
-    fig.suptitle(
-        f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
-        f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}",
-        fontsize=9,
-    )
+    title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
+             f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")
+    fig.suptitle("\n".join(textwrap.wrap(title, 140)), fontsize=8)
     return save_figure(fig, run_dir / "figures" / "run")
 
 
@@ -52,33 +51,54 @@ def _mixture_figure(rows: list[tuple]) -> plt.Figure:
     return fig
 
 
+NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys", "inferential": "inferential",
+         "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
+
+
 def _anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
+    """Training loss; accuracies over training (seen pairs, and each held-out pair on its train keys against
+    each of its targets); and, per held-out pair, the final share of each (prediction − inferential) offset."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
-    for epoch, _, split, metric, value in rows:
-        if split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
-            name = metric if split == "pooled" else f"{split.split('/')[1]} {metric.removeprefix('acc_')}"
+    losses: tuple[list[int], list[float]] = ([], [])
+    for epoch, _, split, metric, value in sorted(rows):
+        if split == "train" and metric == "loss":
+            losses[0].append(epoch)
+            losses[1].append(value)
+        elif split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
+            kind = metric.removeprefix("acc_")
+            name = NAMES.get(metric, metric) if split == "pooled" else f"({split.split('/')[1].replace('-', ',')}) " \
+                f"{NAMES.get(kind, kind)}"
             xs, ys = curves.setdefault(name, ([], []))
             xs.append(epoch)
             ys.append(value)
     hists = {k: v for k, v in summary.get("histograms", {}).items() if k.endswith("/train_keys")}
-    fig, axes = plt.subplots(1, 1 + len(hists), figsize=(6 + 5 * len(hists), 4), squeeze=False)
-    ax = axes[0, 0]
+    fig, axes = plt.subplots(1, 2 + len(hists), figsize=(10 + 5 * len(hists), 4.2), squeeze=False,
+                             constrained_layout=True)
+    ax_loss, ax = axes[0, 0], axes[0, 1]
+    ax_loss.plot(*losses, color="black")
+    ax_loss.set(xlabel="epoch", ylabel="mean training loss", yscale="log", title="training loss")
     for name, (xs, ys) in sorted(curves.items()):
-        style = "--" if name in ("train_acc", "seen_test_acc") else "-"
-        ax.plot(xs, ys, style, label=name.replace("_", " "))
+        style = "--" if not name.startswith("(") else "-"
+        ax.plot(xs, ys, style, marker=".", label=name)
     escape = summary.get("escape") or {}
     for key, style in (("at50", ":"), ("at90", "-.")):
         if (point := escape.get(key)) is None:
             continue
         lr_sum = "" if point["lr_sum"] is None else f", Σlr {point['lr_sum']:.3g}"
         ax.axvline(point["epoch"], color="gray", linestyle=style, linewidth=1,
-                   label=f"seen-pair ≥ {point['level']} (epoch {point['epoch']}{lr_sum})")
-    ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs on train keys)")
-    ax.legend(fontsize=8)
+                   label=f"seen pairs ≥ {point['level']} (epoch {point['epoch']}{lr_sum})")
+    ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs: train keys)")
+    ax.legend(fontsize=7)
     bins = histogram_bins()
-    for ax, (name, counts) in zip(axes[0, 1:], sorted(hists.items()), strict=False):
-        ax.bar(range(len(counts)), counts, color="tab:gray")
+    for ax, (name, counts) in zip(axes[0, 2:], sorted(hists.items()), strict=False):
+        total = sum(counts) or 1
+        colours = ["tab:green" if b == "0" else "tab:orange" if b == "4" else "tab:gray" for b in bins]
+        ax.bar(range(len(counts)), [c / total for c in counts], color=colours)
         ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
         ax.set_xticks(ticks, [bins[i] for i in ticks])
-        ax.set(xlabel="prediction − inferential target", ylabel="count", title=f"{name.split('/')[1]} offsets")
+        pair = name.split("/")[1].replace("-", ",")
+        ax.set(xlabel="prediction − inferential target", ylabel="share of sequences", ylim=(0, 1),
+               title=f"({pair}) answers at the end")
+        ax.text(bins.index("0"), 1.0, "inferential", color="tab:green", ha="center", va="top", fontsize=7)
+        ax.text(bins.index("4"), 0.93, "symmetric", color="tab:orange", ha="left", va="top", fontsize=7)
     return fig
