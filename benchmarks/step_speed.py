@@ -4,6 +4,7 @@ otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul pea
     .venv-bench/bin/python benchmarks/step_speed.py [--shape paper|cpu|both] [--repeats 5] [--steps 3]
                                                     [--compile] [--json out.json]
     .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
+    .venv/bin/python benchmarks/step_speed.py --denormal-gemm --threads 1
 
 (`.venv-bench`: `python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[bench]"`.) Models, each with the
 same initialization (reasonlab's γ rule, γ 0.5), the same batch of 9-token sequences and the same last-token loss:
@@ -291,6 +292,24 @@ def print_late(result: dict, threads: int) -> None:
         print(f"| {name} | {n:,} |")
 
 
+def denormal_gemm(repeats: int) -> dict[str, float]:
+    """Median seconds of one float32 GEMM at the paper step's largest shape (2048×400 by 400×1200) on normal
+    inputs, on denormal inputs, and on denormal inputs with flush-to-zero: why the trainer turns it on."""
+    a, b = torch.randn(2048, 400), torch.randn(400, 1200)
+    tiny = a * 1e-39  # every entry denormal (below 1.2e-38)
+    out = {}
+    for name, x, flush in (("normal", a, False), ("denormal", tiny, False), ("denormal, flush-to-zero", tiny, True)):
+        torch.set_flush_denormal(flush)
+        times = []
+        for _ in range(max(repeats, 3)):
+            start = time.perf_counter()
+            x @ b
+            times.append(time.perf_counter() - start)
+        out[name] = statistics.median(times)
+    torch.set_flush_denormal(False)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", choices=["paper", "cpu", "both"], default="both")
@@ -300,8 +319,13 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="also time reasonlab under torch.compile")
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
+    ap.add_argument("--denormal-gemm", action="store_true", help="time one GEMM on normal and denormal inputs")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.denormal_gemm:
+        for name, seconds in denormal_gemm(args.repeats).items():
+            print(f"| {name} | {seconds:.4f} s |")
+        return
     if args.from_run:
         result = measure_late(args.from_run, args.steps, args.repeats)
         print_late(result, args.threads)
