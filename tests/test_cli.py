@@ -169,8 +169,9 @@ def _main(monkeypatch, capsys, *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial", "csv-dir-missing"])
-def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, capsys, case: str) -> None:
+def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, capsys, request, case: str) -> None:
     import os
+    import subprocess
 
     from reasonlab.config import load_yaml, resolve
 
@@ -179,10 +180,13 @@ def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, ca
     if case == "out-is-a-file":
         out.write_text("not a directory")
     elif case == "read-only":
-        if os.geteuid() == 0:
-            pytest.skip("root writes through read-only permissions")
         out.mkdir()
-        out.chmod(0o500)
+        if os.geteuid() != 0:
+            out.chmod(0o500)
+        elif subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(out)],
+                            capture_output=True).returncode != 0:
+            pytest.skip("root writes through read-only permissions, and no read-only mount could be made")
+        request.addfinalizer(lambda: subprocess.run(["umount", str(out)], capture_output=True))
     elif case == "dangling-partial":
         run_id = resolve(load_yaml(tiny_yaml)).run_id()
         (out / "adhoc").mkdir(parents=True)
@@ -256,3 +260,38 @@ def test_version_pair_formats_and_choices(tmp_path: Path) -> None:
     assert bad_at.exit_code == 2 and "--at: 'best' is not final or t_star" in bad_at.output
     bad_pair = runner.invoke(app, ["phase", str(tmp_path), "--pair", "4x3"])
     assert bad_pair.exit_code == 2 and "--pair" in bad_pair.output
+
+
+def test_a_file_size_limit_is_one_line_and_keeps_the_run(tiny_yaml: Path, tmp_path: Path, monkeypatch) -> None:
+    """EFBIG (ulimit -f) at a checkpoint write is one line, like a full disk; the rerun resumes and finishes."""
+    import errno
+
+    import reasonlab.store as store
+
+    real_fsync, calls = store.os.fsync, []
+
+    def limited(fd):
+        calls.append(fd)
+        if len(calls) == 5:
+            raise OSError(errno.EFBIG, "File too large")
+        real_fsync(fd)
+
+    monkeypatch.setattr(store.os, "fsync", limited)
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"])
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "file too large" in lines[0], result.output
+    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0
+    assert len(finished_runs(out / "adhoc")) == 1
+
+
+def test_a_truncated_checkpoint_is_one_line_in_analyze(tiny_yaml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0
+    (run_dir,) = finished_runs(out / "adhoc")
+    last = max(run_dir.glob("checkpoints/step-*.safetensors"), key=lambda p: int(p.stem.split("-")[1]))
+    last.write_bytes(last.read_bytes()[:100])
+    result = runner.invoke(app, ["analyze", str(run_dir), "--probe", "spectra"])
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and last.name in lines[0], result.output
