@@ -391,23 +391,21 @@ def test_key_position_at_limit_is_fine():
     assert cfg.positions() == [6]
 
 
-def test_vocab_too_small_for_targets_fails_at_build():
-    # items end at 99 < 105, but targets reach 99 + 10 = 109
-    task = AnchorTask(tiny_task(vocab_size=105))
-    with pytest.raises(ConfigError, match="vocab_size"):
-        task.build(seed=0)
+def test_vocab_too_small_for_targets_is_refused_by_the_config():
+    # items end at 99 < 105, but targets reach 99 + 10 = 109: refused before any data is built
+    with pytest.raises(ValidationError, match="vocab_size: targets span"):
+        tiny_task(vocab_size=105)
 
 
-def test_vocab_too_small_for_items_fails_at_build():
-    with pytest.raises(ConfigError, match="vocab_size"):
-        AnchorTask(tiny_task(vocab_size=90)).build(seed=0)
+def test_vocab_too_small_for_items_is_refused_by_the_config():
+    with pytest.raises(ValidationError, match="vocab_size: 90 must exceed"):
+        tiny_task(vocab_size=90)
 
 
-def test_targets_below_one_fail_at_build():
-    # 20 - 8 - 8 = 4 is legal; a shift of -25 pushes (4,4)-style targets below 1
-    cfg = tiny_task(shifts={1: 5, 2: 1, 3: -2, 4: -12})
-    with pytest.raises(ConfigError, match="vocab_size"):
-        AnchorTask(cfg).build(seed=0)
+def test_targets_below_one_are_refused_by_the_config():
+    # 20 - 12 - 12 = -4: the (4,4) targets fall below the first token
+    with pytest.raises(ValidationError, match="vocab_size: targets span -4"):
+        tiny_task(shifts={1: 5, 2: 1, 3: -2, 4: -12})
 
 
 def test_every_pair_held_out_fails_at_build():
