@@ -434,7 +434,8 @@ def reproduce(
     if experiment not in experiments:
         _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
     study = experiments[experiment]
-    profile = profile or ("cpu" if "cpu" in study.GRIDS else next(iter(study.GRIDS)))
+    if profile is None:
+        profile = "cpu" if "cpu" in study.GRIDS else next(iter(study.GRIDS))
     if profile not in study.GRIDS:
         _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.GRIDS)}")
     try:
