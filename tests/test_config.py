@@ -260,3 +260,15 @@ def test_gamma_with_the_gpt_scheme_is_refused():
 
     with pytest.raises(ConfigError, match="^init.gamma: init.scheme gpt does not use"):
         resolve(raw_config(None, "gpu", ["init.gamma=0.8"], "modular"))
+
+
+def test_an_unknown_field_suggests_the_closest_one():
+    from reasonlab.config import ConfigError, raw_config, resolve
+
+    for override, suggestion in (("init.gama=0.7", "did you mean init.gamma?"),
+                                 ("task.n_train_per_pai=5", "did you mean task.n_train_per_pair?"),
+                                 ("seed2=1", "did you mean seed?")):
+        with pytest.raises(ConfigError, match=suggestion.replace("?", r"\?")):
+            resolve(raw_config(None, "cpu", [override]))
+    with pytest.raises(ConfigError, match=r"task.zzz: unknown field \(check the spelling"):
+        resolve(raw_config(None, "cpu", ["task.zzz=1"]))

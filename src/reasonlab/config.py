@@ -7,8 +7,10 @@ written and the resolved config fully describes (and hashes to) a run.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
+import typing
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -467,8 +469,27 @@ def validation_message(err: ValidationError) -> str:
         ctx = e.get("ctx", {})
         return f"{loc}.kind: {ctx.get('tag')!r} is unknown; choose one of {ctx.get('expected_tags')}"
     if e["type"] == "extra_forbidden":
-        return f"{loc}: unknown field (check the spelling; see docs for the fields)"
+        close = difflib.get_close_matches(str(e["loc"][-1]), _sibling_fields(e["loc"]), n=1)
+        hint = f"did you mean {loc.rsplit('.', 1)[0] + '.' if '.' in loc else ''}{close[0]}?" if close else \
+            "check the spelling; see docs for the fields"
+        return f"{loc}: unknown field ({hint})"
     return f"{loc}: {msg}"
+
+
+def _sibling_fields(loc: tuple) -> list[str]:
+    """The field names beside the last element of a validation error's location (for did-you-mean)."""
+    model: Any = RunConfig
+    for part in loc[:-1]:
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            annotation = model.model_fields[part].annotation
+            members = [a for a in typing.get_args(annotation) if isinstance(a, type)] or [annotation]
+            model = members[0] if len(members) == 1 else {m.model_fields["kind"].default: m for m in members
+                                                          if issubclass(m, BaseModel) and "kind" in m.model_fields}
+        elif isinstance(model, dict):  # a union: the location names the member by its kind
+            model = model.get(part)
+        else:
+            return []
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
 
 
 class _Loader(yaml.SafeLoader):
