@@ -438,7 +438,7 @@ class RunConfig(StrictModel):
         Not hashed: the fields whose role is ``execution`` (the profile label, threads, the checkpoint cadence),
         so that any executor, with any split of cores, finds and resumes the same run.
         """
-        data = self.model_dump(mode="json", exclude=nested_fields(fields_with("execution")))
+        data = self.model_dump(mode="json", exclude=_UNHASHED)
         for (section, name), default in LATE_FIELDS.items():
             if data.get(section, {}).get(name, default) == default:
                 data.get(section, {}).pop(name, None)
@@ -602,6 +602,7 @@ def nested_fields(dotted: frozenset[str]) -> dict[str, Any]:
 
 # Dotted fields that say how a run executes, not what it computes.
 EXECUTION_FIELDS = fields_with("execution")
+_UNHASHED = nested_fields(EXECUTION_FIELDS)  # run_id's exclusions, derived once (run ids are computed often)
 
 
 def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -7,7 +7,6 @@ uninterrupted run would have done.
 
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 import time
@@ -33,6 +32,7 @@ from reasonlab.store import (
     atomic_write_text,
     finish_run,
     git_revision,
+    read_json,
     read_metrics,
     read_summary,
     remove_temps,
@@ -272,8 +272,8 @@ class Trainer:
         self.best_select = float("-inf")
         if (ckpt / "best.json").is_file():
             try:
-                self.best_select = json.loads((ckpt / "best.json").read_text())["value"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+                self.best_select = read_json(ckpt / "best.json")["value"]
+            except (ConfigError, KeyError, TypeError):
                 self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
