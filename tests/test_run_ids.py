@@ -1,0 +1,52 @@
+"""Run ids name directories in users' stores and runs cited in the docs: a refactor must not move them.
+
+``data/run_ids.json`` records, before any refactor, the run id of every shipped profile (resolved with its
+default seed) and, per study grid, the number of runs and a digest of their sorted ids. Regenerate it only
+for a deliberate change of a run's identity, and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from reasonlab.config import raw_config, resolve
+from reasonlab.sweep.grid import sweep_configs
+
+RECORDED = json.loads((Path(__file__).parent / "data" / "run_ids.json").read_text())
+
+
+def shipped_profiles() -> list[str]:
+    folder = resources.files("reasonlab") / "profiles"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def test_every_shipped_profile_is_recorded():
+    assert shipped_profiles() == sorted(RECORDED["profiles"])
+
+
+@pytest.mark.parametrize("stem", sorted(RECORDED["profiles"]))
+def test_shipped_profile_keeps_its_run_id(stem):
+    study, profile = stem.split("-", 1)
+    assert resolve(raw_config(None, profile, [], study)).run_id() == RECORDED["profiles"][stem]
+
+
+def study_specs():
+    from reasonlab.studies import anchor_complexity, anchor_lr_wd, anchor_phase, benchmarks, modular_phase
+
+    studies = {"anchor-phase": anchor_phase, "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
+               "modular-phase": modular_phase, **benchmarks.STUDIES}
+    return {f"{name}/{p}": study.spec_for(p) for name, study in studies.items() for p in study.GRIDS}
+
+
+def test_study_grids_keep_their_run_ids():
+    specs = study_specs()
+    assert sorted(specs) == sorted(RECORDED["study_grids"])
+    for key, spec in specs.items():
+        ids = sorted(c.run_id() for c in sweep_configs(spec)[0])
+        digest = hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]
+        assert {"runs": len(ids), "sha256": digest} == RECORDED["study_grids"][key], key
