@@ -238,7 +238,7 @@ def measure_late(run_dir: str, steps: int, repeats: int) -> dict:
 
     from reasonlab.config import load_yaml, resolve
     from reasonlab.tasks.anchor import subseed
-    from reasonlab.train.checkpoint import complete_steps
+    from reasonlab.checkpoint import complete_steps
     from reasonlab.train.loop import Trainer, epoch_order
     from reasonlab.train.schedule import lr_at
 

@@ -10,7 +10,8 @@ import pytest
 from conftest import tiny_run_dict
 from test_sweep import _row
 
-from reasonlab.config import ConfigError, resolve
+from reasonlab.config import resolve
+from reasonlab.errors import UserError
 from reasonlab.evaluate.phase import phase_cells
 from reasonlab.plots.phase import plot_phase
 from reasonlab.store import read_metrics
@@ -101,7 +102,7 @@ def uninterrupted(tmp_path_factory):
 
 @pytest.mark.parametrize("damage", ["truncate-weights", "flip-optimizer", "marker", "metrics"])
 def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupted, tmp_path, monkeypatch):
-    from reasonlab.train.checkpoint import complete_steps
+    from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
     partial = _interrupted(cfg, tmp_path, monkeypatch)
@@ -129,7 +130,7 @@ def test_a_checkpoint_not_of_this_run_is_skipped(foreign, uninterrupted, tmp_pat
     reported in one line and skipped; a file that merely looks like a marker is ignored."""
     import shutil
 
-    from reasonlab.train.checkpoint import complete_steps
+    from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
     partial = _interrupted(cfg, tmp_path, monkeypatch)
@@ -179,7 +180,7 @@ def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path):
     cfg = resolve(tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1}))
     run_dir, _ = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
     (run_dir / "summary.json").write_text('{"label": "sym')
-    with pytest.raises(ConfigError, match=f"{run_dir / 'summary.json'}: damaged run summary at line 1"):
+    with pytest.raises(UserError, match=f"{run_dir / 'summary.json'}: damaged run summary at line 1"):
         train_run(cfg, tmp_path, progress=False, log=lambda _: None)
 
 
@@ -192,8 +193,8 @@ def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_pa
     from typer.testing import CliRunner
 
     from reasonlab import store
+    from reasonlab.checkpoint import complete_steps
     from reasonlab.cli import app
-    from reasonlab.train.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
     real_fsync, writes = os.fsync, {"n": 0}
@@ -234,7 +235,7 @@ def test_a_pickle_with_a_payload_is_refused_and_never_run(uninterrupted, tmp_pat
     import io
     import pickle
 
-    from reasonlab.train.checkpoint import complete_steps
+    from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
     partial = _interrupted(cfg, tmp_path, monkeypatch)
@@ -257,7 +258,7 @@ def test_a_pickle_with_a_payload_is_refused_and_never_run(uninterrupted, tmp_pat
 def test_weights_load_only_from_safetensors(tmp_path):
     import pickle
 
-    from reasonlab.train.checkpoint import load_weights
+    from reasonlab.checkpoint import load_weights
     from reasonlab.train.loop import build_model, build_task
 
     cfg = resolve(tiny_run_dict())
@@ -297,11 +298,11 @@ ONE_LINE = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 def _one_line_config_error(fn) -> None:
-    from reasonlab.config import ConfigError
+    from reasonlab.errors import UserError
 
     try:
         fn()
-    except ConfigError as e:
+    except UserError as e:
         assert "\n" not in str(e) and str(e).strip()
 
 
@@ -325,12 +326,12 @@ def test_grid_axes_parse_or_fail_in_one_line(text):
 @ONE_LINE
 @given(st.text(max_size=30))
 def test_store_names_stay_inside_the_store(name):
-    from reasonlab.config import ConfigError
+    from reasonlab.errors import UserError
     from reasonlab.store import check_name
 
     try:
         check_name(name, "sweep name")
-    except ConfigError as e:
+    except UserError as e:
         assert "\n" not in str(e)
         return
     assert "/" not in name and "\\" not in name and ".." not in name and not name.startswith((".", "-"))
@@ -339,13 +340,13 @@ def test_store_names_stay_inside_the_store(name):
 @ONE_LINE
 @given(st.text(max_size=80))
 def test_data_lines_parse_or_name_file_and_line(line):
-    from reasonlab.config import ConfigError
+    from reasonlab.errors import UserError
     from reasonlab.tasks.text import cogs, scan
 
     for parse in (scan.parse_line, cogs.parse_line):
         try:
             parse(line, "data.txt:7")
-        except ConfigError as e:
+        except UserError as e:
             assert str(e).startswith("data.txt:7: ") and "\n" not in str(e)
 
 
@@ -415,7 +416,7 @@ def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, 
         result = _cli(*args)
         lines = [x for x in result.output.splitlines() if x.strip()]
         assert result.exit_code == 2 and len(lines) == 1 and "summary.json" in result.output, (args, result.output)
-    with pytest.raises(ConfigError, match="summary.json"):
+    with pytest.raises(UserError, match="summary.json"):
         run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)
     assert _cli("show", store / "s" / cfgs[1].run_id()).exit_code == 0  # the rest of the store still reads
     assert all(p.read_bytes() == b for p, b in untouched.items() if p.name != "results.parquet")
@@ -479,5 +480,5 @@ def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_fact
     reader = {"summary.json": read_summary, "metrics.parquet": read_metrics, "analysis.json": read_json}[kind]
     try:
         reader(path)
-    except ConfigError as e:
+    except UserError as e:
         assert "\n" not in str(e) and str(path) in str(e)

@@ -10,10 +10,10 @@ import torch
 from conftest import tiny_run
 from safetensors.torch import load_file
 
+from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
 from reasonlab.config import ConfigError, TrainConfig
 from reasonlab.store import read_metrics
 from reasonlab.train import loop
-from reasonlab.train.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
 from reasonlab.train.loop import Trainer, build_model, build_task, train_run
 from reasonlab.train.schedule import lr_at
 

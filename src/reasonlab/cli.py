@@ -1,4 +1,5 @@
-"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze | report``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | analyze |
+report``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
+from reasonlab.errors import UserError
 from reasonlab.studies import anchor
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -51,7 +53,7 @@ def _fail(message: str) -> None:
 def _resolved(config: Path | None, profile: str | None, overrides: list[str], study: str) -> RunConfig:
     try:
         return resolve(raw_config(config, profile, overrides, study))
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     raise AssertionError  # unreachable
 
@@ -99,7 +101,7 @@ def train(
         mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per epoch
         run_dir, summary = train_run(cfg, root, progress=mode, log=_line)
         plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     _print_summary(run_dir, summary)
 
@@ -111,7 +113,7 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run directory"
 
     try:
         summary, _ = load_run(run_dir)
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     _print_summary(run_dir, summary)
 
@@ -126,7 +128,7 @@ def demo(
     """The anchor study in small: depth 2 at a large and a small initialization, classified and plotted."""
     try:
         anchor.demo(out, seed, workers, console, overrides or [])
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
 
 
@@ -195,7 +197,7 @@ def sweep(
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                       f"{executor.workers} workers × {executor.threads} threads")
         report = run_sweep(sweep_name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     _print_results(report.sweep_dir, None, show_all=False)
     for o in report.failed:
@@ -220,7 +222,7 @@ def results(
     """Print a sweep's results table, or the result of SQL over all runs' tables and metrics."""
     try:
         _print_results(target, sql, show_all, csv)
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
 
 
@@ -250,10 +252,10 @@ def _cell(value: object) -> str:
 @app.command()
 def phase(
     sweep_dir: Annotated[Path, typer.Argument(help="a finished (or partly finished) sweep directory")],
-    x: Annotated[str | None, typer.Option(help="column on the x axis (default: init.gamma; task.n_tasks for "
-                                                "modular sweeps)")] = None,
-    y: Annotated[str | None, typer.Option(help="column on the y axis (default: model.depth; task.alpha for "
-                                                "modular sweeps)")] = None,
+    x: Annotated[str | None, typer.Option(help="column on the x axis (default: the task kind's; init.gamma, "
+                                                "task.n_tasks for modular sweeps)")] = None,
+    y: Annotated[str | None, typer.Option(help="column on the y axis (default: the task kind's; model.depth, "
+                                                "task.alpha for modular sweeps)")] = None,
     pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works)")] = "4-3",
     at: Annotated[str, typer.Option(help="modular sweeps: final (the final evaluation) or t_star (early "
                                          "stopping)")] = "final",
@@ -262,46 +264,32 @@ def phase(
     over_epochs: Annotated[bool, typer.Option("--over-epochs", help="anchor sweeps: each run's held-out "
                                               "accuracies as their max over evaluated epochs, not the final "
                                               "epoch's")] = False,
+    value: Annotated[str | None, typer.Option(help="tasks without their own phase rule: the results column "
+                                                    "shown per cell (default: the first final.* column)")] = None,
 ) -> None:
-    """Draw the phase diagram of any sweep. Anchor: best over learning rates, mean over seeds, shadow if not
-    fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four phases."""
-    from reasonlab.evaluate.modular import modular_cells
-    from reasonlab.evaluate.phase import phase_cells, protocol_text
-    from reasonlab.plots.phase import plot_modular_phase, plot_phase
+    """Draw the phase diagram of any sweep, by its task kind's rule. Anchor: best over learning rates, mean over
+    seeds, shadow if not fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four
+    phases. Other kinds: a results column's mean and the most common label per cell."""
+    from reasonlab.registry import task_kind
     from reasonlab.sweep.results import read_results
 
     if at not in ("final", "t_star"):
         _fail(f"--at: {at!r} is not final or t_star")
     a, b = _int_pair(pair, "--pair") or (4, 3)
-    pair = f"{a}-{b}"
     try:
         rows = _where(read_results(sweep_dir), where or [])
-        modular = bool(rows) and rows[0].get("task.kind") == "modular"
-        x, y = x or ("task.n_tasks" if modular else "init.gamma"), y or ("task.alpha" if modular else "model.depth")
-        cells = (modular_cells(rows, x, y, at) if modular
-                 else phase_cells(rows, pair, x, y, over_epochs=over_epochs))
-    except ConfigError as e:
+        rule = task_kind(str(rows[0].get("task.kind", "anchor")) if rows else "anchor").get("phase")
+        x, y = x or rule.axes[0], y or rule.axes[1]
+        profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
+        options = dict(pair=f"{a}-{b}", at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
+        selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
+        caption = f" Runs with {', '.join(where)}." if where else ""
+        paths, lines = rule.draw(rows, sweep_dir / "figures" / f"{rule.name(options)}{selected}", x, y, options,
+                                 caption)
+    except UserError as e:
         _fail(str(e))
-    profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
-    selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
-    caption = f" Runs with {', '.join(where)}." if where else ""
-    if modular:
-        paths = plot_modular_phase(cells, sweep_dir / "figures" / f"phase-{at}{selected}", f"Profile: {profiles}. "
-                                   f"Last-shot accuracy at {at}, mean over seeds; thresholds 0.9 (fit), 0.8 (✓)."
-                                   + caption, x, y)
-        for c in cells:
-            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label}{' (atypical)' if c.atypical else ''} "
-                          + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()), highlight=False)
-    else:
-        name = f"phase{'-over-epochs' if over_epochs else ''}{selected}"
-        paths = plot_phase(cells, sweep_dir / "figures" / name, f"Profile: {profiles}. "
-                           f"{protocol_text(over_epochs)}" + caption, pair, x, y)
-        for c in cells:
-            spread = "" if c.inferential_range is None or c.n_seeds < 2 else \
-                f" [{c.inferential_range[0]:.3f}–{c.inferential_range[1]:.3f}]"
-            console.print(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}{spread}, symmetric "
-                          f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f}; "
-                          f"{c.n_seeds} seeds)", highlight=False)
+    for line in lines:
+        console.print(line, highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
 
 
@@ -368,7 +356,7 @@ def analyze(
     try:
         with flush_denormals():
             results = _analyze(run_dir, probe or [], checkpoint, options, over_time)
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     for name, numbers in results.items():
         console.print(f"[bold]{name}[/]: {numbers['headline']}")
@@ -395,7 +383,7 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 
     try:
         path = write_report(target)
-    except ConfigError as e:
+    except UserError as e:
         _fail(str(e))
     console.print(f"report: {path}")
 
@@ -403,8 +391,8 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 @app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
-        help="anchor-phase, anchor-trajectory, anchor-complexity, anchor-lr-wd, reasoning-bias, prontoqa-tinystories, "
-        "modular-phase, scan, cogs, addition or prontoqa")],
+        help="a study (`reasonlab studies` lists them): anchor-phase, anchor-trajectory, anchor-complexity, "
+        "anchor-lr-wd, reasoning-bias, prontoqa-tinystories, modular-phase, scan, cogs, addition, prontoqa, ...")],
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="cpu (reduced; the default where the "
                                                 "experiment has it), gpu (modular-phase and the benchmarks: one GPU) "
                                                 "or paper (anchor-trajectory: this CPU, hours)")] = None,
@@ -416,32 +404,33 @@ def reproduce(
     overrides: Overrides = None,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
-    from reasonlab.studies import (
-        anchor_complexity,
-        anchor_lr_wd,
-        anchor_phase,
-        anchor_trajectory,
-        benchmarks,
-        modular_phase,
-        prontoqa_tinystories,
-        reasoning_bias,
-    )
+    from reasonlab.registry import studies
 
-    experiments = {"anchor-phase": anchor_phase, "anchor-trajectory": anchor_trajectory,
-                   "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
-                   "reasoning-bias": reasoning_bias, "prontoqa-tinystories": prontoqa_tinystories,
-                   "modular-phase": modular_phase, **benchmarks.STUDIES}
-    if experiment not in experiments:
-        _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(experiments)}")
-    study = experiments[experiment]
-    if profile is None:
-        profile = "cpu" if "cpu" in study.GRIDS else next(iter(study.GRIDS))
-    if profile not in study.GRIDS:
-        _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.GRIDS)}")
+    known = studies()
+    if experiment not in known:
+        _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(known)}")
+    study = known[experiment]
+    profile = profile if profile is not None else study.default_arm()
+    if profile not in study.arms():
+        _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.arms())}")
     try:
-        study.reproduce(profile, out, _executor_factory(backend, workers, threads, ensemble), console, overrides or [])
-    except ConfigError as e:
+        study.get("reproduce")(profile, out, _executor_factory(backend, workers, threads, ensemble), console,
+                               overrides or [])
+    except UserError as e:
         _fail(str(e))
+
+
+@app.command("studies")
+def list_studies() -> None:
+    """The studies `reproduce` runs (built in and registered): their arms, figures and what each shows."""
+    from reasonlab.registry import studies
+
+    table = Table(title="studies", title_justify="left")
+    for col in ("study", "arms (--profile)", "figures", "what"):
+        table.add_column(col, overflow="fold")
+    for name, study in studies().items():
+        table.add_row(name, ", ".join(study.arms()), ", ".join(study.figures) or "—", study.what)
+    console.print(table)
 
 
 def _escape_text(e: dict) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reasonlab.config import ConfigError
+from reasonlab.errors import StoreError
 
 PARTIAL = ".partial"
 RUN_ID = re.compile(r"[0-9a-f]{12}")  # RunConfig.run_id()
@@ -60,9 +60,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             why = "file too large for the limit in force (ulimit -f)" if e.errno == errno.EFBIG else \
                 "no space left on the device"
-            raise ConfigError(f"{path}: {why}; free some space or raise the limit and rerun (finished runs "
+            raise StoreError(f"{path}: {why}; free some space or raise the limit and rerun (finished runs "
                               "are kept and an unfinished one resumes from its last checkpoint)") from None
-        raise ConfigError(f"{path}: cannot write ({e.strerror}); check the path and its permissions") from None
+        raise StoreError(f"{path}: cannot write ({e.strerror}); check the path and its permissions") from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -120,10 +120,10 @@ def read_json(path: Path, what: str = "JSON file") -> Any:
     try:
         return json.loads(Path(path).read_bytes().decode("utf-8"), parse_constant=_no_constant)
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
         where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
-        raise ConfigError(f"{path}: damaged {what}{where}; it was not written by reasonlab as it is now") from None
+        raise StoreError(f"{path}: damaged {what}{where}; it was not written by reasonlab as it is now") from None
 
 
 def _no_constant(name: str) -> None:
@@ -137,7 +137,7 @@ def read_summary(path: Path) -> dict:
     """A run's ``summary.json``, checked for the fields every reader relies on."""
     summary = read_json(path, "run summary")
     if not isinstance(summary, dict) or any(not isinstance(summary.get(k), t) for k, t in SUMMARY_KEYS.items()):
-        raise ConfigError(f"{path}: not a run summary (needs {', '.join(SUMMARY_KEYS)}); delete its run directory "
+        raise StoreError(f"{path}: not a run summary (needs {', '.join(SUMMARY_KEYS)}); delete its run directory "
                           "and rerun it")
     return summary
 
@@ -157,13 +157,13 @@ def read_metrics(path: Path) -> list[tuple]:
         table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
         return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
     except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
-        raise ConfigError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
 
 
 def check_name(name: str, what: str) -> str:
     """Store names are plain words: no path separators, no '..', nothing that could leave the store."""
     if not _SAFE_NAME.fullmatch(name) or ".." in name:
-        raise ConfigError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
+        raise StoreError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
     return name
 
 
@@ -235,6 +235,6 @@ def load_run(run_dir: Path) -> tuple[dict, dict]:
     summary_path = run_dir / "summary.json"
     if not summary_path.is_file():
         hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
-        raise ConfigError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
+        raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
     summary = read_summary(summary_path)
     return summary, summary["config"]

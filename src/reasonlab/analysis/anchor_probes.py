@@ -13,7 +13,7 @@ from torch import Tensor
 
 from reasonlab.analysis import anchor as an
 from reasonlab.analysis.geometry import cosine_matrix, pca
-from reasonlab.analysis.probes import Loaded, save
+from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError
 from reasonlab.plots import anchor as plots
 from reasonlab.tasks.anchor import AnchorTask

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from reasonlab.analysis import modular as mod
-from reasonlab.analysis.probes import Loaded, save
+from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError
 from reasonlab.plots import modular as plots
 

@@ -2,87 +2,23 @@
 
 A probe writes ``RUN_DIR/analysis/<checkpoint>/<probe>.json`` (its numbers), ``.npz`` (its arrays) and its
 figures (PNG + SVG), each by atomic rename, and returns the numbers. The probes of each task kind live in
-``anchor_probes`` and ``modular_probes``; this module loads runs, saves results and dispatches by name.
+the modules their task kind's registry entry names (``anchor_probes``, ``modular_probes``); this module looks
+them up and runs them by name; runs are loaded by ``analysis.loading``.
 """
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
-import numpy as np
 import torch
 
-from reasonlab.config import ConfigError, RunConfig, resolve
-from reasonlab.models.transformer import Transformer
-from reasonlab.store import atomic_write_bytes, load_run, write_json
-from reasonlab.tasks.anchor import AnchorTask
+from reasonlab.analysis.loading import Loaded, load_trained, save  # noqa: F401 - save: the probes' helper
+from reasonlab.build import build_task, make_task
+from reasonlab.checkpoint import complete_steps
+from reasonlab.config import ConfigError, resolve
+from reasonlab.registry import task_kinds
+from reasonlab.store import load_run, write_json
 from reasonlab.tasks.base import TaskData
-from reasonlab.tasks.modular import ModularTask
-from reasonlab.train.checkpoint import complete_steps, load_weights
-from reasonlab.train.loop import build_model, build_task
-
-
-@dataclass
-class Loaded:
-    """A run's config, task data and model at one checkpoint, plus where its probe outputs go."""
-
-    cfg: RunConfig
-    model: Transformer
-    data: TaskData  # the run's evaluation sets, rebuilt from its config
-    out: Path
-    checkpoint: str
-    options: dict = field(default_factory=dict)
-    task: AnchorTask | ModularTask | None = None  # the task's law (its functions and pair/task lists)
-
-
-def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None = None
-                 ) -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
-    """The model (and task data, built unless given) of a finished run at ``final`` (last step), ``best``
-    (early-stopping pick) or a saved step."""
-    _, raw = load_run(run_dir)
-    cfg = resolve(raw)
-    ckpt = Path(run_dir) / "checkpoints"
-    steps = complete_steps(ckpt)
-    if checkpoint == "best":
-        path, name = ckpt / "best.safetensors", "best"
-    elif checkpoint == "final":
-        if not steps:
-            raise ConfigError(f"{ckpt}: no complete checkpoint")
-        path, name = ckpt / f"step-{steps[-1]}.safetensors", "final"
-    elif checkpoint.isdigit() and int(checkpoint) in steps:
-        path, name = ckpt / f"step-{checkpoint}.safetensors", f"step-{checkpoint}"
-    else:
-        raise ConfigError(f"--checkpoint: {checkpoint!r} is not final, best or a saved step "
-                          f"({', '.join(map(str, steps)) or 'none'})")
-    if not path.is_file():
-        raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
-    data = data if data is not None else build_task(cfg)
-    model = build_model(cfg, data)
-    try:
-        load_weights(path, model)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    return cfg, model.eval(), data, name
-
-
-def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -> dict:
-    run.out.mkdir(parents=True, exist_ok=True)
-    write_json(run.out / f"{name}.json", numbers)
-    if arrays:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(run.out / f"{name}.npz", buf.getvalue())
-    return numbers
-
-
-def registry() -> dict[str, ModuleType]:
-    """The module of probes per task kind: its ``PROBES`` by name and ``headline(name, numbers)``."""
-    from reasonlab.analysis import anchor_probes, modular_probes
-
-    return {"anchor": anchor_probes, "modular": modular_probes}
 
 
 def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options: dict | None = None,
@@ -90,19 +26,17 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     """Run the named probes (all of the run's kind when empty) and return their numbers by name, each with a
     one-line ``headline`` for the terminal. ``data``: the run's task data when already built."""
     cfg, model, data, name = load_trained(run_dir, checkpoint, data)
-    probes_by_kind = registry()
-    module = probes_by_kind.get(cfg.task.kind)
+    kinds = task_kinds()
+    module = kinds[cfg.task.kind].get("probes")
     known = module.PROBES if module else {}
     if not known:
         raise ConfigError(f"{run_dir}: no probes for task kind {cfg.task.kind!r} yet (probes exist for: "
-                          f"{', '.join(probes_by_kind)})")
+                          f"{', '.join(k for k, entry in kinds.items() if entry.probes is not None)})")
     unknown = [p for p in probes if p not in known]
     if unknown:
         raise ConfigError(f"--probe: unknown probe {unknown[0]!r} for a {cfg.task.kind} run; choose from "
                           f"{', '.join(known)}")
-    laws = {"anchor": AnchorTask, "modular": ModularTask}
-    run = Loaded(cfg, model, data, Path(run_dir) / "analysis" / name, name, options or {},
-                 laws[cfg.task.kind](cfg.task))
+    run = Loaded(cfg, model, data, Path(run_dir) / "analysis" / name, name, options or {}, make_task(cfg))
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):

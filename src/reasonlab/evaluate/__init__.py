@@ -1,23 +1,21 @@
-"""Evaluation: task-independent scoring (``scoring``) and each task's summary of the scores."""
+"""Evaluation: task-independent scoring (``scoring``) and each task's summary of the scores.
+
+What is task-specific (the summary, the best-of-run rule, extra summary fields) is read from the task kind's
+registry entry; nothing here names a task kind.
+"""
 
 from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.scoring import SetScore
+from reasonlab.evaluate.scores import SetScore
+from reasonlab.registry import task_kind
 from reasonlab.tasks.base import EvalSet
 
 
 def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
     """The task's report of one evaluation: ``pooled`` figures (logged), ``figures`` (progress), ``final``,
     ``label``, ``outcome`` and ``histograms`` (the run summary)."""
-    from reasonlab.evaluate.mixture import mixture_summary, text_summary
-    from reasonlab.evaluate.modular import modular_summary
-    from reasonlab.evaluate.outcome import anchor_summary
-    from reasonlab.evaluate.sequence import seq2seq_summary
-
-    summaries = {"anchor": anchor_summary, "mixture": mixture_summary, "text_mixture": text_summary,
-                 "modular": modular_summary, "seq2seq": seq2seq_summary}
-    return summaries[kind](scores, sets, th)
+    return task_kind(kind).get("summarize")(scores, sets, th)
 
 
 def diverged_report(step: int) -> dict:
@@ -28,17 +26,19 @@ def diverged_report(step: int) -> dict:
 
 
 def best_of_run(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
-    """Figures read over a run's whole history: early stopping for in-context modular arithmetic; steps to
-    converge for the real benchmarks; otherwise the max over evaluations of each held-out accuracy (the anchor
-    follow-up code's choice; secondary)."""
-    if kind == "modular":
-        from reasonlab.evaluate.modular import early_stopping
+    """Figures read over a run's whole history, by the task's rule (e.g. early stopping for in-context modular
+    arithmetic, steps to converge for the real benchmarks; by default ``max_heldout``)."""
+    return task_kind(kind).get("best_of_run")(rows, th)
 
-        return early_stopping(rows, th.fit)
-    if kind == "seq2seq":
-        from reasonlab.evaluate.sequence import convergence
 
-        return convergence(rows, th.fit)
+def summary_extras(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
+    """Extra fields of the task's run summary (e.g. the anchor task's escape points), if it has any."""
+    extras = task_kind(kind).get("extras")
+    return extras(rows, th) if extras is not None else {}
+
+
+def max_heldout(rows: list[tuple], th: ThresholdConfig) -> dict[str, float]:
+    """The max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
     best: dict[str, float] = {}
     for _, _, split, metric, value in rows:
         if split.startswith("heldout/"):

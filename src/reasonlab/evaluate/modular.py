@@ -19,7 +19,7 @@ from typing import Any
 
 from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.phase import DIVERGED, check_single_setting
-from reasonlab.evaluate.scoring import SetScore
+from reasonlab.evaluate.scores import SetScore
 from reasonlab.tasks.base import EvalSet
 
 GOOD = 0.8  # τ_good of spec §5
@@ -120,3 +120,8 @@ def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = 
         label = phase_label(last, th.fit, good)
         cells.append(ModularCell(cx, cy, last, label, is_atypical(label, last, good), len(runs), n_div))
     return cells
+
+
+def best_of_run(rows: list[tuple], th: ThresholdConfig) -> dict[str, object]:
+    """The task's best-of-run rule (registry): early stopping at the best o.o.d.-test last-shot accuracy."""
+    return early_stopping(rows, th.fit)

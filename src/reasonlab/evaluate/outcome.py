@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.scoring import SetScore, histogram_bins, pooled
+from reasonlab.evaluate.scores import SetScore, histogram_bins, pooled
 from reasonlab.tasks.base import EvalSet
 
 
@@ -113,3 +113,8 @@ def escape_points(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict | No
         out[key] = {"level": level, "epoch": hit[0], "step": hit[1], "lr_sum": lr_sum.get(hit[1]),
                     "seen_test_acc": figures["pooled", "seen_test_acc"], "heldout": heldout}
     return out
+
+
+def escape_summary(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict]:
+    """The anchor task's extra summary field (registry): its escape points."""
+    return {"escape": escape_points(rows, th)}

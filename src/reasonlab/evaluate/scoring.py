@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from reasonlab.evaluate.scores import HIST_MAX, HIST_MIN, SetScore, histogram_bins, pooled  # noqa: F401 - re-exported
+from reasonlab.evaluate.sequence import score_sequences
 from reasonlab.tasks.base import EvalSet
-
-HIST_MIN, HIST_MAX = -20, 20
-
-
-@dataclass
-class SetScore:
-    n: int
-    correct: dict[str, int]
-    histogram: list[int] | None  # bins: "<-20", -20..20, ">20"
-    loss: float | None = None  # mean cross-entropy against the "designated" target, when the set has one
-    counts: dict[str, int] | None = None  # denominators of kinds not counted over all n (e.g. one shot of n)
-
-    def acc(self, kind: str) -> float:
-        return self.correct[kind] / (self.counts or {}).get(kind, self.n)
 
 
 def offset_histogram(delta: Tensor) -> list[int]:
     """Counts of prediction − reference in integer bins -20..20 plus an underflow and an overflow bin."""
     clipped = delta.clamp(HIST_MIN - 1, HIST_MAX + 1) - (HIST_MIN - 1)
     return torch.bincount(clipped, minlength=HIST_MAX - HIST_MIN + 3).tolist()
-
-
-def histogram_bins() -> list[str]:
-    return [f"<{HIST_MIN}", *(str(i) for i in range(HIST_MIN, HIST_MAX + 1)), f">{HIST_MAX}"]
 
 
 @torch.no_grad()
@@ -87,8 +69,6 @@ def score_sets(
     for name, es in sets.items():
         n = len(es) if limit is None else min(limit, len(es))
         if es.info.get("seq2seq"):
-            from reasonlab.evaluate.sequence import score_sequences
-
             scores[name] = score_sequences(model, es, n, device)
             continue
         designated = es.targets.get("designated")
@@ -109,12 +89,3 @@ def score_sets(
         hist = offset_histogram(pred - es.targets[es.reference][:n]) if es.reference else None
         scores[name] = SetScore(n, correct, hist, None if loss is None else loss / n)
     return scores
-
-
-def pooled(scores: dict[str, SetScore], prefix: str, kind: str = "designated") -> float | None:
-    chosen = [s for name, s in scores.items() if name.startswith(prefix)]
-    if not chosen:
-        return None
-    return sum(s.correct[kind] for s in chosen) / sum(s.n for s in chosen)
-
-

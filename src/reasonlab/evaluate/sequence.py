@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.scoring import SetScore
+from reasonlab.evaluate.scores import SetScore
 from reasonlab.tasks.base import EvalSet, trim_padding
 
 DECODE_SLACK = 16  # the judgement is read from at most this many tokens more than the longest target of a batch
@@ -153,3 +153,8 @@ def convergence(rows: list[tuple], fit: float = 0.9) -> dict[str, int | None]:
             if value >= fit and first[key] is None:
                 first[key] = step
     return first
+
+
+def best_of_run(rows: list[tuple], th: ThresholdConfig) -> dict[str, int | None]:
+    """The task's best-of-run rule (registry): steps to converge."""
+    return convergence(rows, th.fit)

@@ -9,16 +9,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from reasonlab.analysis.anchor import Edge
 from reasonlab.plots import save_figure
 
 ROLE_COLOURS = {"key": "#d95f02", "a1": "#1b9e77", "a2": "#7570b3"}
 
 
-def plot_flow(pattern: np.ndarray, tokens: list[int], roles: dict[int, str], edges: list[Edge], threshold: float,
+def plot_flow(pattern: np.ndarray, tokens: list[int], roles: dict[int, str], edges: list, threshold: float,
               title: str, out_base: Path) -> list[Path]:
     """Tokens in columns per layer (input at the left); an edge from token j of layer l to token k of layer l+1
-    has width ∝ attention weight, coloured by the role of its source; the strongest edges carry their weight."""
+    has width ∝ attention weight, coloured by the role of its source; the strongest edges carry their weight.
+    ``edges``: records with ``layer``, ``src``, ``dst`` and ``weight`` (plain values; plots import no analysis)."""
     layers, T = pattern.shape[0], pattern.shape[-1]
     fig, ax = plt.subplots(figsize=(3.2 * (layers + 1), 0.5 * T + 1.5), constrained_layout=True)
     for layer in range(layers + 1):

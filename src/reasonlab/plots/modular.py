@@ -9,7 +9,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from reasonlab.analysis.modular import ShotGrid
 from reasonlab.plots import save_figure
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
@@ -32,8 +31,9 @@ def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarr
     return save_figure(fig, Path(out_base))
 
 
-def plot_shot_grids(grids: list[ShotGrid], task: tuple[int, int], task_index: int, out_base: Path) -> list[Path]:
-    """Rows: the model on one task, the ratio-matching prediction, their difference, the mean over tasks."""
+def plot_shot_grids(grids: list, task: tuple[int, int], task_index: int, out_base: Path) -> list[Path]:
+    """Rows: the model on one task, the ratio-matching prediction, their difference, the mean over tasks.
+    ``grids``: one record per k with the arrays ``correct`` (tasks, p, p), ``rm`` and ``mr`` (p, p) and ``k``."""
     fig, axes = plt.subplots(4, len(grids), figsize=(2.1 * len(grids), 8.6), squeeze=False, constrained_layout=True)
     for j, g in enumerate(grids):
         m = g.correct[task_index].astype(float)

@@ -115,3 +115,20 @@ def plot_modular_phase(cells: list[ModularCell], out_base: Path, caption: str, x
     ax_lab.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
     fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))
+
+
+def plot_label_phase(xs: list[float], ys: list[float], values: np.ndarray, labels: list[list[str]], out_base: Path,
+                     caption: str, x: str, y: str, value_name: str) -> list[Path]:
+    """Any task's phase diagram from plain arrays: a heat map of ``values`` (ys × xs, nan = no run) with each
+    cell's outcome label written in it."""
+    fig, ax = plt.subplots(figsize=(7, 4.4), constrained_layout=True)
+    im = ax.imshow(values, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    for (i, j), v in np.ndenumerate(values):
+        if not np.isnan(v):
+            ax.text(j, i, f"{labels[i][j]}\n{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if v < 0.6 else "black")
+    _axes(ax, xs, ys, AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y))
+    ax.set_title(f"{value_name} and outcome (mean over seeds; the most common label)")
+    fig.colorbar(im, ax=ax, label=value_name)
+    fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 110)), ha="left", va="top", fontsize=8)
+    return save_figure(fig, Path(out_base))

@@ -1,4 +1,5 @@
-"""Figures of one run: held-out accuracies over training and the (prediction − inferential) histogram."""
+"""Figures of one run, drawn by its task kind's ``run_figure`` (registry): by default held-out accuracies over
+training and the (prediction − inferential) histogram."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from reasonlab.evaluate.scoring import histogram_bins  # noqa: E402
+from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
+from reasonlab.registry import task_kinds  # noqa: E402
 from reasonlab.store import load_run, read_metrics  # noqa: E402
 
 
@@ -21,7 +23,8 @@ def plot_run(run_dir: Path) -> list[Path]:
     summary, cfg = load_run(run_dir)
     rows = read_metrics(run_dir / "metrics.parquet")
     kind = cfg.get("task", {}).get("kind", "anchor")
-    fig = _mixture_figure(rows) if kind == "mixture" else _anchor_figure(rows, summary)
+    entry = task_kinds().get(kind)  # a plug-in task not imported here is drawn with the default figure
+    fig = (entry.get("run_figure") if entry else anchor_figure)(rows, summary)
     model, init = cfg.get("model", {}), cfg.get("init", {})
     title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
              f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")
@@ -40,7 +43,7 @@ def source_curves(rows: list[tuple], suffix: str) -> dict[str, tuple[list[int], 
     return curves
 
 
-def _mixture_figure(rows: list[tuple]) -> plt.Figure:
+def mixture_figure(rows: list[tuple], summary: dict | None = None) -> plt.Figure:
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
     for ax, suffix, ylabel in ((ax_loss, "_loss", "cross-entropy"), (ax_acc, "_acc", "accuracy")):
         for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
@@ -55,7 +58,7 @@ NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys"
          "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
 
 
-def _anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
+def anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
     """Training loss; accuracies over training (seen pairs, and each held-out pair on its train keys against
     each of its targets); and, per held-out pair, the final share of each (prediction − inferential) offset."""
     curves: dict[str, tuple[list[int], list[float]]] = {}

@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt
 from rich.console import Console
 
 from reasonlab.analysis.geometry import mean_pairwise_cosine
+from reasonlab.build import build_model
+from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
 from reasonlab.plots import save_figure
@@ -25,8 +27,6 @@ from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.text.mixture import TextMixtureTask
 from reasonlab.tasks.text.tokenizer import WordTokenizer
-from reasonlab.train.checkpoint import checkpoint_at, load_weights
-from reasonlab.train.loop import build_model
 
 NO_LN = ["model.norm=none", "model.final_norm=false"]
 GRIDS = {

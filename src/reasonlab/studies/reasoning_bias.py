@@ -17,6 +17,8 @@ import torch
 from rich.console import Console
 
 from reasonlab.analysis import geometry as geo
+from reasonlab.build import build_model, build_task
+from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, pooled_at, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
@@ -24,8 +26,6 @@ from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
-from reasonlab.train.checkpoint import checkpoint_at, load_weights
-from reasonlab.train.loop import build_model, build_task
 
 GAMMAS = (0.3, 0.8)
 MODELS = ("transformer", "emb-mlp")

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
-from reasonlab.evaluate.scoring import histogram_bins
+from reasonlab.evaluate.scores import histogram_bins
 from reasonlab.store import (
     LOCKS,
     atomic_write_bytes,

@@ -6,7 +6,6 @@ gives the inferential-complexity variant (``complexity_k`` pairs with symmetric 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from itertools import product
 
@@ -14,12 +13,8 @@ import torch
 from torch import Tensor
 
 from reasonlab.config import AnchorTaskConfig, ConfigError, Pair, _parse_pair
+from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
-
-
-def subseed(seed: int, stream: str) -> int:
-    """Independent, reproducible seed for one random stream (data, init, shuffling) of a run."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{stream}".encode()).digest()[:8], "little") >> 1
 
 
 def pair_name(pair: Pair) -> str:

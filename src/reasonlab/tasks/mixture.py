@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from reasonlab.config import ConfigError, MemoryGroup, MixtureTaskConfig
-from reasonlab.tasks.anchor import subseed
+from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 
 Tuple = tuple[int, ...]

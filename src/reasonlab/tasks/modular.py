@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from reasonlab.config import ConfigError, ModularTaskConfig
-from reasonlab.tasks.anchor import subseed
+from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 
 IGNORE = -100  # target value the loss skips (x and y positions)

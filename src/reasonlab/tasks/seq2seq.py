@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from reasonlab.config import ConfigError, Seq2SeqTaskConfig
-from reasonlab.tasks.anchor import subseed
+from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 from reasonlab.tasks.text import cogs, prontoqa, scan
 from reasonlab.tasks.text.tokenizer import pieces

@@ -23,12 +23,12 @@ from torch import Tensor
 from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, fields_with, nested_fields
 from reasonlab.numerics import flush_denormals
+from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
-from reasonlab.tasks.anchor import subseed
 from reasonlab.tasks.base import trim_padding
-from reasonlab.train.checkpoint import resumable_steps
 from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.schedule import lr_at

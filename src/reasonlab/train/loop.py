@@ -19,14 +19,14 @@ import torch.nn.functional as F
 from torch import nn
 
 import reasonlab
+from reasonlab.build import build_model, build_task
+from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
-from reasonlab.evaluate import best_of_run, diverged_report, summarize
-from reasonlab.evaluate.outcome import escape_points
+from reasonlab.errors import StoreError
+from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
-from reasonlab.init import apply_init_rate
-from reasonlab.models.emb_mlp import EmbMLP
-from reasonlab.models.transformer import Transformer
 from reasonlab.numerics import flush_denormals
+from reasonlab.seeds import subseed
 from reasonlab.store import (
     append_event,
     atomic_write_text,
@@ -41,13 +41,7 @@ from reasonlab.store import (
     write_json,
     write_metrics,
 )
-from reasonlab.tasks.anchor import AnchorTask, subseed
-from reasonlab.tasks.base import TaskData, trim_padding
-from reasonlab.tasks.mixture import MixtureTask
-from reasonlab.tasks.modular import ModularTask
-from reasonlab.tasks.seq2seq import Seq2SeqTask
-from reasonlab.tasks.text.mixture import TextMixtureTask
-from reasonlab.train.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
+from reasonlab.tasks.base import trim_padding
 from reasonlab.train.progress import Mode, Progress
 from reasonlab.train.schedule import lr_at, lr_sums
 
@@ -62,37 +56,6 @@ def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
     """bf16 autocast when the run asks for it (``auto``: on CUDA only), else nothing."""
     bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and device.type == "cuda")
     return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
-
-
-def build_task(cfg: RunConfig) -> TaskData:
-    tasks = {"anchor": AnchorTask, "mixture": MixtureTask, "text_mixture": TextMixtureTask, "modular": ModularTask,
-             "seq2seq": Seq2SeqTask}
-    return tasks[cfg.task.kind](cfg.task).build(cfg.seed)
-
-
-GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
-
-
-def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
-    """The run's model, initialized by its γ rule."""
-    if cfg.model.kind == "emb_mlp":
-        model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
-    else:
-        if data.seq_len > cfg.model.max_positions:
-            raise ConfigError(
-                f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
-        model = Transformer(cfg.model, data.vocab_size)
-    gen = torch.Generator().manual_seed(subseed(cfg.seed, "init"))
-    try:
-        gpt = cfg.init.scheme == "gpt"
-        if gpt and cfg.model.kind != "transformer":
-            raise ConfigError("init.scheme: gpt is defined for the transformer only; use init.scheme=gamma")
-        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias,
-                        fixed_std=GPT_STD if gpt else None,
-                        std_scale={"blocks.*.mlp.W_out.weight": (2 * cfg.model.depth) ** -0.5} if gpt else None)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    return model
 
 
 @torch.no_grad()
@@ -273,7 +236,7 @@ class Trainer:
         if (ckpt / "best.json").is_file():
             try:
                 self.best_select = read_json(ckpt / "best.json")["value"]
-            except (ConfigError, KeyError, TypeError):
+            except (StoreError, KeyError, TypeError):
                 self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
@@ -354,7 +317,7 @@ class Trainer:
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
             "label": report["label"], "outcome": report["outcome"],
             "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
-            **({"escape": escape_points(self.rows, cfg.thresholds)} if cfg.task.kind == "anchor" else {}),
+            **summary_extras(cfg.task.kind, self.rows, cfg.thresholds),
             "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "n_params": sum(p.numel() for p in self.model.parameters()),

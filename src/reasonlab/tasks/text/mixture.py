@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from reasonlab.config import ConfigError, TextMixtureTaskConfig
-from reasonlab.tasks.anchor import subseed
+from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 from reasonlab.tasks.text import prontoqa
 from reasonlab.tasks.text.tinystories import load_stories

@@ -1,5 +1,7 @@
 """Checkpoints: weights in safetensors, optimizer state loaded with ``weights_only=True``, a JSON marker last.
 
+Layer: store (checkpoints are files of the run directory: the trainer writes them, analyses read them).
+
 A checkpoint counts only once its ``step-N.json`` marker exists; the marker is written after the weights and the
 optimizer state, each by atomic rename, so a kill at any point leaves either a whole checkpoint or none. The
 marker holds the SHA-256 of both files: a checkpoint damaged later (truncated, overwritten) is detected when a

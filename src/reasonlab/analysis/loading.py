@@ -1,0 +1,77 @@
+"""The one way analyses and studies load a trained run: its config, task data and model at one checkpoint.
+
+Analyses never import the trainer: the run is rebuilt through ``reasonlab.build`` and its weights read through
+``reasonlab.checkpoint``. Probe modules import ``Loaded`` and ``save`` from here (not from ``probes``, which
+looks them up), so there is no circle.
+
+Layer: analysis; imports config, build, checkpoint, store, tasks.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from reasonlab.build import build_model, build_task
+from reasonlab.checkpoint import complete_steps, load_weights
+from reasonlab.config import ConfigError, RunConfig, resolve
+from reasonlab.store import atomic_write_bytes, load_run, write_json
+from reasonlab.tasks.base import TaskData
+
+
+@dataclass
+class Loaded:
+    """A run's config, task data and model at one checkpoint, plus where its probe outputs go."""
+
+    cfg: RunConfig
+    model: torch.nn.Module
+    data: TaskData  # the run's evaluation sets, rebuilt from its config
+    out: Path
+    checkpoint: str
+    options: dict = field(default_factory=dict)
+    task: Any = None  # the task's law (its functions and pair/task lists): the kind's Task object
+
+
+def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None = None
+                 ) -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
+    """The model (and task data, built unless given) of a finished run at ``final`` (last step), ``best``
+    (early-stopping pick) or a saved step."""
+    _, raw = load_run(run_dir)
+    cfg = resolve(raw)
+    ckpt = Path(run_dir) / "checkpoints"
+    steps = complete_steps(ckpt)
+    if checkpoint == "best":
+        path, name = ckpt / "best.safetensors", "best"
+    elif checkpoint == "final":
+        if not steps:
+            raise ConfigError(f"{ckpt}: no complete checkpoint")
+        path, name = ckpt / f"step-{steps[-1]}.safetensors", "final"
+    elif checkpoint.isdigit() and int(checkpoint) in steps:
+        path, name = ckpt / f"step-{checkpoint}.safetensors", f"step-{checkpoint}"
+    else:
+        raise ConfigError(f"--checkpoint: {checkpoint!r} is not final, best or a saved step "
+                          f"({', '.join(map(str, steps)) or 'none'})")
+    if not path.is_file():
+        raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
+    data = data if data is not None else build_task(cfg)
+    model = build_model(cfg, data)
+    try:
+        load_weights(path, model)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return cfg, model.eval(), data, name
+
+
+def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -> dict:
+    run.out.mkdir(parents=True, exist_ok=True)
+    write_json(run.out / f"{name}.json", numbers)
+    if arrays:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        atomic_write_bytes(run.out / f"{name}.npz", buf.getvalue())
+    return numbers

@@ -1,0 +1,55 @@
+"""The two factories of a run: its task data and its initialized model, from its config.
+
+The trainer, the analyses and the studies all build runs through here (never through the trainer), so nothing
+above needs the trainer for them. ``build_task`` looks the task kind up in the registry, so a registered task is
+built like a built-in one.
+
+Layer: build, above ``models`` and ``tasks``; imports config, registry, init, models, tasks.base and seeds.
+"""
+
+from __future__ import annotations
+
+from torch import Generator, nn
+
+from reasonlab.config import RunConfig
+from reasonlab.errors import ConfigError
+from reasonlab.init import apply_init_rate
+from reasonlab.models.emb_mlp import EmbMLP
+from reasonlab.models.transformer import Transformer
+from reasonlab.registry import task_kind
+from reasonlab.seeds import subseed
+from reasonlab.tasks.base import TaskData
+
+GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
+
+
+def make_task(cfg: RunConfig):
+    """The task object of a run (its law: what probes read), from the registry entry of its kind."""
+    return task_kind(cfg.task.kind).get("task")(cfg.task)
+
+
+def build_task(cfg: RunConfig) -> TaskData:
+    """The run's training data and named evaluation sets."""
+    return make_task(cfg).build(cfg.seed)
+
+
+def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
+    """The run's model, initialized by its γ rule."""
+    if cfg.model.kind == "emb_mlp":
+        model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
+    else:
+        if data.seq_len > cfg.model.max_positions:
+            raise ConfigError(
+                f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
+        model = Transformer(cfg.model, data.vocab_size)
+    gen = Generator().manual_seed(subseed(cfg.seed, "init"))
+    try:
+        gpt = cfg.init.scheme == "gpt"
+        if gpt and cfg.model.kind != "transformer":
+            raise ConfigError("init.scheme: gpt is defined for the transformer only; use init.scheme=gamma")
+        apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias,
+                        fixed_std=GPT_STD if gpt else None,
+                        std_scale={"blocks.*.mlp.W_out.weight": (2 * cfg.model.depth) ** -0.5} if gpt else None)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return model

@@ -1,0 +1,59 @@
+"""Run configuration, split by concern; every public name is importable from here.
+
+- ``base``: the strict base model and each field's role (``roles``, ``fields_with``)
+- ``tasks``: the config sections of the built-in task kinds
+- ``schema``: model, init, train, thresholds and ``RunConfig`` (its ``task:`` validated through the registry)
+- ``identity``: the run id (a hash of the resolved config without the execution fields)
+- ``io``: YAML, dotted overrides, built-in profiles, one-line validation messages
+
+Layer: config sits above ``errors`` and ``registry`` and below everything else (see ``reasonlab.layers``).
+"""
+
+from reasonlab.config.base import Pair, Role, StrictModel, nested_fields, role_fields, roles
+from reasonlab.config.identity import LATE_FIELDS, run_id
+from reasonlab.config.io import (
+    EXECUTION_FIELDS,
+    MAX_OVERRIDE,
+    apply_overrides,
+    deep_merge,
+    fields_with,
+    label_changes,
+    load_yaml,
+    parse_value,
+    raw_config,
+    resolve,
+    set_dotted,
+    study_profiles,
+    to_yaml,
+    validation_message,
+)
+from reasonlab.config.schema import (
+    EmbMLPConfig,
+    InitConfig,
+    ModelConfig,
+    RunConfig,
+    ThresholdConfig,
+    TrainConfig,
+    check_memory,
+    validate_task,
+)
+from reasonlab.config.tasks import (
+    SCAN_SPLITS,
+    AnchorTaskConfig,
+    MemoryGroup,
+    MixtureTaskConfig,
+    ModularTaskConfig,
+    Seq2SeqTaskConfig,
+    TextMixtureTaskConfig,
+    _parse_pair,
+)
+from reasonlab.errors import ConfigError
+
+__all__ = [
+    "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "SCAN_SPLITS", "AnchorTaskConfig", "ConfigError",
+    "EmbMLPConfig", "InitConfig", "MemoryGroup", "MixtureTaskConfig", "ModelConfig", "ModularTaskConfig", "Pair",
+    "Role", "RunConfig", "Seq2SeqTaskConfig", "StrictModel", "TextMixtureTaskConfig", "ThresholdConfig",
+    "TrainConfig", "_parse_pair", "apply_overrides", "check_memory", "deep_merge", "fields_with", "label_changes",
+    "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
+    "set_dotted", "study_profiles", "to_yaml", "validate_task", "validation_message",
+]

@@ -1,0 +1,54 @@
+"""The ground of every config schema: the strict base model and each field's role, declared once.
+
+Layer: config (above ``errors``); imports nothing else of reasonlab.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # no field means NaN or inf
+
+
+Pair = tuple[int, int]
+
+# A field's roles, declared once on the field; every list of fields is derived from them (``fields_with``).
+# execution: how a run executes, not what it computes: not in the run id, not a "change" of its profile, free to
+#            differ inside a phase-diagram cell (threads, checkpoint cadence, the profile's label; not the device,
+#            whose kernels compute different numbers); member: may differ between the members of a stacked
+#            ensemble (they share everything else).
+Role = Literal["execution", "member"]
+
+
+def roles(*names: Role) -> dict[str, Any]:
+    return {"json_schema_extra": {"roles": list(names)}}
+
+
+def role_fields(role: Role, model: type[BaseModel], prefix: str = "") -> frozenset[str]:
+    """The dotted names of the fields of ``model`` that declare ``role``; a section that declares it covers all
+    its fields."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        if role in ((info.json_schema_extra or {}).get("roles", []) if isinstance(info.json_schema_extra, dict)
+                    else []):
+            out.add(prefix + name)
+        elif isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            out |= role_fields(role, info.annotation, f"{prefix}{name}.")
+    return frozenset(out)
+
+
+def nested_fields(dotted: frozenset[str]) -> dict[str, Any]:
+    """Dotted names as a pydantic ``exclude`` (or ``include``) mapping."""
+    out: dict[str, Any] = {}
+    for name in dotted:
+        section, _, field = name.partition(".")
+        if field:
+            out.setdefault(section, set()).add(field)
+        else:
+            out[section] = True
+    return out
+

@@ -1,0 +1,217 @@
+"""Config IO: YAML (safe, no aliases), dotted ``--set`` overrides, built-in profiles, and one-line messages.
+
+Layer: config; imports ``config.base``, ``config.schema`` and the ``registry``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import typing
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from reasonlab import registry
+from reasonlab.config.base import Role, role_fields
+from reasonlab.config.schema import RunConfig
+from reasonlab.errors import ConfigError
+
+
+def fields_with(role: Role, model: type[BaseModel] | None = None) -> frozenset[str]:
+    """The dotted names of the fields of a run config (or of ``model``) that declare ``role``."""
+    return role_fields(role, model or RunConfig)
+
+
+# Dotted fields that say how a run executes, not what it computes.
+EXECUTION_FIELDS = fields_with("execution")
+
+
+def _unions() -> dict[str, set[str]]:
+    """The tagged sections and their members' tags (a member's tag is dropped from an error's location)."""
+    return {"task": set(registry.task_kinds()), "model": {"transformer", "emb_mlp"}}
+
+
+def validation_message(err: ValidationError) -> str:
+    e = err.errors()[0]
+    unions = _unions()
+    parts = [str(x) for x in e["loc"] if not str(x).startswith("function-")]
+    if len(parts) > 1 and parts[0] in unions and parts[1] in unions[parts[0]]:
+        del parts[1]  # the union member's tag: "task.mixture.q" is the field task.q
+    loc = ".".join(parts) or "config"
+    msg = e["msg"].removeprefix("Value error, ")
+    field, sep, rest = msg.partition(": ")
+    if sep and field.isidentifier():  # a section-level check names its own field: task.held_out_pairs: ...
+        loc, msg = f"{loc}.{field}" if loc != "config" else field, rest
+    if e["type"] == "union_tag_invalid":
+        ctx = e.get("ctx", {})
+        return f"{loc}.kind: {ctx.get('tag')!r} is unknown; choose one of {ctx.get('expected_tags')}"
+    if e["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(e["loc"][-1]), _sibling_fields(e["loc"]), n=1)
+        hint = f"did you mean {loc.rsplit('.', 1)[0] + '.' if '.' in loc else ''}{close[0]}?" if close else \
+            "check the spelling; see docs for the fields"
+        return f"{loc}: unknown field ({hint})"
+    return f"{loc}: {msg}"
+
+
+def _sibling_fields(loc: tuple) -> list[str]:
+    """The field names beside the last element of a validation error's location (for did-you-mean)."""
+    model: Any = RunConfig
+    for part in loc[:-1]:
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            annotation = model.model_fields[part].annotation
+            members = ([registry.load(k.config) for k in registry.task_kinds().values()] if part == "task" and
+                       model is RunConfig else [a for a in typing.get_args(annotation) if isinstance(a, type)]
+                       or [annotation])
+            model = members[0] if len(members) == 1 else {m.model_fields["kind"].default: m for m in members
+                                                          if issubclass(m, BaseModel) and "kind" in m.model_fields}
+        elif isinstance(model, dict):  # a union: the location names the member by its kind
+            model = model.get(part)
+        else:
+            return []
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML without aliases: a config never needs them, and nested aliases expand exponentially."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in configs",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+MAX_OVERRIDE = 10_000  # characters in one --set item: far beyond any real value, far below a harmful one
+
+
+def parse_value(text: str) -> Any:
+    """Parse an override value as YAML so that '0.5', '[1,2]' and 'true' get their natural types."""
+    try:
+        return _load(text)
+    except yaml.composer.ComposerError as e:
+        raise ConfigError(f"override value {text[:40]!r}: {e.problem}") from None
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer of more than 4,300 digits
+        return text
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    if not all(parts):
+        raise ConfigError(f"override {key!r}: empty field name; use e.g. model.depth=3")
+    node = data
+    for p in parts[:-1]:
+        child = node.setdefault(p, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {key!r}: {p} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply 'a.b=value' strings to a raw config dict (before validation)."""
+    for item in overrides:
+        if len(item) > MAX_OVERRIDE:
+            raise ConfigError(f"override {item[:40]!r}...: longer than {MAX_OVERRIDE} characters; use a YAML file")
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. init.gamma=0.8")
+        set_dotted(data, key.strip(), parse_value(raw.strip()))
+    return data
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    try:
+        data = _load(text)
+    except ValueError as e:  # not a YAML error: an integer of more than 4,300 digits
+        raise ConfigError(f"{path}: {str(e).split(';')[0]}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(e, "problem", None) if isinstance(e, yaml.composer.ComposerError) else None
+        raise ConfigError(f"{path}:{where} {problem or 'invalid YAML; fix the syntax'}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of config sections")
+    return data
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+
+def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        out.update(_leaves(v, key + ".") if isinstance(v, dict) else {key: v})
+    return out
+
+
+def label_changes(profile_data: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the settings it changes from its built-in profile appended to the profile's label.
+
+    A profile's label states its settings ("wd 0.01"); a run given ``--set train.weight_decay=0.28`` must not
+    carry that label unqualified. Execution fields are left out: they do not change a run's numbers.
+    """
+    label = profile_data.get("profile")
+    if not label or data.get("profile") != label:
+        return data  # no built-in profile, or the user named the run's profile themselves
+    before, after = _leaves(profile_data), _leaves(data)
+    changed = [f"{k}={json.dumps(v)}" for k, v in after.items()
+               if k not in EXECUTION_FIELDS and (k not in before or before[k] != v)]
+    return {**data, "profile": f"{label}; changed: {', '.join(changed)}"} if changed else data
+
+
+def study_profiles(study: str) -> list[str]:
+    """The built-in profiles of a study: ``reasonlab/profiles/<study>-<profile>.yaml``."""
+    folder = resources.files("reasonlab") / "profiles"
+    return sorted(p.name[len(study) + 1 : -5] for p in folder.iterdir() if p.name.startswith(f"{study}-")
+                  and p.name.endswith(".yaml"))
+
+
+def raw_config(config: Path | None, profile: str | None, overrides: list[str], study: str = "anchor") -> dict:
+    """Profile, then the user's YAML over it, then ``--set`` overrides over both; not yet validated."""
+    data: dict[str, Any] = {}
+    if profile:
+        names = study_profiles(study)
+        if profile not in names:
+            raise ConfigError(f"--profile {profile!r}: unknown for the {study} study; choose one of {', '.join(names)}")
+        data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+    base = copy.deepcopy(data)
+    if config is not None:
+        data = deep_merge(data, load_yaml(config))
+    return label_changes(base, apply_overrides(data, list(overrides)))
+
+
+def resolve(data: dict[str, Any]) -> RunConfig:
+    """Validate a raw dict into a RunConfig, turning pydantic's report into one line."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(validation_message(e)) from None
+
+
+def to_yaml(cfg: RunConfig) -> str:
+    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
+

@@ -1,0 +1,191 @@
+"""The run config's schema: the model, init, training and threshold sections and ``RunConfig`` itself.
+
+Every number of an experiment lives here, validated once, so that a bad field fails before any file is
+written and the resolved config fully describes (and hashes to) a run. The ``task:`` section is validated by the
+config class its ``kind`` names in the task registry, so a task registered from outside reasonlab parses too.
+
+Layer: config; imports ``config.base``, ``config.identity``, ``config.tasks`` and the ``registry``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, field_validator, model_validator
+
+from reasonlab import registry
+from reasonlab.config import identity
+from reasonlab.config.base import StrictModel, roles
+from reasonlab.config.tasks import AnchorTaskConfig
+
+
+class InitConfig(StrictModel):
+    """The γ rule (std = d_in^-γ); overrides map a group name or parameter-name glob to its own γ."""
+
+    gamma: float = Field(0.5, ge=0.0, le=4.0)
+    overrides: dict[str, float] = {}
+    bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
+    scheme: Literal["gamma", "gpt"] = Field(
+        "gamma", description="the γ rule, or GPT-2's N(0, 0.02²) with the MLP output scaled by 1/√(2·depth)")
+
+    @model_validator(mode="after")
+    def _used(self) -> InitConfig:
+        """The gpt scheme draws every weight at std 0.02: a γ or override given with it would be ignored, yet
+        hashed into the run id (two ids, one run). So it is refused."""
+        if self.scheme == "gpt" and (self.gamma != type(self).model_fields["gamma"].default or self.overrides):
+            raise ValueError("gamma: init.scheme gpt does not use init.gamma or init.overrides; leave them out, "
+                             "or use init.scheme=gamma")
+        return self
+
+
+class ModelConfig(StrictModel):
+    """One configurable decoder transformer; defaults are the anchor study's model (spec §3)."""
+
+    kind: Literal["transformer"] = "transformer"
+    d_model: int = Field(400, ge=1)
+    depth: int = Field(2, ge=1)
+    n_heads: int = Field(1, ge=1)
+    d_k: int = Field(200, ge=1)
+    d_v: int = Field(200, ge=1)
+    d_ff: int = Field(1200, ge=1)
+    activation: Literal["relu", "gelu"] = "relu"
+    norm: Literal["post", "pre", "none"] = "post"
+    final_norm: bool = Field(False, description="LayerNorm before the head (usual for pre-LN)")
+    positions: Literal["learned", "rope", "none"] = "learned"
+    max_positions: int = Field(20, ge=1)
+    block_bias: bool = False
+    head_bias: bool = True
+    tied_head: bool = False
+    ln_eps: float = Field(1e-5, gt=0)
+
+    @model_validator(mode="after")
+    def _fits(self) -> ModelConfig:
+        per_block = (self.d_model * self.n_heads * (2 * self.d_k + 2 * self.d_v) + 2 * self.d_model * self.d_ff
+                     + 4 * self.d_model)
+        check_memory(self.depth * per_block + self.max_positions * self.d_model, "d_model, d_ff or depth")
+        return self
+
+
+class EmbMLPConfig(StrictModel):
+    """The reasoning-bias study's Emb-MLP: summed embeddings -> W1 -> tanh -> W2, no biases (spec §3)."""
+
+    kind: Literal["emb_mlp"] = "emb_mlp"
+    d_model: int = Field(400, ge=1)
+    d_ff: int = Field(1200, ge=1)
+
+    @model_validator(mode="after")
+    def _fits(self) -> EmbMLPConfig:
+        check_memory(self.d_model * self.d_ff, "d_model or d_ff")
+        return self
+
+
+def check_memory(n_params: int, knobs: str) -> None:
+    """Refuse a model whose parameters (without the vocabulary-sized ones) with their gradients and AdamW
+    moments, in fp32, exceed this machine's memory: it could only fail later with an allocator traceback."""
+    import os
+
+    need = 16 * n_params
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > ram:
+        raise ValueError(f"the model needs at least {need / 2**30:,.0f} GiB for weights, "
+                         f"gradients and AdamW state, more than this machine's {ram / 2**30:.0f} GiB; lower {knobs}")
+
+
+class TrainConfig(StrictModel):
+    """AdamW with per-batch linear warm-up then cosine (spec §4)."""
+
+    epochs: int = Field(210, ge=1)
+    batch_size: int = Field(2048, ge=1)
+    base_lr: float = Field(1e-5, gt=0, **roles("member"))
+    lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr", **roles("member"))
+    floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr", **roles("member"))
+    warmup_epochs: float = Field(10, ge=0)
+    cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
+    weight_decay: float = Field(0.01, ge=0, **roles("member"))
+    weight_decay_on: Literal["all", "matrices"] = Field(
+        "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
+    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
+    eps: float = Field(1e-8, gt=0)
+    grad_clip: float | None = Field(1.0, gt=0, **roles("member"))
+    eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)", **roles("member"))
+    eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals",
+                                  **roles("member"))
+    checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)",
+                                  **roles("execution", "member"))
+    checkpoint_log: int = Field(8, ge=0, description="also this many log-spaced checkpoints from the end of "
+                                "warm-up to the last epoch (for dynamics)", **roles("execution"))
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    precision: Literal["fp32", "bf16", "auto"] = Field(
+        "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "
+        "on CUDA, fp32 on CPU")
+    tf32: bool = False
+    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
+                                **roles("execution", "member"))
+
+
+class ThresholdConfig(StrictModel):
+    """Outcome-label thresholds (spec §5, the project's choice)."""
+
+    fit: float = Field(0.9, ge=0, le=1)
+    majority: float = Field(0.5, ge=0, le=1)
+    clean: float = Field(0.9, ge=0, le=1)
+
+
+
+def validate_task(value: Any) -> StrictModel:
+    """The ``task:`` section validated by the config class of its ``kind`` (from the registry). A bad field is
+    located as with a discriminated union (``task.<kind>.<field>``), so messages name it the same way."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    if not isinstance(kind, str):
+        raise ValueError("kind: name the task kind, e.g. task.kind=anchor")
+    kinds = registry.task_kinds()
+    if kind not in kinds:
+        raise ValueError(f"kind: {kind!r} is unknown; choose one of {', '.join(map(repr, kinds))}")
+    cls = kinds[kind].get("config")
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls.model_validate(value.model_dump() if isinstance(value, BaseModel) else value)
+    except ValidationError as e:
+        details = [{"type": x["type"], "loc": (kind, *x["loc"]), "input": x["input"],
+                    **({"ctx": x["ctx"]} if "ctx" in x else {})} for x in e.errors()]
+        try:
+            error = ValidationError.from_exception_data(e.title, details)
+        except (KeyError, TypeError):  # an error type of a plug-in's own making: located without the kind
+            raise e from None
+        raise error from None
+
+
+class RunConfig(StrictModel):
+    """A fully resolved run: everything that decides its numbers, plus the name of the profile it came from."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_kinds(cls, data: Any) -> Any:
+        """``kind`` picks the task and the model; a config that names none is an anchor-study transformer."""
+        if not isinstance(data, dict):
+            return data
+        for section, kind in (("task", "anchor"), ("model", "transformer")):
+            if isinstance(data.get(section), dict) and "kind" not in data[section]:
+                data = {**data, section: {"kind": kind, **data[section]}}
+        return data
+
+    seed: int = Field(1, ge=0, **roles("member"))
+    task: SerializeAsAny[StrictModel] = AnchorTaskConfig()
+    model: Annotated[ModelConfig | EmbMLPConfig, Field(discriminator="kind")] = ModelConfig()
+    init: InitConfig = Field(InitConfig(), **roles("member"))
+    train: TrainConfig = TrainConfig()
+    thresholds: ThresholdConfig = Field(ThresholdConfig(), **roles("member"))
+    profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'",
+                         **roles("execution", "member"))
+
+    @field_validator("task", mode="wrap")
+    @classmethod
+    def _task(cls, value: Any, handler: Any) -> Any:
+        if not isinstance(value, dict | BaseModel):
+            raise ValueError("Input should be a valid dictionary or object to extract fields from")
+        return validate_task(value)
+
+    def run_id(self) -> str:
+        """Short hash of the resolved config (``config.identity.run_id``)."""
+        return identity.run_id(self)

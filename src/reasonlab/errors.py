@@ -1,0 +1,21 @@
+"""The errors a user can cause and fix: each message is one line naming the field or file and the fix.
+
+``UserError`` is their base: the command line prints one as a single line and exits with code 2 (``cli.main``).
+``ConfigError`` is a bad config, override, profile or input; ``StoreError`` a run directory, file or disk that
+cannot be read or written (damaged, missing, full). This module is the ground floor: it imports nothing of
+reasonlab, and every layer may import it.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """An error the user can fix; its message is one line naming the field or file and the fix."""
+
+
+class ConfigError(UserError, ValueError):
+    """A bad config, override, profile or path; its message is one line naming the field and the fix."""
+
+
+class StoreError(UserError):
+    """A run directory or store file that cannot be read or written: missing, damaged, or a full disk."""
