@@ -22,6 +22,8 @@ import arrow and no circle.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -106,6 +108,37 @@ class Study(_Entry):
 _TASKS: dict[str, TaskKind] = {}
 _STUDIES: dict[str, Study] = {}
 _entry_points_loaded: set[str] = set()
+_PLUGINS: dict[str, str | None] = {}  # module -> its file, of each module outside reasonlab that registered here
+
+
+def _note_source(*objs: Any) -> None:
+    """Remember the module outside reasonlab that registered an entry, so that worker processes (a spawned pool,
+    Ray) can import it again before they read a config of its kind."""
+    for obj in objs:
+        module = getattr(obj, "__module__", None)
+        if isinstance(module, str) and module != "__main__" and not module.startswith("reasonlab"):
+            _PLUGINS[module] = getattr(sys.modules.get(module), "__file__", None)
+
+
+def plugin_sources() -> list[tuple[str, str | None]]:
+    """(module, file) of every module outside reasonlab that registered a task or study in this process."""
+    return sorted(_PLUGINS.items())
+
+
+def load_plugins(sources: list[tuple[str, str | None]] | tuple = ()) -> None:
+    """Import the modules of ``plugin_sources()`` (in a worker process): by name, else from their file."""
+    for name, path in sources:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            if path is None:
+                raise
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
 
 
 def register_task(name: str | TaskKind, replace: bool = False, **parts: Any) -> TaskKind:
@@ -122,6 +155,7 @@ def register_task(name: str | TaskKind, replace: bool = False, **parts: Any) -> 
             raise ConfigError(f"task kind {entry.name!r}: its config class needs a field "
                               f"kind: Literal[{entry.name!r}] = {entry.name!r}")
     _TASKS[entry.name] = entry
+    _note_source(entry.config, entry.task)
     return entry
 
 
@@ -135,6 +169,7 @@ def register_study(name: str | Study, replace: bool = False, **parts: Any) -> St
     if entry.name in _STUDIES and not replace:
         raise ConfigError(f"study {entry.name!r}: already registered; pass replace=True to replace it")
     _STUDIES[entry.name] = entry
+    _note_source(entry.reproduce)
     return entry
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from reasonlab.config import RunConfig
+from reasonlab.registry import plugin_sources
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,15 @@ class RunOutcome:
     error: str | None = None
 
 
-def train_group(cfg_jsons: list[str], root: str, threads: int) -> list[RunOutcome]:
+def train_group(cfg_jsons: list[str], root: str, threads: int, plugins: list | tuple = ()) -> list[RunOutcome]:
     """Train (or resume) one run, or several stackable runs as one ensemble; any failure comes back as data so
-    that the sweep goes on (a failed ensemble fails each of its members)."""
+    that the sweep goes on (a failed ensemble fails each of its members). ``plugins``: the modules that registered
+    task kinds in the sweep's process (``registry.plugin_sources``), imported here first."""
     import torch
 
+    from reasonlab.registry import load_plugins
+
+    load_plugins(plugins)
     from reasonlab.train.ensemble import train_ensemble
     from reasonlab.train.loop import train_run
 
@@ -101,7 +106,8 @@ class LocalExecutor:
                                             initializer=die_with_parent)
 
     def submit(self, cfgs: list[RunConfig], root: Path) -> cf.Future:
-        return self._pool.submit(train_group, [c.model_dump_json() for c in cfgs], str(root), self.threads)
+        return self._pool.submit(train_group, [c.model_dump_json() for c in cfgs], str(root), self.threads,
+                                 plugin_sources())
 
     def wait(self, pending: set, timeout: float) -> tuple[set, set]:
         done, rest = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
@@ -134,7 +140,8 @@ class RayExecutor:
         self._task = ray.remote(num_cpus=threads, max_retries=2)(train_group)
 
     def submit(self, cfgs: list[RunConfig], root: Path) -> object:
-        return self._task.remote([c.model_dump_json() for c in cfgs], str(Path(root).resolve()), self.threads)
+        return self._task.remote([c.model_dump_json() for c in cfgs], str(Path(root).resolve()), self.threads,
+                                 plugin_sources())
 
     def wait(self, pending: set, timeout: float) -> tuple[set, set]:
         done, rest = self._ray.wait(list(pending), num_returns=1, timeout=timeout)

@@ -1,0 +1,36 @@
+"""The one set of helpers every study's ``summary.md`` is written with: a header, tables, failed runs, the page.
+
+Layer: report; imports nothing else of reasonlab (a sweep report is passed in, read by its ``failed`` field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def header(study: str, profile: str | None, label: str | Iterable[str], timing: str, *notes: str) -> list[str]:
+    """``# study, profile `p```, the profile's label (or labels, one bullet each), any notes and the timing line."""
+    title = f"# {study}, profile `{profile}`" if profile else f"# {study}"
+    labels = [label] if isinstance(label, str) else [f"- {x}" for x in label]
+    lines = [title, "", *labels, ""]
+    for note in notes:
+        lines += [note, ""]
+    return lines + [timing, ""]
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A markdown table: the header, its rule and one line per row (cells as given, already formatted)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def failed_runs(report: Any) -> list[str]:
+    """A "Failed runs" section listing each failed run and its error, or nothing."""
+    failed = getattr(report, "failed", [])
+    return ["", "## Failed runs", ""] + [f"- {o.run_id}: {o.error}" for o in failed] if failed else []
+
+
+def document(*parts: list[str]) -> str:
+    """The page: the parts' lines joined, ending in one newline."""
+    return "\n".join(line for part in parts for line in part) + "\n"
