@@ -1,3 +1,4 @@
+# Over 400 lines: one typer command per user-facing verb, each with its options spelled out beside their help.
 """Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | analyze |
 report``.
 

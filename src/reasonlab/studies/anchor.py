@@ -23,10 +23,15 @@ DEMO_GAMMAS = (0.5, 1.0)
 
 
 def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:
-    from reasonlab.train.loop import train_run
+    """One run, quietly, through the sweep's worker function (studies do not drive the trainer themselves)."""
+    from reasonlab.store import read_summary
+    from reasonlab.sweep.executors import train_group
 
     cfg, root = args
-    return train_run(cfg, root, progress=False, log=lambda _: None)
+    (outcome,) = train_group([cfg.model_dump_json()], str(root), cfg.train.threads or 1)
+    if outcome.status != "finished":
+        raise RuntimeError(f"run {outcome.run_id}: {outcome.error}")
+    return root / cfg.run_id(), read_summary(root / cfg.run_id() / "summary.json")
 
 
 def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[str] = ()) -> list[Path]:

@@ -1,0 +1,106 @@
+"""Every module's imports (parsed, not run; those inside functions too) follow the layer order of
+``reasonlab.layers``, avoid its forbidden arrows, and form no circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from reasonlab.layers import FORBIDDEN, LAYERS, layer_of
+
+SRC = Path(__file__).parents[1] / "src"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted((SRC / "reasonlab").rglob("*.py"))}
+
+
+def imports_of(name: str) -> set[str]:
+    """The reasonlab modules ``name`` imports: ``from pkg import mod`` counts as ``pkg.mod`` when that is a
+    module; relative imports are resolved."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for a in node.names:
+                out.add(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base)
+    return {m for m in out if m == "reasonlab" or m.startswith("reasonlab.")} - {name}
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+
+
+def test_every_module_is_in_a_layer():
+    for name in MODULES:
+        layer_of(name)
+
+
+def test_no_import_points_up():
+    upward = [f"{a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})"
+              for a, targets in GRAPH.items() for b in targets if layer_of(b) > layer_of(a)]
+    assert not upward, "\n".join(upward)
+
+
+def test_no_forbidden_arrow():
+    names = [n for n, _ in LAYERS]
+    refused = {(names.index(a), names.index(b)) for a, b in FORBIDDEN}
+    bad = [f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets if (layer_of(a), layer_of(b)) in refused]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_circle():
+    """Tarjan's strongly connected components: any of more than one module is a circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in GRAPH.get(v, ()):
+            if w not in GRAPH:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in GRAPH:
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_the_known_circles_and_arrows_are_gone():
+    assert "reasonlab.analysis.probes" not in GRAPH["reasonlab.analysis.anchor_probes"]
+    assert "reasonlab.evaluate.scoring" not in GRAPH["reasonlab.evaluate.sequence"]
+    assert not {m for m in GRAPH["reasonlab.store"] if m.startswith("reasonlab.config")}
+    assert not any(m.startswith("reasonlab.analysis") for p in MODULES if p.startswith("reasonlab.plots")
+                   for m in GRAPH[p])
+
+
+def test_a_file_over_400_lines_says_why_at_its_top():
+    long = [name for name, path in MODULES.items() if len(path.read_text().splitlines()) > 400
+            and not path.read_text().startswith("# Over 400 lines: ")]
+    assert not long, long
