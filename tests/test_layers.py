@@ -31,7 +31,8 @@ def imports_of(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
             for a in node.names:
                 out.add(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base)
     return {m for m in out if m == "reasonlab" or m.startswith("reasonlab.")} - {name}
