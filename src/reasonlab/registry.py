@@ -209,13 +209,6 @@ def studies() -> dict[str, Study]:
     return dict(_STUDIES)
 
 
-def study(name: str) -> Study:
-    known = studies()
-    if name not in known:
-        raise ConfigError(f"study {name!r}: unknown; choose one of {', '.join(known)}")
-    return known[name]
-
-
 # ---- the built-in task kinds ---------------------------------------------------------------------------------
 _C, _E = "reasonlab.config.tasks", "reasonlab.evaluate"
 for _entry in (

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from reasonlab.config import raw_config
 from reasonlab.plots import save_figure
+from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -101,7 +102,7 @@ def plot_complexity(table: list[dict], epochs: int, out_base: Path, caption: str
 
 def summary_markdown(profile: str, label: str, table: list[dict], epochs: int, report: SweepReport) -> str:
     per = _by_gamma(table, epochs)
-    lines = [f"# anchor-complexity, profile `{profile}`", "", label, "", report.timing(), "",
+    lines = [*header("anchor-complexity", profile, label, report.timing()),
              "![complexity](figures/complexity.png)", "",
              f"Epochs to fit: the first epoch whose training accuracy is 1.0 (a subsample of each pair's training "
              f"sequences between the last evaluation and the end); a run that never fits counts as {epochs + 1}.", ""]

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from reasonlab.config import raw_config
 from reasonlab.plots import save_figure
+from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -83,7 +84,7 @@ def plot_lr_wd(cells: dict[str, dict[tuple[float, float], float]], base_lr: floa
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float, report: SweepReport) -> str:
-    lines = [f"# anchor-lr-wd, profile `{profile}`", "", label, "", report.timing(), "",
+    lines = [*header("anchor-lr-wd", profile, label, report.timing()),
              "![lr x wd](figures/lr-wd.png)", "", "## Trends", ""]
     for pair in PAIRS:
         cells = cell_means(rows, pair)

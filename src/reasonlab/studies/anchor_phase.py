@@ -13,6 +13,7 @@ from rich.console import Console
 
 from reasonlab.evaluate.phase import Cell, phase_cells
 from reasonlab.plots.phase import plot_phase
+from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -57,17 +58,11 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
 
 
 def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str) -> str:
-    lines = [f"# anchor-phase, profile `{profile}`", "", f"{profile_label}", "",
-             report.timing(), "",
+    lines = [*header("anchor-phase", profile, f"{profile_label}", report.timing()),
              "![phase diagram](figures/phase.png)", "", caption, "", "## What the diagram shows", ""]
     lines += [f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})]
-    lines += ["", "## Cells", "", "| γ | depth | (4,3) inferential | (4,3) symmetric | seen-pair test acc | label | "
-              "seeds | runs |", "|---|---|---|---|---|---|---|---|"]
-    for c in cells:
-        sym = "—" if c.symmetric is None else f"{c.symmetric:.3f}"
-        label = c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else "")
-        lines.append(f"| {c.x:g} | {c.y:g} | {c.inferential:.3f} | {sym} | {c.seen:.3f} | {label} | {c.n_seeds} | "
-                     f"{c.n_runs} |")
-    if report.failed:
-        lines += ["", "## Failed runs", ""] + [f"- {o.run_id}: {o.error}" for o in report.failed]
-    return "\n".join(lines) + "\n"
+    rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
+             f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
+             c.n_seeds, c.n_runs] for c in cells]
+    columns = ["γ", "depth", "(4,3) inferential", "(4,3) symmetric", "seen-pair test acc", "label", "seeds", "runs"]
+    return document(lines, ["", "## Cells", ""], table(columns, rows), failed_runs(report))

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from reasonlab.config import raw_config
 from reasonlab.plots import save_figure
+from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -148,7 +149,7 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
     head = table[0]["headline"] if table else "ood_exact"
-    lines = [f"# {study.name}, profile `{profile}`", "", label, "", study.what, "", report.timing(), "",
+    lines = [*header(study.name, profile, label, report.timing(), study.what),
              f"![{study.name}](figures/{study.name}.png)", "",
              f"Headline figure: `{head}` (exact match of the greedy decoding"
              + (", read as the true/false judgement" if head.endswith("judgement") else "") + ").", "",

@@ -20,6 +20,7 @@ from reasonlab.analysis.geometry import spearman
 from reasonlab.evaluate.modular import GOOD, ModularCell, modular_cells
 from reasonlab.plots.modular import plot_shot_curves
 from reasonlab.plots.phase import plot_modular_phase
+from reasonlab.report.markdown import failed_runs, header
 from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -144,7 +145,7 @@ def _short(label: str) -> str:
 
 def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tuple[int, str], list[ModularCell]],
                      curves: dict[str, np.ndarray], identification: dict[str, np.ndarray], report: SweepReport) -> str:
-    lines = [f"# modular-phase, profile `{profile}`", "", label, "", report.timing(), "",
+    lines = [*header("modular-phase", profile, label, report.timing()),
              "Reduced profiles are not a reproduction of the paper's Fig. 1b; they test whether the same trends "
              "appear at this scale.", "", "## Claims", ""]
     held, detail = task_count_claim(rows)
@@ -188,8 +189,7 @@ def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tup
         lines.append(f"| {r['run_id']} | {r['model.depth']} | {r['task.n_tasks']} | {r['task.alpha']:g} | "
                      f"{r['seed']} | {r['final.ood_test_last_shot']:.3f} | {r.get('best.ood_test_peak') or 0:.3f} | "
                      f"{r.get('best.t_star_epoch')} | {r['label']} | {r['wall_time_s']:.0f} |")
-    if report.failed:
-        lines += ["", "## Failed runs", ""] + [f"- {o.run_id}: {o.error}" for o in report.failed]
+    lines += failed_runs(report)
     mean_wall = mean(r["wall_time_s"] for r in rows) if rows else 0.0
     lines += ["", f"Mean wall time per run: {mean_wall:.0f} s."]
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
 from reasonlab.plots import save_figure
+from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -134,8 +135,7 @@ def _fmt(v: float | None) -> str:
 
 
 def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, timing: str) -> str:
-    lines = [f"# prontoqa-tinystories, profile `{profile}`", "", groups["main"][0].profile, "",
-             timing, "",
+    lines = [*header("prontoqa-tinystories", profile, groups["main"][0].profile, timing),
              "![ΔL](figures/delta-l.png)", ""]
     for group, title in (("main", "γ (with LayerNorm)"), ("no_ln", "γ without any LayerNorm"),
                          ("lr", "γ × peak learning rate")):

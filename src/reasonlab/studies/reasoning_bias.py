@@ -22,6 +22,7 @@ from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, pooled_at, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
+from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text, read_metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -221,8 +222,7 @@ def _fig8_lines(fig8: dict[str, dict]) -> list[str]:
 
 def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing: str) -> str:
     runs, criteria, geometry = results["runs"], results["criteria"], results["geometry"]
-    lines = [f"# reasoning-bias, profile `{profile}`", "", *sorted({f"- {c.profile}" for c in cfgs}), "",
-             timing, "",
+    lines = [*header("reasoning-bias", profile, sorted({c.profile for c in cfgs}), timing),
              "![curves](figures/curves.png)", "", "## Training order (E1)", "",
              "| model | γ | seed | t50 memory | t50 reasoning-train | t50 reasoning-test | final memory acc | "
              "final reasoning-test acc |", "|---|---|---|---|---|---|---|---|"]
