@@ -115,6 +115,33 @@ def test_balanced_shared_batch():
         balanced_batch(p, tasks, train, 30, shots, step=0, seed=5)
 
 
+def _last_shot_repeats(ids: torch.Tensor) -> float:
+    """Share of sequences whose last pair already occurs earlier in the same sequence."""
+    return float((ids[:, :-1] == ids[:, -1:]).any(1).float().mean())
+
+
+def test_iid_pair_draw_repeats_pairs_at_the_law_rate_and_the_stream_does_not():
+    p, shots, n_tasks = 11, 24, 64
+    tasks = torch.tensor(random_tasks(p, n_tasks, gen(1)))
+    train, _ = split_pairs(p, 0.8, gen(0))
+    iid = torch.cat([balanced_batch(p, tasks, train, n_tasks, shots, step, seed=5, iid=True)[0]
+                     for step in range(40)])
+    stream = torch.cat([balanced_batch(p, tasks, train, n_tasks, shots, step, seed=5)[0] for step in range(40)])
+    ids = lambda x: x[::n_tasks, 0::3] * p + x[::n_tasks, 1::3]  # one row per batch: shared rows  # noqa: E731
+    assert set(ids(iid).flatten().tolist()) <= set(train.tolist())
+    expected = 1 - (1 - 1 / len(train)) ** (shots - 1)  # 0.20 for 97 pairs and 24 shots
+    assert abs(_last_shot_repeats(ids(iid)) - expected) < 0.1
+    assert _last_shot_repeats(ids(stream)) == 0.0  # one row per task: a sequence is consecutive draws of a pass
+    again = balanced_batch(p, tasks, train, n_tasks, shots, 3, seed=5, iid=True)[0]
+    assert torch.equal(again, iid[3 * n_tasks : 4 * n_tasks])  # stateless: a resumed run draws the same
+
+
+def test_pair_draw_is_hashed_only_when_iid():
+    base = resolve(tiny_modular())
+    assert resolve(tiny_modular(pair_draw="stream")).run_id() == base.run_id()
+    assert resolve(tiny_modular(pair_draw="iid")).run_id() != base.run_id()
+
+
 # ---- the task in a run ------------------------------------------------------------------------------------------
 def tiny_modular(**task) -> dict:
     data = tiny_run_dict()

@@ -205,6 +205,10 @@ class ModularTaskConfig(StrictModel):
     n_ood_tasks: int = Field(256, ge=8)
     allow_zero_components: bool = True
     batch_mode: Literal["balanced_shared", "balanced_independent"] = "balanced_shared"
+    pair_draw: Literal["stream", "iid"] = Field(
+        "stream", description="training pair ids: shuffled passes over the train pairs (no repeat inside a "
+        "sequence), or i.i.d. with replacement as the reference's sampler draws them (repeats that a copying "
+        "head can use); evaluation sets are always drawn from passes")
     task_seed: int = 1
     split_seed: int = 0
     steps_per_epoch: int = Field(1000, ge=1)

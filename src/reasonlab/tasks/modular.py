@@ -114,17 +114,27 @@ def pair_stream(pairs: Tensor, start: int, count: int, seed: int) -> Tensor:
     return torch.cat(pieces) if pieces else pairs[:0]
 
 
+def iid_pairs(pairs: Tensor, count: int, seed: int) -> Tensor:
+    """``count`` pair ids drawn uniformly with replacement (the reference's sampler, whose permutation of a range
+    far longer than the pair list, taken modulo its length, is i.i.d. in effect): a pair may recur in a sequence."""
+    return pairs[torch.randint(len(pairs), (count,), generator=torch.Generator().manual_seed(seed))]
+
+
 def balanced_batch(p: int, tasks: Tensor, pairs: Tensor, batch_size: int, n_shots: int, step: int, seed: int,
-                   shared: bool = True) -> tuple[Tensor, Tensor]:
+                   shared: bool = True, iid: bool = False) -> tuple[Tensor, Tensor]:
     """One training batch of ``batch_size`` sequences, batch_size / n_tasks for every task. Shared mode: the rows
-    of pair ids are drawn once and given to every task, so the task's sequences differ only in z."""
+    of pair ids are drawn once and given to every task, so the task's sequences differ only in z. Pair ids come
+    from the pass stream (``pair_stream``), or i.i.d. with replacement when ``iid``."""
     n_tasks = len(tasks)
     if batch_size % n_tasks:
         raise ConfigError(f"train.batch_size: {batch_size} is not a multiple of task.n_tasks={n_tasks}")
     rows = batch_size // n_tasks
     per_batch = rows * n_shots * (1 if shared else n_tasks)
-    ids = pair_stream(pairs, step * per_batch, per_batch, seed)
-    ids = ids[torch.randperm(per_batch, generator=torch.Generator().manual_seed(subseed(seed, f"batch:{step}")))]
+    if iid:
+        ids = iid_pairs(pairs, per_batch, subseed(seed, f"iid:{step}"))
+    else:
+        order = torch.Generator().manual_seed(subseed(seed, f"batch:{step}"))
+        ids = pair_stream(pairs, step * per_batch, per_batch, seed)[torch.randperm(per_batch, generator=order)]
     if shared:
         ids = ids.view(1, rows, n_shots).expand(n_tasks, rows, n_shots)
     ids = ids.reshape(batch_size, n_shots)
@@ -171,11 +181,11 @@ class ModularTask:
                                        subseed(seed, "eval:ood/test")),
         }
         tasks, order = torch.tensor(self.id_tasks), subseed(seed, "order")
-        shared = cfg.batch_mode == "balanced_shared"
+        shared, iid = cfg.batch_mode == "balanced_shared", cfg.pair_draw == "iid"
 
         def batch_fn(step: int, batch_size: int) -> tuple[Tensor, Tensor]:
             return balanced_batch(cfg.p, tasks, self.train_pairs, self.batch_size(batch_size), cfg.n_shots, step,
-                                  order, shared)
+                                  order, shared, iid)
 
         empty = torch.zeros(0, 3 * cfg.n_shots - 1, dtype=torch.long)
         zero_tasks = sum(1 for a, b in self.id_tasks + self.ood_tasks if a == 0 or b == 0)
