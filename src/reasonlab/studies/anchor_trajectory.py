@@ -21,6 +21,7 @@ from reasonlab.sweep.runner import run_study
 
 PAIR = "4-3"
 GRIDS: dict[str, dict[str, list]] = {"paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}}
+RUNS_ON_CPU = True  # paper scale, but truncated to hours per run on a CPU: `reproduce` asks for no --yes
 
 
 def authors_log() -> dict:
