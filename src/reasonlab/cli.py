@@ -1,4 +1,4 @@
-"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze | report``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | analyze | report | export``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -476,6 +476,23 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
     except ConfigError as e:
         _fail(str(e))
     console.print(f"report: {path}")
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
+    to: Annotated[Literal["tensorboard"], typer.Option("--to", help="the format: tensorboard (event files)")] = (
+        "tensorboard"),
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="where (default: RUN_DIR/tensorboard)")] = None,
+) -> None:
+    """Write a finished run's metrics for another tool: TensorBoard event files (tensorboard --logdir DIR)."""
+    from reasonlab.train.loggers import export_tensorboard
+
+    try:
+        path = export_tensorboard(run_dir, out)
+    except ConfigError as e:
+        _fail(str(e))
+    console.print(f"{to}: {path}  (view with: tensorboard --logdir {path})", highlight=False, soft_wrap=True)
 
 
 @app.command()
