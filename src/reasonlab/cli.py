@@ -136,10 +136,9 @@ def train(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Train one run (resuming it if it was interrupted) and print its outcome."""
+    from reasonlab.api import train_and_plot
     from reasonlab.config import to_yaml
-    from reasonlab.plots.run import plot_run
     from reasonlab.store import check_name
-    from reasonlab.train.loop import train_run
 
     cfg = _resolved(config, profile, overrides or [], study)
     if profile is None and config is None:
@@ -156,8 +155,7 @@ def train(
                           markup=False, soft_wrap=True)
             return
         mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per epoch
-        run_dir, summary = train_run(cfg, root, progress=mode, log=_line)
-        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+        run_dir, summary = train_and_plot(cfg, root, progress=mode, log=_line)
     except ConfigError as e:
         _fail(str(e))
     _print_summary(run_dir, summary)
