@@ -257,7 +257,7 @@ def test_version_pair_formats_and_choices(tmp_path: Path) -> None:
     warned = runner.invoke(app, ["train", "--dry-run", "--out", str(tmp_path)])
     assert warned.exit_code == 0 and "paper scale" in warned.output and "--profile cpu" in warned.output
     bad_at = runner.invoke(app, ["phase", str(tmp_path), "--at", "best"])
-    assert bad_at.exit_code == 2 and "--at: 'best' is not final or t_star" in bad_at.output
+    assert bad_at.exit_code == 2 and "'--at': 'best' is not one of 'final', 't_star'" in bad_at.output
     bad_pair = runner.invoke(app, ["phase", str(tmp_path), "--pair", "4x3"])
     assert bad_pair.exit_code == 2 and "--pair" in bad_pair.output
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import pytest
+import yaml
 from conftest import tiny_run_dict
 from typer.testing import CliRunner
 
@@ -47,12 +48,59 @@ def test_report_is_self_contained_and_escaped(sweep):
     assert HOSTILE not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
     assert "<script" not in html  # the page runs no code at all
     sources = re.findall(r'(?:src|href)="([^"]*)"', html)
-    assert sources and all(s.startswith(("data:image/png;base64,", "#run-")) for s in sources)
+    assert sources and all(s.startswith(("data:image/png;base64,", "#")) for s in sources)  # in-page links only
     sections = re.findall(r'<section class="run" id="run-([0-9a-f]{12})"', html)
     assert len(sections) == 2
     links = set(re.findall(r'href="#run-([0-9a-f]{12})"', html))
     assert links == set(sections)  # every phase-table cell links to an existing run section
     assert 'class="phase-table"' in html and "flow" in html  # the analysed run shows its analysis
+
+
+def _visible(html: str) -> str:
+    """The page without the folded-away configs (which hold the profile label too)."""
+    return re.sub(r"<details>.*?</details>", "", html, flags=re.S)
+
+
+def _section(html: str, run_id: str) -> str:
+    return html.split(f'id="run-{run_id}"', 1)[1].split("</section>", 1)[0]
+
+
+def test_report_structure_contents_headers_headlines_and_back_links(sweep):
+    html = (sweep / "report.html").read_text()
+    ids = re.findall(r'<section class="run" id="run-([0-9a-f]{12})"', html)
+    contents = html.split('<nav id="contents">', 1)[1].split("</nav>", 1)[0]
+    assert set(re.findall(r'href="#([^"]+)"', contents)) == {"phase", *(f"run-{i}" for i in ids)}
+    for run_id in ids:
+        section = _section(html, run_id)
+        cfg = yaml.safe_load((sweep / run_id / "config.yaml").read_text())
+        header = re.search(r'<p class="run-header">([^<]*)</p>', section).group(1)
+        assert f"γ {cfg['init']['gamma']}" in header and "depth 2" in header and "seed 1" in header
+        assert 'href="#contents"' in section and 'href="#phase"' in section  # back-links
+        # readable names and captions: no raw metric keys or file paths
+        assert "heldout/" not in section and "held-out (4,3) · train keys · inferential" in section
+        captions = re.findall(r"<figcaption>([^<]*)</figcaption>", section)
+        assert captions and not any(".png" in c or "/" in c for c in captions)
+        # no duplicates: the training curves once per run, the shared profile only at the top
+        assert captions.count("Training loss, accuracies over training and the held-out answers at the end") == 1
+    assert _visible(html).count("tiny &lt;script&gt;") == 1
+    analysed = next(i for i in ids if (sweep / i / "analysis").is_dir())
+    section = _section(html, analysed)
+    assert "Information flow (final checkpoint)" in section
+    assert re.search(r'<p class="headline">layer 1: last→key [0-9.]+', section)  # the analysis headline
+
+
+def test_report_derives_a_headline_the_analysis_file_lacks(sweep, tmp_path):
+    """Analyses written before the headline was saved in their JSON still show one."""
+    import shutil
+
+    run_dir = next(p for p in sweep.iterdir() if (p / "analysis").is_dir())
+    copy = tmp_path / run_dir.name
+    shutil.copytree(run_dir, copy)
+    numbers = json.loads((copy / "analysis" / "final" / "flow.json").read_text())
+    assert numbers.pop("headline").startswith("layer 1:")
+    (copy / "analysis" / "final" / "flow.json").write_text(json.dumps(numbers))
+    assert runner.invoke(app, ["report", str(copy)]).exit_code == 0
+    assert re.search(r'<p class="headline">layer 1: ', (copy / "report.html").read_text())
 
 
 def test_sweep_cells_take_the_most_common_label():
@@ -67,10 +115,15 @@ def test_sweep_cells_take_the_most_common_label():
 
 
 def test_report_of_one_run_and_a_bad_target(sweep, tmp_path):
+    from reasonlab.plots.run import plot_run
+
     run_dir = next(p for p in sweep.iterdir() if (p / "summary.json").is_file())
+    plot_run(run_dir)  # as `reasonlab train` leaves it: figures/run.png holds the curves, drawn once in the page
     assert runner.invoke(app, ["report", str(run_dir)]).exit_code == 0
     html = (run_dir / "report.html").read_text()
     assert html.count('<section class="run"') == 1 and 'id="phase"' not in html
+    assert html.count("Training loss, accuracies over training") == 2  # one figure: its alt text and caption
+    assert html.count("Profile: ") == 1 and _visible(html).count("tiny &lt;script&gt;") == 1
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "neither a finished run" in result.output
     assert not (tmp_path / "report.html").exists()
@@ -114,3 +167,5 @@ def test_report_opens_in_headless_chromium(sweep, tmp_path):
     (tmp_path / "d").mkdir()
     dom, _, _ = _chromium(sweep / "report.html", tmp_path / "d", "--dump-dom")
     assert 'class="phase-table"' in dom and dom.count('class="run"') == 2 and "<img" in dom
+    assert '<nav id="contents">' in dom and dom.count('class="run-header"') == 2 and 'class="headline"' in dom
+    assert dom.count('href="#contents"') >= 3 and dom.count("<figcaption>") >= 3

@@ -1,7 +1,26 @@
-"""reasonlab: when does a transformer learn a reasoning solution, and when does it memorize?"""
+"""reasonlab: when does a transformer learn a reasoning solution, and when does it memorize?
+
+The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``open_store``, ``apply_init_rate``,
+``RunConfig`` and ``ConfigError``; ``register_task`` and ``register_study`` for one's own task
+or study (docs/extending.md).
+"""
 
 from reasonlab.init import apply_init_rate
 from reasonlab.registry import register_study, register_task
+from reasonlab.version import __version__
 
-__version__ = "0.1.0"
-__all__ = ["apply_init_rate", "register_study", "register_task", "__version__"]
+__all__ = ["ConfigError", "Run", "RunConfig", "__version__", "apply_init_rate", "load", "make_config", "open_store",
+           "register_study", "register_task", "run"]
+_API = {"make_config", "run", "load", "Run", "open_store"}
+
+
+def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``import reasonlab`` stays light)
+    if name in _API:
+        from reasonlab import api
+
+        return getattr(api, name)
+    if name in ("RunConfig", "ConfigError"):
+        from reasonlab import config
+
+        return getattr(config, name)
+    raise AttributeError(f"module 'reasonlab' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 # Over 400 lines: one typer command per user-facing verb, each with its options spelled out beside their help.
 """Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | analyze |
-report``.
+report | export``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written.
@@ -11,27 +11,74 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
-from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
+from reasonlab.config import ConfigError, RunConfig, raw_config, resolve, unknown_name
 from reasonlab.errors import UserError
 from reasonlab.studies import anchor
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="reasonlab: when does a transformer reason, and when does it memorize?")
 console = Console()
 err = Console(stderr=True)
 
 
+class _Commands(TyperGroup):
+    """The command group: a bad command line (an unknown option or command, a value outside a flag's choices, a
+    missing argument) is one line and exit code 2, as every other input error; flags show no ``<bool>`` type."""
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):  # noqa: ANN002, ANN003 - click's signature
+        from typer._click.exceptions import ClickException
+
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickException as e:
+            if not standalone_mode:
+                raise
+            ctx = getattr(e, "ctx", None)
+            where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            message = " ".join(e.format_message().replace("Value error, ", "").split())
+            _error_line(f"{message}{where}")
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            err.print("aborted")
+            sys.exit(1)
+        if standalone_mode:
+            sys.exit(code if isinstance(code, int) else 0)
+        return code
+
+    def get_params(self, ctx):  # noqa: ANN001, ANN201
+        return _plain_flags(super().get_params(ctx))
+
+    def get_command(self, ctx, cmd_name: str):  # noqa: ANN001, ANN201
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _plain_flags(command.get_params(ctx))
+        return command
+
+
+def _plain_flags(params: list) -> list:
+    """On/off flags (``--dry-run``, ``--help``) shown in --help without a type column."""
+    for p in params:
+        if getattr(p, "is_flag", False) and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+app = typer.Typer(cls=_Commands, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="reasonlab: when does a transformer reason, and when does it memorize?")
+
+
 def _version(value: bool) -> None:
     if value:
-        import reasonlab
+        from reasonlab.version import __version__
 
-        console.print(f"reasonlab {reasonlab.__version__}")
+        console.print(f"reasonlab {__version__}")
         raise typer.Exit()
 
 
@@ -46,8 +93,15 @@ def _line(message: str) -> None:
     console.print(message, soft_wrap=True, highlight=False, markup=False)
 
 
+def _error_line(message: str) -> None:
+    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup)."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    _error_line(message)
     raise typer.Exit(2)
 
 
@@ -68,6 +122,8 @@ StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile n
                                        "scan, cogs, addition or prontoqa")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
                                          "the sweep's runs); train nothing, write nothing")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="run a paper- or GPU-scale profile even without a CUDA "
+                                      "device (days of CPU time)")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
@@ -83,16 +139,18 @@ def train(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Train one run (resuming it if it was interrupted) and print its outcome."""
+    from reasonlab.api import train_and_plot
     from reasonlab.config import to_yaml
-    from reasonlab.plots.run import plot_run
     from reasonlab.store import check_name
-    from reasonlab.train.loop import train_run
 
     cfg = _resolved(config, profile, overrides or [], study)
     if profile is None and config is None:
         err.print(f"warning: no --profile and no config file: the {study} study's defaults are paper scale (an "
                   "anchor run takes about 26 h on a 2-core CPU); pass --profile cpu for a reduced run",
                   highlight=False, soft_wrap=True)
+    elif _large_on_cpu(profile):
+        err.print(f"warning: --profile {profile} is paper (or GPU) scale and no CUDA device is visible: hours to "
+                  "days on this CPU; --profile cpu is the reduced setting", highlight=False, soft_wrap=True)
     try:
         root = out / check_name(name, "--name")
         if dry_run:
@@ -100,8 +158,7 @@ def train(
                           markup=False, soft_wrap=True)
             return
         mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per epoch
-        run_dir, summary = train_run(cfg, root, progress=mode, log=_line)
-        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+        run_dir, summary = train_and_plot(cfg, root, progress=mode, log=_line)
     except UserError as e:
         _fail(str(e))
     _print_summary(run_dir, summary)
@@ -125,39 +182,64 @@ def demo(
     seed: Annotated[int, typer.Option(help="seed of both runs")] = 1,
     workers: Annotated[int, typer.Option(help="runs trained at once")] = 2,
     overrides: Overrides = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the two runs it would train; train nothing")]
+    = False,
 ) -> None:
     """The anchor study in small: depth 2 at a large and a small initialization, classified and plotted."""
     try:
-        anchor.demo(out, seed, workers, console, overrides or [])
+        runs = anchor.demo(out, seed, workers, console, overrides or [], dry_run)
     except UserError as e:
         _fail(str(e))
+    if runs:
+        console.print(f"next: reasonlab show {runs[0]}  ·  reasonlab report {out / 'demo'}  ·  reasonlab analyze "
+                      f"{runs[0]} --probe flow  ·  reasonlab reproduce anchor-phase --dry-run", highlight=False,
+                      soft_wrap=True)
 
 
 WorkersOpt = Annotated[int | None, typer.Option(help="runs at once (default: one per core, at most one per run)")]
 ThreadsOpt = Annotated[int | None, typer.Option(help="torch threads per run (default: cores / workers)")]
-BackendOpt = Annotated[str | None, typer.Option(help="local (default) or ray (default when RAY_ADDRESS is set)")]
+BackendOpt = Annotated[Literal["local", "ray"] | None, typer.Option(
+    help="local (default) or ray (default when RAY_ADDRESS is set)")]
 EnsembleOpt = Annotated[int | None, typer.Option(
     min=1, help="most runs trained stacked as one model (default: where measured faster; 1 turns it off)")]
 
 
-def _executor_factory(backend: str | None, workers: int | None, threads: int | None, ensemble: int | None = None):
-    """A function of the number of runs that makes the chosen executor (so the split fits the sweep)."""
+def _executor_factory(backend: str | None, workers: int | None, threads: int | None, ensemble: int | None = None,
+                      dry_run: bool = False):
+    """A function of the number of runs that makes the chosen executor (so the split fits the sweep); with
+    ``dry_run`` one that only lets the sweep print its runs."""
     import os
 
-    from reasonlab.sweep.executors import LocalExecutor, RayExecutor, default_ensemble, split_cores
+    from reasonlab.sweep.executors import DryRun, LocalExecutor, RayExecutor, default_ensemble, split_cores
 
     backend = backend or ("ray" if os.environ.get("RAY_ADDRESS") else "local")
-    if backend not in ("local", "ray"):
-        _fail(f"--backend {backend!r}: choose local or ray")
 
     def make(n_runs: int):
         size = ensemble or default_ensemble()
+        if dry_run:
+            return DryRun(*split_cores(n_runs, workers, threads))
         if backend == "ray":
             return RayExecutor(threads or 1, ensemble=size)
         w, t = split_cores(n_runs, workers, threads)
         return LocalExecutor(w, t, size)
 
     return make
+
+
+def _large_on_cpu(profile: str | None) -> bool:
+    """Whether ``profile`` is a paper- or GPU-scale profile (``paper``, ``gpu``, ``*-paper``) and no CUDA device is
+    visible."""
+    if not profile or not re.search(r"(^|-)(paper|gpu)$", profile):
+        return False
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def _refuse_large_on_cpu(profile: str | None, yes: bool, dry_run: bool) -> None:
+    if _large_on_cpu(profile) and not (yes or dry_run):
+        _fail(f"--profile {profile}: paper (or GPU) scale and no CUDA device is visible, so days of CPU time; "
+              "pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the reduced setting")
 
 
 @app.command()
@@ -175,11 +257,12 @@ def sweep(
     study: Annotated[str | None, typer.Option(help="whose profiles --profile names (default: the file's, else "
                                                    "anchor)")] = None,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Run every point of a grid (skipping finished runs, resuming unfinished ones) and write its results table."""
     from reasonlab.store import check_name
     from reasonlab.sweep.grid import SweepSpec, load_sweep, sweep_configs
-    from reasonlab.sweep.runner import axis_value, run_sweep
+    from reasonlab.sweep.runner import print_plan, run_sweep
 
     try:
         spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
@@ -188,12 +271,9 @@ def sweep(
         configs, axes = sweep_configs(spec, grid or [], overrides or [])
         sweep_name = check_name(name or spec.name or "sweep-" + _digest([c.run_id() for c in configs]), "sweep name")
         if dry_run:
-            console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
-                          f"{out / sweep_name}", highlight=False, markup=False, soft_wrap=True)
-            for c in configs:
-                console.print(f"  {c.run_id()}  " + "  ".join(f"{a}={axis_value(c, a)}" for a in axes),
-                              highlight=False, markup=False, soft_wrap=True)
+            print_plan(console, sweep_name, configs, axes, out / sweep_name)
             return
+        _refuse_large_on_cpu(spec.profile, yes, dry_run)
         executor = _executor_factory(backend, workers, threads, ensemble)(len(configs))
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                       f"{executor.workers} workers × {executor.threads} threads")
@@ -258,8 +338,8 @@ def phase(
     y: Annotated[str | None, typer.Option(help="column on the y axis (default: the task kind's; model.depth, "
                                                 "task.alpha for modular sweeps)")] = None,
     pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works)")] = "4-3",
-    at: Annotated[str, typer.Option(help="modular sweeps: final (the final evaluation) or t_star (early "
-                                         "stopping)")] = "final",
+    at: Annotated[Literal["final", "t_star"], typer.Option(help="modular sweeps: final (the final evaluation) or "
+                                                                "t_star (early stopping)")] = "final",
     where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
                                                          "(e.g. --where model.depth=2)")] = None,
     over_epochs: Annotated[bool, typer.Option("--over-epochs", help="anchor sweeps: each run's held-out "
@@ -274,8 +354,6 @@ def phase(
     from reasonlab.registry import task_kind
     from reasonlab.sweep.results import read_results
 
-    if at not in ("final", "t_star"):
-        _fail(f"--at: {at!r} is not final or t_star")
     a, b = _int_pair(pair, "--pair") or (4, 3)
     try:
         rows = _where(read_results(sweep_dir), where or [])
@@ -341,14 +419,12 @@ def analyze(
     shot: Annotated[int | None, typer.Option(help="modular: target shot of the OV/PCA probes (default: the "
                                                   "last)")] = None,
     max_tasks: Annotated[int | None, typer.Option(help="modular: tasks per group for grid/corruption")] = None,
-    ablation: Annotated[str, typer.Option(help="modular head masking: zero or mean")] = "zero",
+    ablation: Annotated[Literal["zero", "mean"], typer.Option(help="modular head masking: zero or mean")] = "zero",
     seed: Annotated[int, typer.Option(help="seed of the probe inputs")] = 0,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
-    if ablation not in ("zero", "mean"):
-        _fail(f"--ablation: {ablation!r} is not zero or mean")
     options = {k: v for k, v in dict(pair=_int_pair(pair, "--pair"), task=_int_pair(task, "--task"), key=key,
                                      position=position, threshold=threshold, head=head, shot=shot,
                                      max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
@@ -390,6 +466,23 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 
 
 @app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
+    to: Annotated[Literal["tensorboard"], typer.Option("--to", help="the format: tensorboard (event files)")] = (
+        "tensorboard"),
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="where (default: RUN_DIR/tensorboard)")] = None,
+) -> None:
+    """Write a finished run's metrics for another tool: TensorBoard event files (tensorboard --logdir DIR)."""
+    from reasonlab.train.loggers import export_tensorboard
+
+    try:
+        path = export_tensorboard(run_dir, out)
+    except UserError as e:
+        _fail(str(e))
+    console.print(f"{to}: {path}  (view with: tensorboard --logdir {path})", highlight=False, soft_wrap=True)
+
+
+@app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
         help="a study (`reasonlab studies` lists them): anchor-phase, anchor-trajectory, anchor-complexity, "
@@ -403,20 +496,28 @@ def reproduce(
     backend: BackendOpt = None,
     ensemble: EnsembleOpt = None,
     overrides: Overrides = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the runs it would train (finished ones marked); "
+                                          "train nothing, write nothing")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Run a study's headline experiment with one command and write its figure and summary."""
     from reasonlab.registry import studies
+    from reasonlab.sweep.runner import PlannedOnly
 
     known = studies()
     if experiment not in known:
-        _fail(f"reproduce {experiment!r}: unknown; choose one of {', '.join(known)}")
+        _fail(str(unknown_name(f"reproduce {experiment!r}", experiment, known)))
     study = known[experiment]
     profile = profile if profile is not None else study.default_arm()
     if profile not in study.arms():
-        _fail(f"--profile {profile!r}: unknown for {experiment}; choose one of {', '.join(study.arms())}")
+        _fail(str(unknown_name(f"--profile {profile!r} of {experiment}", profile, study.arms())))
+    if not study.runs_on_cpu:
+        _refuse_large_on_cpu(profile, yes, dry_run)
     try:
-        study.get("reproduce")(profile, out, _executor_factory(backend, workers, threads, ensemble), console,
-                               overrides or [])
+        study.get("reproduce")(profile, out, _executor_factory(backend, workers, threads, ensemble, dry_run),
+                               console, overrides or [])
+    except PlannedOnly:
+        console.print("dry run: nothing trained, nothing written")
     except UserError as e:
         _fail(str(e))
 

@@ -3,11 +3,11 @@ layers below it, and no import forms a circle (``tests/test_layers.py`` parses e
 both, and the few arrows below that are forbidden even though they point down).
 
     errors      errors.py: UserError, ConfigError, StoreError (one-line messages; the CLI exits 2)
-    ground      registry.py (task kinds and studies, higher layers named by "module:attr"), seeds.py, numerics.py
+    ground      registry.py (task kinds and studies, higher layers named by "module:attr"), seeds.py, numerics.py,
+                version.py
     config      config/: schemas (base, tasks, schema), run identity (identity), overrides and profiles (io)
     store       store.py, checkpoint.py: run directories, metrics, summaries, checkpoints; raises StoreError
     init        init.py: the γ rule (any torch module)
-    api         reasonlab/__init__.py: the package's public names
     tasks       tasks/: data and named evaluation sets
     models      models/
     build       build.py: a run's task data and initialized model (used by trainer, analyses and studies alike)
@@ -18,6 +18,8 @@ both, and the few arrows below that are forbidden even though they point down).
     analysis    analysis/: probes on loaded runs (analysis.loading is the one loader; never the trainer)
     report      report/: HTML report, phase rules, summary markdown
     studies     studies/: compositions of the above (never the trainer)
+    facade      api.py: the public functions (make_config, run, load, open_store), over everything below, and
+                reasonlab/__init__.py, which re-exports them (lazily: ``import reasonlab`` stays light)
     cli         cli.py, __main__.py
 
 Against the order first sketched in DESIGN.md two layers moved, both because the data path needs it: the store
@@ -29,11 +31,11 @@ from __future__ import annotations
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("errors", ("reasonlab.errors",)),
-    ("ground", ("reasonlab.registry", "reasonlab.seeds", "reasonlab.numerics", "reasonlab.layers")),
+    ("ground", ("reasonlab.registry", "reasonlab.seeds", "reasonlab.numerics", "reasonlab.layers",
+                "reasonlab.version")),
     ("config", ("reasonlab.config",)),
     ("store", ("reasonlab.store", "reasonlab.checkpoint")),
     ("init", ("reasonlab.init",)),
-    ("api", ("reasonlab",)),
     ("tasks", ("reasonlab.tasks",)),
     ("models", ("reasonlab.models",)),
     ("build", ("reasonlab.build",)),
@@ -44,6 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("analysis", ("reasonlab.analysis",)),
     ("report", ("reasonlab.report",)),
     ("studies", ("reasonlab.studies",)),
+    ("facade", ("reasonlab.api", "reasonlab")),
     ("cli", ("reasonlab.cli", "reasonlab.__main__")),
 ]
 

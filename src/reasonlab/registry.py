@@ -87,6 +87,7 @@ class Study(_Entry):
         its figures and ``summary.md``.
     figures: the figure names it writes under ``<sweep>/figures/`` (for listings and docs).
     what: one line for ``reasonlab studies``.
+    runs_on_cpu: its paper-scale arms are meant to train on a CPU (so ``reproduce`` does not ask for ``--yes``).
     """
 
     name: str
@@ -96,6 +97,7 @@ class Study(_Entry):
     figures: tuple[str, ...] = ()
     profiles: str | None = None
     default_profile: str | None = None
+    runs_on_cpu: bool = False
 
     def arms(self) -> dict[str, dict[str, list]]:
         return dict(load(self.grids))
@@ -233,7 +235,8 @@ for _study in (
     Study("anchor-phase", f"{_S}.anchor_phase:GRIDS", f"{_S}.anchor_phase:reproduce", "γ × depth phase diagram "
           "of the anchor task (paper Fig. 2a,b)", ("phase",), "anchor"),
     Study("anchor-trajectory", f"{_S}.anchor_trajectory:GRIDS", f"{_S}.anchor_trajectory:reproduce",
-          "two paper-scale anchor runs beside the authors' logged trajectory", ("trajectory",), "anchor"),
+          "two paper-scale anchor runs beside the authors' logged trajectory", ("trajectory",), "anchor",
+          runs_on_cpu=True),
     Study("anchor-complexity", f"{_S}.anchor_complexity:GRIDS", f"{_S}.anchor_complexity:reproduce",
           "anchor outcomes as more pairs get symmetric non-inferential targets", ("complexity",), "anchor"),
     Study("anchor-lr-wd", f"{_S}.anchor_lr_wd:GRIDS", f"{_S}.anchor_lr_wd:reproduce",

@@ -42,7 +42,21 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
         for probe in probes or list(known):
             numbers = known[probe](run)
             results[probe] = {**numbers, "headline": module.headline(probe, numbers)}
+            write_json(run.out / f"{probe}.json", results[probe])  # the headline too, for the report
     return results
+
+
+def headline(kind: str, probe: str, numbers: dict) -> str:
+    """A saved analysis's one-line headline: its own, or (files written before it was saved) derived from its
+    numbers; empty when neither works."""
+    if isinstance(numbers.get("headline"), str):
+        return numbers["headline"]
+    entry = task_kinds().get(kind)
+    module = entry.get("probes") if entry else None
+    try:
+        return module.headline(probe, numbers) if module and probe in module.PROBES else ""
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return ""
 
 
 def scalars(numbers: dict, prefix: str = "") -> dict[str, float]:

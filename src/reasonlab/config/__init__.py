@@ -23,8 +23,10 @@ from reasonlab.config.io import (
     raw_config,
     resolve,
     set_dotted,
+    studies,
     study_profiles,
     to_yaml,
+    unknown_name,
     validation_message,
 )
 from reasonlab.config.schema import (
@@ -55,5 +57,5 @@ __all__ = [
     "Role", "RunConfig", "Seq2SeqTaskConfig", "StrictModel", "TextMixtureTaskConfig", "ThresholdConfig",
     "TrainConfig", "_parse_pair", "apply_overrides", "check_memory", "deep_merge", "fields_with", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
-    "set_dotted", "study_profiles", "to_yaml", "validate_task", "validation_message",
+    "set_dotted", "studies", "study_profiles", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]

@@ -183,20 +183,39 @@ def label_changes(profile_data: dict[str, Any], data: dict[str, Any]) -> dict[st
     return {**data, "profile": f"{label}; changed: {', '.join(changed)}"} if changed else data
 
 
+def unknown_name(what: str, name: str, choices: typing.Iterable[str]) -> ConfigError:
+    """The one-line refusal of ``name`` (``what`` names it in the message: "--study 'anchr'"), which is none of
+    ``choices``, suggesting the closest."""
+    choices = list(choices)
+    close = difflib.get_close_matches(name, choices, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return ConfigError(f"{what}: unknown; {hint}choose one of {', '.join(choices)}")
+
+
+def _profile_files() -> list[str]:
+    folder = resources.files("reasonlab") / "profiles"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def studies() -> list[str]:
+    """The studies with built-in profiles (``reasonlab/profiles/<study>-<profile>.yaml``; no dash in a study)."""
+    return sorted({name.split("-", 1)[0] for name in _profile_files()})
+
+
 def study_profiles(study: str) -> list[str]:
     """The built-in profiles of a study: ``reasonlab/profiles/<study>-<profile>.yaml``."""
-    folder = resources.files("reasonlab") / "profiles"
-    return sorted(p.name[len(study) + 1 : -5] for p in folder.iterdir() if p.name.startswith(f"{study}-")
-                  and p.name.endswith(".yaml"))
+    return [name[len(study) + 1 :] for name in _profile_files() if name.startswith(f"{study}-")]
 
 
 def raw_config(config: Path | None, profile: str | None, overrides: list[str], study: str = "anchor") -> dict:
     """Profile, then the user's YAML over it, then ``--set`` overrides over both; not yet validated."""
     data: dict[str, Any] = {}
+    if study not in studies():
+        raise unknown_name(f"--study {study!r}", study, studies())
     if profile:
         names = study_profiles(study)
         if profile not in names:
-            raise ConfigError(f"--profile {profile!r}: unknown for the {study} study; choose one of {', '.join(names)}")
+            raise unknown_name(f"--profile {profile!r} of the {study} study", profile, names)
         data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
     base = copy.deepcopy(data)
     if config is not None:

@@ -121,6 +121,9 @@ class TrainConfig(StrictModel):
     tf32: bool = False
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
                                 **roles("execution", "member"))
+    loggers: list[Literal["tensorboard"]] = Field(
+        [], description="also send the metrics to TensorBoard (RUN_DIR/tensorboard/; pip install "
+        "'reasonlab[tensorboard]')", **roles("execution", "member"))
 
 
 class ThresholdConfig(StrictModel):

@@ -19,6 +19,11 @@ from reasonlab.store import load_run, read_metrics  # noqa: E402
 
 def plot_run(run_dir: Path) -> list[Path]:
     """Write ``figures/run.png|svg`` in the run directory and return the paths."""
+    return save_figure(run_figure(run_dir), Path(run_dir) / "figures" / "run")
+
+
+def run_figure(run_dir: Path) -> plt.Figure:
+    """The run's figure (training loss, accuracies over training, final answer shares), not written anywhere."""
     run_dir = Path(run_dir)
     summary, cfg = load_run(run_dir)
     rows = read_metrics(run_dir / "metrics.parquet")
@@ -29,7 +34,7 @@ def plot_run(run_dir: Path) -> list[Path]:
     title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
              f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")
     fig.suptitle("\n".join(textwrap.wrap(title, 140)), fontsize=8)
-    return save_figure(fig, run_dir / "figures" / "run")
+    return fig
 
 
 def source_curves(rows: list[tuple], suffix: str) -> dict[str, tuple[list[int], list[float]]]:

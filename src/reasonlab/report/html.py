@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -21,8 +22,8 @@ import matplotlib.pyplot as plt
 from reasonlab.config import ConfigError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
-from reasonlab.plots.dynamics import accuracy_figure
-from reasonlab.store import atomic_write_text, finished_runs, load_run, read_json, read_metrics
+from reasonlab.plots.run import NAMES
+from reasonlab.store import atomic_write_text, finished_runs, load_run, read_json
 from reasonlab.sweep.results import read_results, sweep_axes
 
 # the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
@@ -35,48 +36,107 @@ def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-def _image(path: Path, root: Path) -> dict[str, str]:
-    return {"name": str(path.relative_to(root)), "uri": _uri(path.read_bytes())}
+# Readable names: analyses and their figures, checkpoints, metric parts (the rest: underscores as spaces).
+ANALYSES = {"flow": "Information flow", "representations": "Post-attention representations",
+            "fused": "Fused vectors", "condensation": "Condensation", "embedding": "Embedding structure",
+            "spectra": "Weight spectra", "shots": "Accuracy per shot", "grid": "k-shot grids against ratio matching",
+            "attention": "Attention patterns", "ov": "OV circuit outputs", "pca": "PCA of a head's output",
+            "corruption": "Corrupted in-context examples", "masking": "Head masking", "accuracy": "Accuracy",
+            "dynamics": "Across training"}
+WORDS = {"heldout": "held-out", "train_keys": "train keys", "test_keys": "test keys", "id": "in-distribution",
+         "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target", **NAMES,
+         "seen_test_acc": "seen pairs, test keys: accuracy"}
+FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
+           "phase": "Phase diagram"}
 
 
-def _curves(run_dir: Path) -> dict[str, str] | None:
-    """The run's accuracy curves, drawn in memory (nothing is written into the run)."""
-    metrics = run_dir / "metrics.parquet"
-    if not metrics.is_file():
-        return None
-    fig = accuracy_figure(read_metrics(metrics), [])
-    png = figure_bytes(fig, "png", dpi=90)
-    plt.close(fig)
-    return {"name": "accuracy over training", "uri": _uri(png)}
+def readable(key: str) -> str:
+    """``heldout/4-3/test_keys/inferential`` -> ``held-out (4,3) · test keys · inferential``."""
+    parts = []
+    for part in key.split("/"):
+        if re.fullmatch(r"\d+-\d+", part) and parts:
+            parts[-1] += f" ({part.replace('-', ',')})"
+        else:
+            parts.append(WORDS.get(part, part.replace("_", " ")))
+    return " · ".join(parts)
+
+
+def checkpoint_name(folder: str) -> str:
+    return {"final": "final checkpoint", "best": "best checkpoint (early stopping)"}.get(
+        folder, folder.replace("step-", "step ").replace("-", " "))
+
+
+def figure_caption(stem: str) -> str:
+    """A figure file's stem as words: ``grid-ood`` -> ``k-shot grids ... · out-of-distribution``."""
+    head, _, rest = stem.partition("-")
+    if stem in FIGURES:
+        return FIGURES[stem]
+    if stem.startswith("phase"):
+        return f"Phase diagram ({stem.removeprefix('phase-').replace('-', ' ')})"
+    name = ANALYSES.get(head, head.replace("_", " ").capitalize())
+    return f"{name} · {readable(rest)}" if rest else name
+
+
+def _image(path: Path, caption: str | None = None) -> dict[str, str]:
+    return {"caption": caption or figure_caption(path.stem), "uri": _uri(path.read_bytes())}
+
+
+def _run_figures(run_dir: Path) -> list[dict[str, str]]:
+    """The run's figures: ``figures/run.png`` (drawn in memory when the run has none: a sweep's runs), then any
+    other figure it holds. The run figure holds the training curves, so they are shown once."""
+    from reasonlab.plots.run import run_figure
+
+    folder = run_dir / "figures"
+    images = [_image(p) for p in sorted(folder.glob("*.png"))]
+    if not (folder / "run.png").is_file() and (run_dir / "metrics.parquet").is_file():
+        fig = run_figure(run_dir)
+        images.insert(0, {"caption": FIGURES["run"], "uri": _uri(figure_bytes(fig, "png", dpi=90))})
+        plt.close(fig)
+    return sorted(images, key=lambda i: i["caption"] != FIGURES["run"])
 
 
 def _figures(summary: dict) -> list[tuple[str, str]]:
     final = summary.get("final") or {}
-    return [(k, f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in sorted(final.items())
+    return [(readable(k), f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in sorted(final.items())
             if isinstance(v, int | float | str)]
+
+
+def _analyses(run_dir: Path, kind: str) -> list[dict[str, Any]]:
+    """Every saved analysis: a readable title, its one-line headline, its figures with readable captions."""
+    from reasonlab.analysis.probes import headline
+
+    out = []
+    for folder in sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir()):
+        if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own
+            out.append({"name": ANALYSES["dynamics"], "headline": "",
+                        "images": [_image(p) for p in sorted(folder.glob("*.png"))]})
+            continue
+        for numbers in sorted(folder.glob("*.json")):
+            data = read_json(numbers, "analysis result")
+            out.append({"name": f"{ANALYSES.get(numbers.stem, numbers.stem)} ({checkpoint_name(folder.name)})",
+                        "headline": headline(kind, numbers.stem, data) if isinstance(data, dict) else "",
+                        "images": [_image(p) for p in sorted(folder.glob(f"{numbers.stem}*.png"))]})
+    return out
+
+
+def run_header(cfg: dict) -> str:
+    """γ (or the GPT-2 scheme), depth and seed of a run, in a few words."""
+    init, model = cfg.get("init", {}), cfg.get("model", {})
+    start = "GPT-2 init (std 0.02)" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
+    depth = f"depth {model['depth']}" if "depth" in model else str(model.get("kind", "")).replace("_", "-")
+    return f"{start} · {depth} · seed {cfg.get('seed')}"
 
 
 def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
     summary, cfg = load_run(run_dir)
     flat = {"seed": cfg.get("seed"), **{f"{s}.{k}": v for s, sec in cfg.items() if isinstance(sec, dict)
                                         for k, v in sec.items()}}
-    analyses = []
-    for folder in sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir()):
-        if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own
-            analyses.append({"name": "dynamics", "headline": "", "images": [_image(p, run_dir)
-                                                                            for p in sorted(folder.glob("*.png"))]})
-            continue
-        for numbers in sorted(folder.glob("*.json")):
-            images = sorted(folder.glob(f"{numbers.stem}*.png"))
-            data = read_json(numbers, "analysis result")
-            headline = data.get("headline", "") if isinstance(data, dict) else ""
-            analyses.append({"name": f"{folder.name}: {numbers.stem}", "headline": headline,
-                             "images": [_image(p, run_dir) for p in images]})
-    images = [_image(p, run_dir) for p in sorted((run_dir / "figures").glob("*.png"))]
-    curves = _curves(run_dir)
+    shown = {"init.gamma", "model.depth", "seed"}  # in the header already
     return {"id": summary.get("run_id", run_dir.name), "label": summary.get("label", "?"),
-            "profile": summary.get("profile", ""), "axes": [(a, flat.get(a)) for a in axes or []],
-            "figures": _figures(summary), "images": ([curves] if curves else []) + images, "analyses": analyses,
+            "header": run_header(cfg), "profile": summary.get("profile", ""),
+            "axes": [(a, flat.get(a)) for a in axes or [] if a not in shown],
+            "figures": _figures(summary), "images": _run_figures(run_dir),
+            "analyses": _analyses(run_dir, cfg.get("task", {}).get("kind", "anchor")),
             "config": json.dumps(cfg, indent=2)}
 
 
@@ -108,7 +168,7 @@ def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) ->
                        "xs": sorted({k[0] for k in cells}, key=str), "ys": sorted({k[1] for k in cells}, key=str)})
     summary = sweep_dir / "summary.md"
     return {"x": x, "y": y, "tables": tables,
-            "figures": [_image(p, sweep_dir) for p in sorted((sweep_dir / "figures").glob("*.png"))],
+            "figures": [_image(p) for p in sorted((sweep_dir / "figures").glob("*.png"))],
             "summary": summary.read_text() if summary.is_file() else ""}
 
 
@@ -119,14 +179,16 @@ def write_report(target: Path) -> Path:
     template = env.from_string((resources.files("reasonlab") / "report" / "template.html").read_text())
     if (target / "summary.json").is_file():
         section = run_section(target)
-        page = template.render(title=f"run {section['id']}", subtitle=section["profile"], sweep=None,
+        page = template.render(title=f"run {section['id']}", subtitle="", profile=section["profile"], sweep=None,
                                runs=[section])
     elif (target / "results.parquet").is_file() or finished_runs(target):
         rows = read_results(target)
         axes = sweep_axes(target, rows)
         runs = [run_section(d, axes) for d in sorted(finished_runs(target))]
+        profiles = {r["profile"] for r in runs}
+        shared = profiles.pop() if len(profiles) == 1 else None  # then stated once, at the top
         page = template.render(title=f"sweep {target.name}", sweep=_sweep_part(target, rows, axes), runs=runs,
-                               subtitle=f"{len(runs)} finished runs")
+                               subtitle=f"{len(runs)} finished runs", profile=shared)
     else:
         raise ConfigError(f"{target}: neither a finished run (summary.json) nor a sweep (results.parquet)")
     out = target / "report.html"

@@ -34,15 +34,26 @@ def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:
     return root / cfg.run_id(), read_summary(root / cfg.run_id() / "summary.json")
 
 
-def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[str] = ()) -> list[Path]:
-    """Train the cpu profile at depth 2 for the two demo γ values side by side, then print and plot them."""
-    from reasonlab.plots.run import plot_run
-
-    threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
+def demo_configs(seed: int, threads: int, overrides: list[str] = ()) -> list[RunConfig]:
+    """The demo's runs: the cpu profile at each demo γ."""
     base = raw_config(None, "cpu", list(overrides), "anchor")  # its label names the user's --set, not γ and seed
     base = apply_overrides(base, [f"seed={seed}", f"train.threads={threads}"])
-    cfgs = expand(base, {"init.gamma": list(DEMO_GAMMAS)})
+    return expand(base, {"init.gamma": list(DEMO_GAMMAS)})
+
+
+def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[str] = (),
+         dry_run: bool = False) -> list[Path]:
+    """Train the cpu profile at depth 2 for the two demo γ values side by side, then print and plot them
+    (``dry_run``: print the runs it would train, and train nothing)."""
+    from reasonlab.plots.run import plot_run
+    from reasonlab.sweep.runner import print_plan
+
+    threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
+    cfgs = demo_configs(seed, threads, overrides)
     root = out / "demo"
+    if dry_run:
+        print_plan(console, "demo", cfgs, ["init.gamma", "model.depth", "seed"], root)
+        return []
     console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth {cfgs[0].model.depth}, γ = "
                   f"{', '.join(map(str, DEMO_GAMMAS))}) with {workers} workers × {threads} threads; "
                   f"results under {root}")

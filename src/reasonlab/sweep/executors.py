@@ -120,6 +120,16 @@ class LocalExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+@dataclass
+class DryRun:
+    """No executor: ``run_sweep`` prints the runs it would give one and stops (``--dry-run``)."""
+
+    workers: int
+    threads: int
+    ensemble: int = 1
+    dry_run: bool = True
+
+
 class RayExecutor:
     """Runs as Ray tasks (``num_cpus`` = threads each) on the cluster at ``address`` (default ``RAY_ADDRESS``, else
     a local instance). Every node must see the store root at the same path (a shared file system)."""

@@ -6,9 +6,10 @@
 ``summary.json`` files under a lock and replaced atomically, so concurrent writers cannot lose a row and a reader
 never sees a half-written table; the run directories stay the source of truth.
 
-SQL (DuckDB) sees three views: ``runs`` (the results tables, with a ``sweep`` column), ``metrics`` (every finished
-run's metrics.parquet with ``sweep`` and ``run_id``) and ``offsets`` (the held-out offset histograms: sweep,
-run_id, set, offset, count).
+SQL (DuckDB) sees three views: ``runs`` (the results tables, with a ``sweep`` column; a group of runs without a
+table, such as ``runs/adhoc`` of ``reasonlab train``, is read from its runs' summaries), ``metrics`` (every finished
+run's metrics.parquet with ``sweep`` and ``run_id``, over a whole store when given its root) and ``offsets``
+(the held-out offset histograms: sweep, run_id, set, offset, count).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def results_table(sweep_dir: Path) -> pa.Table:
     directories (the source of truth), touching nothing else."""
     path = Path(sweep_dir) / RESULTS
     if not path.is_file():
+        if finished_runs(Path(sweep_dir)):  # runs of `reasonlab train` (runs/adhoc): the table read in memory
+            return _table([run_row(s) for s in _summaries(Path(sweep_dir))])
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
     try:
         return pq.read_table(path)
@@ -106,14 +109,19 @@ def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
     return results_table(sweep_dir).to_pylist()
 
 
+def _holds_runs(folder: Path) -> bool:
+    """A sweep (its results table) or a group of finished runs without one (``runs/adhoc``)."""
+    return (folder / RESULTS).is_file() or bool(finished_runs(folder))
+
+
 def sweep_dirs(target: Path) -> list[Path]:
-    """``target`` itself if it is a sweep, else the sweeps directly under it (a store root)."""
+    """``target`` itself if it is a sweep (or a group of runs), else those directly under it (a store root)."""
     target = Path(target)
     if not target.is_dir():
         raise ConfigError(f"{target}: no such directory; pass a sweep directory or a store root")
-    if (target / RESULTS).is_file():
+    if _holds_runs(target):
         return [target]
-    found = sorted(p for p in target.iterdir() if (p / RESULTS).is_file())
+    found = sorted(p for p in target.iterdir() if p.is_dir() and _holds_runs(p))
     if not found:
         raise ConfigError(f"{target}: no {RESULTS} here or one level below; pass a sweep directory")
     return found

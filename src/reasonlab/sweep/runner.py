@@ -126,10 +126,30 @@ def axis_value(cfg: RunConfig, key: str) -> object:
     return values[0] if len(values) == 1 else "/".join(map(str, values))
 
 
+class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped where training would start
+    """Raised by ``run_sweep`` given a ``DryRun`` executor, once it has printed the plan: nothing was written."""
+
+
+def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list[str], sweep_dir: Path) -> None:
+    """What a sweep would run: one line per run (its id and axis values), finished ones marked as skipped."""
+    finished = {p.name for p in finished_runs(sweep_dir)}
+    console.print(f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> {sweep_dir}"
+                  f"{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}",
+                  highlight=False, markup=False, soft_wrap=True)
+    for c in configs:
+        done = "  (finished: skipped)" if c.run_id() in finished else ""
+        console.print(f"  {c.run_id()}  " + "  ".join(f"{a}={axis_value(c, a)}" for a in axes) + done,
+                      highlight=False, markup=False, soft_wrap=True)
+
+
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],
               spec: dict | None = None, console: Console | None = None) -> SweepReport:
-    """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current."""
+    """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current. With a
+    ``DryRun`` executor: print what would run and raise ``PlannedOnly``, writing nothing."""
     console = console or Console(stderr=True)
+    if getattr(executor, "dry_run", False):
+        print_plan(console, name, configs, axes, Path(out) / check_name(name, "sweep name"))
+        raise PlannedOnly(name)
     sweep_dir = Path(out) / check_name(name, "sweep name")
     sweep_dir.mkdir(parents=True, exist_ok=True)
     write_json(sweep_dir / "sweep.json", {"name": name, "axes": axes, "spec": spec or {},

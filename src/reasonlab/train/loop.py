@@ -18,7 +18,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import reasonlab
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
@@ -42,8 +41,10 @@ from reasonlab.store import (
     write_metrics,
 )
 from reasonlab.tasks.base import trim_padding
+from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
 from reasonlab.train.schedule import lr_at, lr_sums
+from reasonlab.version import __version__
 
 
 def resolve_device(name: str) -> torch.device:
@@ -153,6 +154,7 @@ class Trainer:
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
         self.begun = False
+        self.loggers, self.logged = MetricLoggers(t.loggers, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
@@ -242,6 +244,7 @@ class Trainer:
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
             self.rows = [r for r in rows if r[0] <= self.epoch]
+            self.logged = len(self.rows)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
 
@@ -263,6 +266,7 @@ class Trainer:
                                                        "loss": loss, "wall_time_s": self.wall,
                                                        "diverged_step": self.diverged})
             append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
+            self.send_rows()
             return
         self.rows += [(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
         last = epoch == t.epochs
@@ -278,6 +282,12 @@ class Trainer:
                             {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id()},
                             self.model, self.opt)
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
+        self.send_rows()
+
+    def send_rows(self) -> None:
+        """The metric rows recorded since the last call, to the run's loggers (if any)."""
+        self.loggers.log(self.rows[self.logged :])
+        self.logged = len(self.rows)
 
     def fit(self) -> None:
         """Train from the newest checkpoint (or from where ``begin`` restored) to the last epoch."""
@@ -301,8 +311,11 @@ class Trainer:
             self.report = diverged_report(self.diverged)
         elif not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
             self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] in ("train", "weights")]
+            self.logged = min(self.logged, len(self.rows))
             self._evaluate(self.epoch, self.step, final=True)
         summary = self._summary(self.epoch, self.step, self.wall)
+        self.send_rows()
+        self.loggers.close()
         partial = self.run_dir
         final_dir = partial.with_name(self.cfg.run_id())
         write_metrics(partial / "metrics.parquet", self.rows)
@@ -322,7 +335,7 @@ class Trainer:
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),
-            "versions": {"reasonlab": reasonlab.__version__, "torch": torch.__version__,
+            "versions": {"reasonlab": __version__, "torch": torch.__version__,
                          "python": platform.python_version()},
             "git_revision": git_revision(), "data": self.data.info, "config": cfg.model_dump(mode="json"),
         }

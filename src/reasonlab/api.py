@@ -1,0 +1,113 @@
+"""The Python API (docs/api.md): build a config, train it, load a run, query a store.
+
+Each function does what the command line does, with the same files and the same one-line ``ConfigError`` for
+bad input: ``make_config`` is ``--profile``/``--set``, ``run`` is ``reasonlab train`` (figures included),
+``load`` reads a run directory, ``open_store`` is the DuckDB of ``reasonlab results --sql``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonlab.config import RunConfig, raw_config, resolve
+from reasonlab.store import check_name
+from reasonlab.store import load_run as _load_summary
+
+
+def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), *,
+                study: str = "anchor", file: str | Path | None = None) -> RunConfig:
+    """A validated run config: a study's built-in ``profile`` (none: the study's paper-scale defaults), then a YAML
+    ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"], as ``--set``)."""
+    items = [f"{k}={json.dumps(v)}" for k, v in overrides.items()] if isinstance(overrides, Mapping) \
+        else list(overrides)
+    return resolve(raw_config(Path(file) if file is not None else None, profile, items, study))
+
+
+@dataclass
+class Run:
+    """A finished run: its directory, resolved config and summary; its metrics, task data and model on demand."""
+
+    dir: Path
+    config: RunConfig
+    summary: dict
+    _data: Any = field(default=None, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.summary["run_id"]
+
+    @property
+    def label(self) -> str:
+        """The outcome label (anchor runs: inferential, symmetric, other or not-fitted)."""
+        return self.summary["label"]
+
+    @property
+    def metrics(self):  # -> pandas.DataFrame
+        """Every metric row (epoch, step, split, metric, value) as a pandas DataFrame."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from reasonlab.config import ConfigError
+
+            raise ConfigError("Run.metrics: needs pandas; pip install pandas (or use Run.metric_rows())") from None
+        from reasonlab.store import METRIC_SCHEMA
+
+        return pd.DataFrame(self.metric_rows(), columns=METRIC_SCHEMA.names)
+
+    def metric_rows(self) -> list[tuple]:
+        """The metric rows as tuples (epoch, step, split, metric, value), without pandas."""
+        from reasonlab.store import read_metrics
+
+        return read_metrics(self.dir / "metrics.parquet")
+
+    def data(self):  # -> reasonlab.tasks.base.TaskData
+        """The run's task data (training set and named evaluation sets), rebuilt from its config (and cached)."""
+        if self._data is None:
+            from reasonlab.build import build_task
+
+            self._data = build_task(self.config)
+        return self._data
+
+    def model(self, checkpoint: str = "final"):  # -> torch.nn.Module
+        """The trained model in eval mode at ``final``, ``best`` (early stopping) or a saved step ("120")."""
+        from reasonlab.analysis.loading import load_trained
+
+        return load_trained(self.dir, checkpoint, self.data())[1]
+
+
+def load(run_dir: str | Path) -> Run:
+    """A finished run directory (``runs/<name>/<run_id>``)."""
+    summary, raw = _load_summary(Path(run_dir))
+    return Run(Path(run_dir), resolve(raw), summary)
+
+
+def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
+                   log: Callable[[str], None] = lambda _: None) -> tuple[Path, dict]:
+    """Train (resume, or find finished) the run under ``root``, then draw its figure (``figures/run.png|svg``)."""
+    from reasonlab.plots.run import plot_run
+    from reasonlab.train.loop import train_run
+
+    run_dir, summary = train_run(config, root, progress=progress, log=log)
+    plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+    return run_dir, summary
+
+
+def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
+    """Train ``config`` like ``reasonlab train`` (same run directory ``out/name/<run_id>``, same files, figures
+    included); a finished run is loaded, an unfinished one resumed."""
+    run_dir, _ = train_and_plot(config, Path(out) / check_name(name, "name"), "bar" if progress else False,
+                                print if progress else (lambda _: None))
+    return load(run_dir)
+
+
+def open_store(path: str | Path):  # -> duckdb.DuckDBPyConnection
+    """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
+    with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
+    and ``offsets`` (held-out offset histograms)."""
+    from reasonlab.sweep.results import connect
+
+    return connect(Path(path))

@@ -1,0 +1,77 @@
+"""The command line's choices: enumerated flags refused at parse time, did-you-mean for studies and experiments,
+dry runs of reproduce and demo, the refusal of a paper-scale profile on a CPU, and --help without <bool>."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from reasonlab.cli import app
+
+runner = CliRunner()
+
+
+def _one_error_line(args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error:"), result.output
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["reproduce", "anchor-phase", "--backend", "rey"], "'rey' is not one of 'local', 'ray'"),
+    (["sweep", "--profile", "cpu", "--backend", "dask"], "'dask' is not one of 'local', 'ray'"),
+    (["analyze", ".", "--ablation", "half"], "'half' is not one of 'zero', 'mean'"),
+    (["phase", ".", "--at", "best"], "'best' is not one of 'final', 't_star'"),
+    (["reproduce", "anchor-phaze"], "did you mean anchor-phase?"),
+    (["reproduce", "reasoning-bias", "--profile", "cpuu"], "did you mean cpu?"),
+    (["train", "--study", "anchr", "--dry-run"], "--study 'anchr': unknown; did you mean anchor?"),
+    (["sweep", "--study", "modullar", "--profile", "cpu", "--dry-run"], "did you mean modular?"),
+    (["train", "--profile", "cpu-wid", "--dry-run"], "did you mean cpu-wide?"),
+    (["trian"], "Did you mean 'train'?"),
+    (["train", "--dryrun"], "--dry-run"),
+    (["show"], "Missing argument"),
+])
+def test_bad_choices_are_one_line_naming_the_choices(args: list[str], expected: str) -> None:
+    assert expected in _one_error_line(args)
+
+
+def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path) -> None:
+    out = tmp_path / "store"
+    result = runner.invoke(app, ["reproduce", "anchor-phase", "--dry-run", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "sweep anchor-phase-cpu: 30 runs" in result.output and result.output.count("init.gamma=") == 30
+    assert "nothing trained" in result.output
+    result = runner.invoke(app, ["reproduce", "scan", "--dry-run", "--out", str(out)])
+    assert result.exit_code == 0 and "sweep scan-cpu:" in result.output, result.output
+    result = runner.invoke(app, ["demo", "--dry-run", "--out", str(out)])
+    assert result.exit_code == 0 and "sweep demo: 2 runs" in result.output, result.output
+    assert "init.gamma=0.5" in result.output and "init.gamma=1.0" in result.output
+    assert not out.exists()
+
+
+def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "store"
+    for args in (["reproduce", "anchor-phase", "--profile", "paper"], ["sweep", "--profile", "paper", "--grid",
+                                                                       "seed=1,2"],
+                 ["reproduce", "modular-phase", "--profile", "gpu"]):
+        line = _one_error_line([*args, "--out", str(out)])
+        assert "--yes" in line and "no CUDA device" in line
+    listed = runner.invoke(app, ["reproduce", "anchor-phase", "--profile", "paper", "--dry-run", "--out", str(out)])
+    assert listed.exit_code == 0 and "810 runs" in listed.output
+    # the trajectory study is paper scale truncated to hours on a CPU: it asks for no --yes
+    listed = runner.invoke(app, ["reproduce", "anchor-trajectory", "--dry-run", "--out", str(out)])
+    assert listed.exit_code == 0 and "2 runs" in listed.output
+    warned = runner.invoke(app, ["train", "--profile", "paper", "--dry-run", "--out", str(out)])
+    assert warned.exit_code == 0 and "warning: --profile paper" in warned.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [[], ["train"], ["reproduce"], ["analyze"], ["demo"]])
+def test_flags_show_no_bool_type_in_help(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0 and "--help" in result.output and "<bool>" not in result.output
