@@ -56,6 +56,27 @@ def group_stackable(cfgs: list[RunConfig], size: int) -> list[list[RunConfig]]:
     return order
 
 
+@torch.no_grad()
+def member_adamw_step(params: list[Tensor], grads: list[Tensor], moments: list[list[Tensor]], t: int, lrs: Tensor,
+                      wd: Tensor, clip: Tensor, betas: tuple[float, float], eps: float, decay: list[bool]) -> None:
+    """One AdamW step of M members at once (leading axis M of every tensor, in place): per-member gradient-norm
+    clipping (``clip``: inf for none), then AdamW as torch.optim.AdamW's single-tensor path computes it, with each
+    member's own learning rate and weight decay. ``t``: the step count after this step. A property test holds it
+    to torch's own clip_grad_norm_ and AdamW member by member (tests/test_ensemble.py)."""
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads]).norm(dim=0)
+    coef = (clip / (norms + 1e-6)).clamp(max=1.0)
+    beta1, beta2 = betas
+    bc1, bc2_sqrt = 1 - beta1**t, (1 - beta2**t) ** 0.5
+    for p, g, (m, v), d in zip(params, grads, moments, decay, strict=True):
+        shape = (len(lrs),) + (1,) * (p.dim() - 1)
+        g.mul_(coef.view(shape))
+        if d:
+            p.mul_((1 - lrs * wd).view(shape))
+        m.lerp_(g, 1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        p.sub_((lrs / bc1).view(shape) * m / (v.sqrt() / bc2_sqrt).add_(eps))
+
+
 class Stack:
     """The members' parameters and AdamW moments stacked on a leading axis, and the step that trains them."""
 
@@ -99,26 +120,12 @@ class Stack:
         keep = (y != -100).flatten(1)
         return (per_token.view(M, -1) * keep).sum(1) / keep.sum(1)
 
-    def _shape(self, p: Tensor) -> tuple[int, ...]:
-        return (len(self.trainers),) + (1,) * (p.dim() - 1)
-
-    @torch.no_grad()
     def _update(self, grads: list[Tensor], lrs: Tensor) -> None:
-        """Per-member gradient clipping, then AdamW exactly as torch.optim.AdamW (single-tensor) computes it."""
-        norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads]).norm(dim=0)
-        coef = (self.clip / (norms + 1e-6)).clamp(max=1.0)
-        beta1, beta2 = self.trainers[0].cfg.train.betas
-        eps = self.trainers[0].cfg.train.eps
+        cfg = self.trainers[0].cfg.train
         self.t += 1
-        bc1, bc2_sqrt = 1 - beta1**self.t, (1 - beta2**self.t) ** 0.5
-        for n, g in zip(self.names, grads, strict=True):
-            p, (m, v), shape = self.params[n], self.moments[n], self._shape(self.params[n])
-            g.mul_(coef.view(shape))
-            if decays(p, self.trainers[0].cfg.train, member_axis=True):
-                p.mul_((1 - lrs * self.wd).view(shape))
-            m.lerp_(g, 1 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            p.sub_((lrs / bc1).view(shape) * m / (v.sqrt() / bc2_sqrt).add_(eps))
+        member_adamw_step([self.params[n] for n in self.names], grads, [self.moments[n] for n in self.names],
+                          self.t, lrs, self.wd, self.clip, cfg.betas, cfg.eps,
+                          [decays(self.params[n], cfg, member_axis=True) for n in self.names])
 
     def train_epoch(self, epoch: int, step: int) -> tuple[int, list[float]]:
         trainers, first = self.trainers, self.trainers[0]
