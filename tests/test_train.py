@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -415,3 +416,22 @@ def test_flush_to_zero_is_on_during_a_run_and_restored_after(tmp_path, monkeypat
     assert not flushing()
     run(tiny_run(train={"epochs": 1}), tmp_path)
     assert seen and all(seen) and not flushing()
+
+
+def test_a_frozen_copy_names_its_commit(tmp_path):
+    """Long runs train from a copy made by ``git archive``, outside any checkout: the commit it came from is what
+    ``git archive`` substituted into REVISION; the file as it stands in a checkout names none."""
+    import subprocess
+
+    from reasonlab.store import _archived_revision, git_revision
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (tmp_path / "REVISION").write_text(commit + "\n")
+    assert _archived_revision(tmp_path) == commit
+    (tmp_path / "REVISION").write_text("$Format:%H$\n")
+    assert _archived_revision(tmp_path) is None
+    assert _archived_revision(tmp_path / "missing") is None
+    repo = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True)
+    if head.returncode == 0:  # a checkout (CI clones one): the checkout's own commit wins
+        assert git_revision().split("+")[0] == head.stdout.strip()

@@ -216,17 +216,27 @@ def append_event(run_dir: Path, text: str) -> None:
 
 
 def git_revision() -> str | None:
-    """The source tree's commit (with '+dirty' when it has changes), or None outside a git checkout."""
+    """The source tree's commit (with '+dirty' when it has changes); outside a git checkout, the commit that
+    ``git archive`` wrote into the package's REVISION file (a frozen copy of the package, installed for long
+    runs), else None."""
     here = Path(__file__).resolve().parent
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
         if rev.returncode != 0:
-            return None
+            return _archived_revision(here)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
                                capture_output=True, text=True, timeout=5).stdout.strip()
         return rev.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _archived_revision(package: Path) -> str | None:
+    try:
+        text = (package / "REVISION").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if re.fullmatch(r"[0-9a-f]{40}", text) else None  # unsubstituted ($Format...) in a checkout
 
 
 def load_run(run_dir: Path) -> tuple[dict, dict]:
