@@ -126,6 +126,12 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert gammas == sorted(DEMO_GAMMAS)
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output
+    assert (tmp_path / "demo" / "figures" / "demo.png").is_file()  # both runs beside the authors' log, on Σlr
+    assert "At this reduced profile γ 0.5 (large init) ended" in result.output
+    assert "shows" in result.output or "does NOT show" in result.output
+    for command in (["results", str(tmp_path / "demo")], ["phase", str(tmp_path / "demo")]):  # a real sweep
+        after = runner.invoke(app, command)
+        assert after.exit_code == 0, after.output
 
 
 def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):

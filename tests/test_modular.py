@@ -228,8 +228,8 @@ def test_paper_profile_is_the_reference_recipe():
     """Spec §3–§4: 12,606,976 parameters at depth 4 with vocabulary p = 29 (the reference's 12,616,192 with 47
     tokens, less 18 × 512), and the schedule's spot values."""
     from reasonlab.config import raw_config
+    from reasonlab.schedule import lr_at
     from reasonlab.train.loop import build_model, build_task
-    from reasonlab.train.schedule import lr_at
 
     cfg = resolve(raw_config(None, "paper", [], "modular"))
     assert [lr_at(s, cfg.train, 1000) for s in (0, 10_000, 200_000)] == pytest.approx([1.5e-6, 1.5e-4, 1.5e-5])

@@ -416,3 +416,28 @@ def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
     assert result.exit_code == 0, result.output
     svg = (out / "tiny" / "figures" / "phase-over-epochs.svg").read_text()
     assert "max over evaluated epochs" in svg
+
+
+def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
+    """Piped or under nohup there is no live table: each run's new evaluation is one plain line, once."""
+    import io
+    import json
+
+    from rich.console import Console
+
+    from reasonlab.config import resolve
+    from reasonlab.sweep.runner import Monitor
+
+    cfg = resolve(tiny_run_dict())
+    buffer = io.StringIO()
+    monitor = Monitor("s", tmp_path, [cfg], ["init.gamma"], 0, 1, Console(file=buffer, width=200))
+    assert not monitor.live
+    partial = tmp_path / f"{cfg.run_id()}.partial"
+    partial.mkdir()
+    for epoch in (1, 1, 2):
+        (partial / "progress.json").write_text(json.dumps({"epoch": epoch, "epochs": 3, "loss": 1.5,
+                                                           "seen_test_acc": 0.25}))
+        monitor.report_progress({cfg.run_id()})
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) == 2 and "epoch 1/3" in lines[0] and "epoch 2/3 loss 1.500 seen 0.250" in lines[1]
+    assert "init.gamma=" in lines[0]

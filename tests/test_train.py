@@ -13,10 +13,10 @@ from safetensors.torch import load_file
 
 from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
 from reasonlab.config import ConfigError, TrainConfig
+from reasonlab.schedule import lr_at
 from reasonlab.store import read_metrics
 from reasonlab.train import loop
 from reasonlab.train.loop import Trainer, build_model, build_task, train_run
-from reasonlab.train.schedule import lr_at
 
 STEPS_PER_EPOCH = 15  # 15 trained pairs x 64 sequences / batch 64
 EPOCHS = 4

@@ -185,9 +185,15 @@ def demo(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the two runs it would train; train nothing")]
     = False,
 ) -> None:
-    """The anchor study in small: depth 2 at a large and a small initialization, classified and plotted."""
+    """The anchor study in small, as a sweep (runs/demo): depth 2 at a large and a small initialization,
+    classified, and drawn beside the authors' paper-scale log."""
+    from reasonlab.sweep.runner import PlannedOnly
+
     try:
-        runs = anchor.demo(out, seed, workers, console, overrides or [], dry_run)
+        runs = anchor.demo(out, seed, _executor_factory(None, workers, None, None, dry_run), console, overrides or [])
+    except PlannedOnly:
+        console.print("dry run: nothing trained, nothing written")
+        return
     except UserError as e:
         _fail(str(e))
     if runs:

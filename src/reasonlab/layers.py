@@ -6,6 +6,7 @@ both, and the few arrows below that are forbidden even though they point down).
     ground      registry.py (task kinds and studies, higher layers named by "module:attr"), seeds.py, numerics.py,
                 version.py
     config      config/: schemas (base, tasks, schema), run identity (identity), overrides and profiles (io)
+    schedule    schedule.py: the learning rate per step, a law of the training config (trainer and Σlr clocks)
     store       store.py, checkpoint.py: run directories, metrics, summaries, checkpoints; raises StoreError
     init        init.py: the γ rule (any torch module)
     tasks       tasks/: data and named evaluation sets
@@ -34,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("reasonlab.registry", "reasonlab.seeds", "reasonlab.numerics", "reasonlab.layers",
                 "reasonlab.version")),
     ("config", ("reasonlab.config",)),
+    ("schedule", ("reasonlab.schedule",)),
     ("store", ("reasonlab.store", "reasonlab.checkpoint")),
     ("init", ("reasonlab.init",)),
     ("tasks", ("reasonlab.tasks",)),

@@ -48,3 +48,51 @@ def plot_trajectory(ours: dict[str, dict], reference: dict, out_base: Path, prof
                "initialization and batch order.")
     fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))
+
+
+def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[int, float], out_base: Path,
+                profile: str) -> list[Path]:
+    """Runs of any profile beside the authors' paper-scale log on one clock, Σlr (the learning rate summed over
+    the steps so far): where each initialization leaves its plateau and what it answers for (4,3) as it does.
+    Left: seen-pair test-key accuracy; middle: (4,3) inferential (solid) and symmetric (dashed); right: the
+    training loss. ``ours`` maps γ to ``run_curves`` output (rows carry ``lr_sum``)."""
+    fig, (ax_seen, ax_43, ax_loss) = plt.subplots(1, 3, figsize=(17, 4.8), constrained_layout=True)
+    colours = iter(("tab:blue", "tab:red", "tab:purple", "tab:brown"))
+    for gamma, run in sorted(ours.items(), key=lambda kv: float(kv[0])):
+        c = next(colours)
+        ev = [e for e in run["evaluations"] if "lr_sum" in e]
+        if ev:
+            x = [e["lr_sum"] for e in ev]
+            ax_seen.plot(x, [e["seen_test_acc"] for e in ev], "-s", ms=4, color=c, label=f"γ {gamma} (these runs)")
+            ax_43.plot(x, [e["heldout_inferential"] for e in ev], "-s", ms=4, color=c, label=f"γ {gamma} inferential")
+            ax_43.plot(x, [e["heldout_symmetric"] for e in ev], "--s", ms=4, mfc="none", color=c,
+                       label=f"γ {gamma} symmetric")
+        loss = [r for r in run["train_loss"] if "lr_sum" in r]
+        if loss:
+            ax_loss.plot([r["lr_sum"] for r in loss], [r["loss"] for r in loss], "-", color=c, label=f"γ {gamma}")
+    for gamma, c in zip(sorted(reference["runs"], key=float), ("gray", "black"), strict=False):
+        log = reference["runs"][gamma]
+        ev = [e for e in log["evaluations"] if e["epoch"] > 0 and e["epoch"] in reference_lr_sums]
+        x = [reference_lr_sums[e["epoch"]] for e in ev]
+        ax_seen.plot(x, [e["seen_test_acc"] for e in ev], "o", mfc="none", color=c, label=f"γ {gamma} (authors' log)")
+        ax_43.plot(x, [e["heldout_inferential"] for e in ev], "o", mfc="none", color=c,
+                   label=f"γ {gamma} inferential (log)")
+        ax_43.plot(x, [e["heldout_symmetric"] for e in ev], "x", color=c, label=f"γ {gamma} symmetric (log)")
+        loss = [r for r in log["train_loss"] if r["epoch"] in reference_lr_sums]
+        ax_loss.plot([reference_lr_sums[r["epoch"]] for r in loss], [r["loss"] for r in loss], "o", ms=3, mfc="none",
+                     color=c, label=f"γ {gamma} (authors' log)")
+    for ax, title in ((ax_seen, "seen-pair test-key accuracy"), (ax_43, "(4,3): inferential / symmetric"),
+                      (ax_loss, "training loss per epoch")):
+        ax.set(xscale="log", xlabel="Σlr", title=title)
+        ax.legend(fontsize=6)
+    ax_seen.set(ylim=(-0.02, 1.02))
+    ax_43.set(ylim=(-0.02, 1.02))
+    ax_loss.set(yscale="log")
+    source = reference["source"]
+    caption = (f"Σlr: the learning rate summed over the steps so far. Lines: {profile}. Markers: the authors' logged paper-scale runs ({source['repository']} at "
+               f"{source['commit'][:12]}; {reference['setting']}), placed on Σlr by their schedule. The study's regime:"
+               " the large initialization fits at a small Σlr onto the symmetric answer (the one of (3,4)); the "
+               "small one stays on a plateau until a much larger Σlr and composes (the inferential answer) as it "
+               "leaves it.")
+    fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 190)), ha="left", va="top", fontsize=8)
+    return save_figure(fig, Path(out_base))

@@ -7,68 +7,65 @@ docs/anchor-composition.md) and says so in every run it produces.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import RunConfig, apply_overrides, raw_config
-from reasonlab.sweep.grid import expand
+from reasonlab.store import read_summary
+from reasonlab.sweep.grid import SweepSpec
+from reasonlab.sweep.runner import run_study
 
 PROFILES = ("cpu", "cpu-wide", "paper")
 # The γ pair the demo contrasts at depth 2 of the cpu profile: large initialization, then small.
 DEMO_GAMMAS = (0.5, 1.0)
 
 
-def _train_quiet(args: tuple[RunConfig, Path]) -> tuple[Path, dict]:
-    """One run, quietly, through the sweep's worker function (studies do not drive the trainer themselves)."""
-    from reasonlab.store import read_summary
-    from reasonlab.sweep.executors import train_group
-
-    cfg, root = args
-    (outcome,) = train_group([cfg.model_dump_json()], str(root), cfg.train.threads or 1)
-    if outcome.status != "finished":
-        raise RuntimeError(f"run {outcome.run_id}: {outcome.error}")
-    return root / cfg.run_id(), read_summary(root / cfg.run_id() / "summary.json")
-
-
-def demo_configs(seed: int, threads: int, overrides: list[str] = ()) -> list[RunConfig]:
-    """The demo's runs: the cpu profile at each demo γ."""
-    base = raw_config(None, "cpu", list(overrides), "anchor")  # its label names the user's --set, not γ and seed
-    base = apply_overrides(base, [f"seed={seed}", f"train.threads={threads}"])
-    return expand(base, {"init.gamma": list(DEMO_GAMMAS)})
-
-
-def demo(out: Path, seed: int, workers: int, console: Console, overrides: list[str] = (),
-         dry_run: bool = False) -> list[Path]:
-    """Train the cpu profile at depth 2 for the two demo γ values side by side, then print and plot them
-    (``dry_run``: print the runs it would train, and train nothing)."""
+def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
+    """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``phase`` work on it): the
+    cpu profile at depth 2 for the two demo γ values, trained side by side with the sweep's live table, then one
+    figure of both beside the authors' paper-scale log on the Σlr clock (``figures/demo.png``), a table, and what
+    the reduced profile shows and does not."""
     from reasonlab.plots.run import plot_run
-    from reasonlab.sweep.runner import print_plan
+    from reasonlab.plots.trajectory import plot_regime
+    from reasonlab.studies.anchor_trajectory import authors_log, authors_lr_sums, run_curves
 
-    threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
-    cfgs = demo_configs(seed, threads, overrides)
-    root = out / "demo"
-    if dry_run:
-        print_plan(console, "demo", cfgs, ["init.gamma", "model.depth", "seed"], root)
-        return []
-    console.print(f"training {len(cfgs)} runs of the reduced CPU profile (depth {cfgs[0].model.depth}, γ = "
-                  f"{', '.join(map(str, DEMO_GAMMAS))}) with {workers} workers × {threads} threads; "
-                  f"results under {root}")
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(_train_quiet, [(c, root) for c in cfgs]))
-    table = Table(title=f"anchor composition at the reduced CPU profile — runs under {root}")
-    for col in ("γ", "outcome", "seen acc", "(4,3) inf", "(4,3) sym", "train s", "run id"):
+    spec = SweepSpec(name="demo", study="anchor", profile="cpu", set=[f"seed={seed}", *overrides],
+                     grid={"init.gamma": list(DEMO_GAMMAS)})
+    configs, report, rows = run_study(spec, out, make_executor, console)
+    done = {r["run_id"] for r in rows}
+    runs = [(c, report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done]
+    table = Table(title=f"anchor composition at the reduced CPU profile — runs under {report.sweep_dir}")
+    for col in ("γ", "outcome", "seen acc", "(4,3) inf", "(4,3) sym", "escape Σlr (seen ≥ 0.5)", "train s", "run id"):
         table.add_column(col, overflow="fold")
-    figures = []
-    for cfg, (run_dir, s) in zip(cfgs, results, strict=False):
+    labels = {}
+    for cfg, run_dir in runs:
+        s = read_summary(run_dir / "summary.json")
         o = next(iter(s["outcome"]["pairs"].values()))
+        at50 = (s.get("escape") or {}).get("at50")
+        labels[cfg.init.gamma] = s["label"]
         table.add_row(str(cfg.init.gamma), s["label"], f"{s['final']['seen_test_acc']:.3f}",
                       f"{o['inferential']:.3f}", "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}",
+                      "not reached" if not at50 else f"{at50['lr_sum']:.3g} (epoch {at50['epoch']})",
                       f"{s['wall_time_s']:.0f}", run_dir.name)
-        figures += plot_run(run_dir)
+        plot_run(run_dir)
     console.print(table)
-    console.print("figures: " + ", ".join(str(p) for p in figures if p.suffix == ".png"))
-    return [r for r, _ in results]
+    curves = {f"{c.init.gamma:g}": run_curves(d) for c, d in runs}
+    figures = plot_regime(curves, authors_log(), authors_lr_sums(), report.sweep_dir / "figures" / "demo",
+                          configs[0].profile)
+    console.print(f"figure: {figures[0]}", highlight=False)
+    console.print(demo_verdict(labels), highlight=False, soft_wrap=True)
+    return [d for _, d in runs]
+
+
+def demo_verdict(labels: dict[float, str]) -> str:
+    """What the demo's two runs show of the study's claim, said plainly (never more than the labels say)."""
+    large, small = (labels.get(g, "not trained") for g in DEMO_GAMMAS)
+    shown = large == "symmetric" and small == "inferential"
+    head = (f"At this reduced profile γ {DEMO_GAMMAS[0]} (large init) ended {large} and γ {DEMO_GAMMAS[1]} (small "
+            f"init) ended {small}: ")
+    if shown:
+        return head + "the study's contrast (memorized symmetric answer at large init, composed answer at small) shows."
+    return head + ("the study's contrast (small initialization composing the unseen pair) does NOT show at this "
+                   "scale; the figure puts both runs beside the authors' paper-scale log, and the paper-scale "
+                   "trajectory on this CPU is `reasonlab reproduce anchor-trajectory` (docs/anchor-composition.md).")

@@ -20,6 +20,7 @@ from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
 PAIR = "4-3"
+AUTHORS_STEPS_PER_EPOCH = 370  # 759,375 training sequences in batches of 2048, as their logs' setting states
 GRIDS: dict[str, dict[str, list]] = {"paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}}
 
 
@@ -31,9 +32,10 @@ def authors_log() -> dict:
 
 def run_curves(run_dir: Path, pair: str = PAIR) -> dict:
     """A run's evaluations (seen-pair test-key accuracy, held-out train-key inferential and symmetric) and
-    mean training loss per epoch, in the reference file's layout."""
+    mean training loss per epoch, in the reference file's layout, each with the Σlr reached at its epoch
+    (``lr_sum``) where the run logged it."""
     evals: dict[int, dict] = {}
-    losses = []
+    losses, sums = [], {}
     names = {("pooled", "seen_test_acc"): "seen_test_acc",
              (f"heldout/{pair}/train_keys", "acc_inferential"): "heldout_inferential",
              (f"heldout/{pair}/train_keys", "acc_symmetric"): "heldout_symmetric"}
@@ -42,7 +44,24 @@ def run_curves(run_dir: Path, pair: str = PAIR) -> dict:
             evals.setdefault(epoch, {"epoch": epoch})[names[split, metric]] = value
         elif (split, metric) == ("train", "loss"):
             losses.append({"epoch": epoch, "loss": value})
+        elif (split, metric) == ("train", "lr_sum"):
+            sums[epoch] = value
+    for row in [*evals.values(), *losses]:
+        if row["epoch"] in sums:
+            row["lr_sum"] = sums[row["epoch"]]
     return {"evaluations": [evals[e] for e in sorted(evals)], "train_loss": sorted(losses, key=lambda r: r["epoch"])}
+
+
+def authors_lr_sums() -> dict[int, float]:
+    """Σlr at the end of each epoch of the authors' logged runs: the ``trajectory`` profile's schedule (theirs,
+    to 9e-5 relative) over 370 steps per epoch, to the last epoch either log reaches."""
+    from reasonlab.config import raw_config, resolve
+    from reasonlab.schedule import lr_sums
+
+    last = max(r["epoch"] for run in authors_log()["runs"].values() for r in run["evaluations"] + run["train_loss"])
+    train = resolve(raw_config(None, "trajectory", [f"train.epochs={last}"])).train
+    sums = lr_sums(train, AUTHORS_STEPS_PER_EPOCH, last * AUTHORS_STEPS_PER_EPOCH)
+    return {e: sums[e * AUTHORS_STEPS_PER_EPOCH] for e in range(last + 1)}
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:

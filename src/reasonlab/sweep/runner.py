@@ -72,6 +72,7 @@ class Monitor:
         self.done: dict[str, RunOutcome] = {}
         self.start = time.monotonic()
         self.live = console.is_terminal
+        self.reported: dict[str, int] = {}  # run -> the last epoch printed (plain-line mode)
 
     def _progress(self, run_id: str) -> dict | None:
         try:
@@ -85,6 +86,21 @@ class Monitor:
         done += sum(_cost(self.todo[r]) * p["epoch"] / p["epochs"] for r, p in running.items())
         elapsed = time.monotonic() - self.start
         return None if done <= 0 else elapsed * (total - done) / done
+
+    def report_progress(self, pending: set[str]) -> None:
+        """Without a terminal (piped, nohup): one plain line per run per new evaluation, as the live table would
+        show it."""
+        for run_id in sorted(pending):
+            p = self._progress(run_id)
+            if p is None or self.reported.get(run_id) == p["epoch"]:
+                continue
+            self.reported[run_id] = p["epoch"]
+            cfg = self.todo[run_id]
+            where = " ".join(f"{a}={axis_value(cfg, a)}" for a in self.axes)
+            seen = p.get("seen_test_acc")
+            self.console.print(f"{run_id} {where}: epoch {p['epoch']}/{p['epochs']} loss {p['loss']:.3f}"
+                               + ("" if seen is None else f" seen {seen:.3f}")
+                               + f"; sweep elapsed {_fmt_time(time.monotonic() - self.start)}", highlight=False)
 
     def finished(self, outcome: RunOutcome) -> None:
         self.done[outcome.run_id] = outcome
@@ -173,8 +189,11 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
                         report.outcomes.append(outcome)
                         monitor.finished(outcome)
                     write_results(sweep_dir)
+                running = {run_id for h in pending for run_id in handles[h]}
                 if live is not None:
-                    live.update(monitor.render({run_id for h in pending for run_id in handles[h]}))
+                    live.update(monitor.render(running))
+                else:
+                    monitor.report_progress(running)
     finally:
         executor.close()
     write_results(sweep_dir)

@@ -26,12 +26,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, fields_with, nested_fields
 from reasonlab.numerics import flush_denormals
+from reasonlab.schedule import lr_at
 from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.base import trim_padding
 from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
 from reasonlab.train.progress import Progress
-from reasonlab.train.schedule import lr_at
 
 # Fields a member may set on its own (role ``member``); everything else must match to share one stacked step.
 MEMBER_FIELDS = nested_fields(fields_with("member"))

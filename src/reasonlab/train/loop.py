@@ -25,6 +25,7 @@ from reasonlab.errors import StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.numerics import flush_denormals
+from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
 from reasonlab.store import (
     append_event,
@@ -43,7 +44,6 @@ from reasonlab.store import (
 from reasonlab.tasks.base import trim_padding
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
-from reasonlab.train.schedule import lr_at, lr_sums
 from reasonlab.version import __version__
 
 

@@ -1,4 +1,8 @@
-"""Learning rate per batch: linear warm-up from base to peak, then cosine from peak to the floor (spec §4)."""
+"""Learning rate per batch: linear warm-up from base to peak, then cosine from peak to the floor (spec §4).
+
+A law of the training config, read by the trainer and by whatever places runs on the Σlr clock (the anchor demo and
+trajectory figures), so it sits just above ``config`` rather than inside ``train``.
+"""
 
 from __future__ import annotations
 
