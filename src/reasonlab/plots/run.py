@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
-from reasonlab.store import load_run, read_metrics  # noqa: E402
+from reasonlab.store import MetricRow, load_run, read_metrics  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
@@ -37,18 +37,18 @@ def run_figure(run_dir: Path) -> plt.Figure:
     return fig
 
 
-def source_curves(rows: list[tuple], suffix: str) -> dict[str, tuple[list[int], list[float]]]:
+def source_curves(rows: list[MetricRow], suffix: str) -> dict[str, tuple[list[int], list[float]]]:
     """Pooled per-source curves (memory, reasoning_train, reasoning_test) of one metric kind (_acc or _loss)."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
-    for epoch, _, split, metric, value in rows:
-        if split == "pooled" and metric.endswith(suffix):
-            xs, ys = curves.setdefault(metric.removesuffix(suffix), ([], []))
-            xs.append(epoch)
-            ys.append(value)
+    for r in rows:
+        if r.split == "pooled" and r.metric.endswith(suffix):
+            xs, ys = curves.setdefault(r.metric.removesuffix(suffix), ([], []))
+            xs.append(r.epoch)
+            ys.append(r.value)
     return curves
 
 
-def mixture_figure(rows: list[tuple], summary: dict | None = None) -> plt.Figure:
+def mixture_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Figure:
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
     for ax, suffix, ylabel in ((ax_loss, "_loss", "cross-entropy"), (ax_acc, "_acc", "accuracy")):
         for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
@@ -63,12 +63,13 @@ NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys"
          "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
 
 
-def anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
+def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     """Training loss; accuracies over training (seen pairs, and each held-out pair on its train keys against
     each of its targets); and, per held-out pair, the final share of each (prediction − inferential) offset."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     losses: tuple[list[int], list[float]] = ([], [])
-    for epoch, _, split, metric, value in sorted(rows):
+    for r in sorted(rows):
+        epoch, split, metric, value = r.epoch, r.split, r.metric, r.value
         if split == "train" and metric == "loss":
             losses[0].append(epoch)
             losses[1].append(value)

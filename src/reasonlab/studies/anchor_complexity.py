@@ -18,7 +18,7 @@ from rich.console import Console
 from reasonlab.config import raw_config
 from reasonlab.plots import save_figure
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -50,10 +50,7 @@ def spec_for(profile: str) -> SweepSpec:
 
 def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
     """The first evaluated epoch whose pooled training accuracy reaches ``level``; None when none does."""
-    rows = read_metrics(run_dir / "metrics.parquet")
-    fitted = sorted(e for e, _, split, metric, v in rows if split == "pooled" and metric == "train_acc"
-                    and v >= level)
-    return fitted[0] if fitted else None
+    return Metrics.read(run_dir / "metrics.parquet").first_epoch("pooled", "train_acc", level)
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:

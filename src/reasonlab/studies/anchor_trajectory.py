@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from reasonlab.plots.trajectory import plot_trajectory
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
@@ -39,13 +39,13 @@ def run_curves(run_dir: Path, pair: str = PAIR) -> dict:
     names = {("pooled", "seen_test_acc"): "seen_test_acc",
              (f"heldout/{pair}/train_keys", "acc_inferential"): "heldout_inferential",
              (f"heldout/{pair}/train_keys", "acc_symmetric"): "heldout_symmetric"}
-    for epoch, _, split, metric, value in read_metrics(Path(run_dir) / "metrics.parquet"):
-        if (split, metric) in names:
-            evals.setdefault(epoch, {"epoch": epoch})[names[split, metric]] = value
-        elif (split, metric) == ("train", "loss"):
-            losses.append({"epoch": epoch, "loss": value})
-        elif (split, metric) == ("train", "lr_sum"):
-            sums[epoch] = value
+    for r in Metrics.read(Path(run_dir) / "metrics.parquet"):
+        if (r.split, r.metric) in names:
+            evals.setdefault(r.epoch, {"epoch": r.epoch})[names[r.split, r.metric]] = r.value
+        elif (r.split, r.metric) == ("train", "loss"):
+            losses.append({"epoch": r.epoch, "loss": r.value})
+        elif (r.split, r.metric) == ("train", "lr_sum"):
+            sums[r.epoch] = r.value
     for row in [*evals.values(), *losses]:
         if row["epoch"] in sums:
             row["lr_sum"] = sums[row["epoch"]]

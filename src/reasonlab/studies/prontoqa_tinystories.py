@@ -23,7 +23,7 @@ from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
 from reasonlab.plots import save_figure
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.text.mixture import TextMixtureTask
@@ -48,7 +48,7 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
-    rows = read_metrics(run_dir / "metrics.parquet")
+    rows = Metrics.read(run_dir / "metrics.parquet")
     summary = json.loads((run_dir / "summary.json").read_text())
     out = {"delta_L_train_window": delta_l_window(rows, summary["steps"], "train"),
            "delta_L_eval_window": delta_l_window(rows, summary["steps"], "eval"),
@@ -94,10 +94,10 @@ def _figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
         if cfg.run_id() not in measured or cfg.seed != main[0].seed:
             continue
         rows = measured[cfg.run_id()]["rows"]
-        pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == "delta_L_train")
+        pts = sorted(rows.series("pooled", "delta_L_train", clock="step"))
         ax_d.plot([p[0] for p in pts], [p[1] for p in pts], label=f"γ={cfg.init.gamma}")
         for source, style in (("prontoqa", "-"), ("tinystories", "--")):
-            pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == f"{source}_train_loss")
+            pts = sorted(rows.series("pooled", f"{source}_train_loss", clock="step"))
             ax_l.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{source} γ={cfg.init.gamma}")
     ax_d.set(xlabel="step", ylabel="ΔL = (L_TS − L_PrOntoQA) / L_PrOntoQA", title="ΔL on training text")
     ax_l.set(xlabel="step", ylabel="cross-entropy per token", title="training loss per source")

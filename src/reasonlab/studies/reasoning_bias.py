@@ -20,10 +20,10 @@ from reasonlab.analysis import geometry as geo
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
-from reasonlab.evaluate.mixture import label_law_criteria, pooled_at, reasoning_bias_criteria, t50
+from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
@@ -138,7 +138,7 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
-        rows = read_metrics(run_dir / "metrics.parquet")
+        rows = Metrics.read(run_dir / "metrics.parquet")
         if (experiment := is_fig8(cfg)) is not None:
             fig8[experiment] = {"cfg": cfg, "rows": rows,
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
@@ -201,9 +201,9 @@ def _fig8_lines(fig8: dict[str, dict]) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for name, r in fig8.items():
         for g in r["groups"]:
-            last = max(e for e, *_ in r["rows"])
-            final_acc = pooled_at(r["rows"], f"memory_group_{g['group']}_acc", last)
-            final_in = pooled_at(r["rows"], f"memory_group_{g['group']}_in_range", last)
+            last = r["rows"].last_epoch()
+            final_acc = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_acc")
+            final_in = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_in_range")
             lines.append(f"| {name} | {GROUP_NAMES[name][g['group'] - 1]} | {g['epoch_in_range']} | "
                          f"{_num(g['acc_then'])} | {g['t50']} | {_num(final_acc)} | {_num(final_in)} |")
     lines.append("")
