@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from reasonlab.config import ThresholdConfig
+from reasonlab.config import Pair, ThresholdConfig
 from reasonlab.evaluate.scores import SetScore, histogram_bins, pooled
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
@@ -82,8 +82,8 @@ def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Th
             continue
         final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
         histograms[name] = s.histogram
-        if name.endswith("/train_keys"):  # primary key set (spec §5)
-            pairs[name.split("/")[1]] = label_pair(seen, s, sets[name].info["symmetric"], th)
+        if (held := Pair.of_eval_set(name)) is not None and held[1] == "train_keys":  # primary key set (spec §5)
+            pairs[held[0].key] = label_pair(seen, s, sets[name].info["symmetric"], th)
     outcome = outcome_dict(seen, pairs, th)
     figures = {**pooled_figs, **{k: v for k, v in final.items() if k.startswith("heldout/")}}
     return {"pooled": pooled_figs, "figures": figures, "final": final, "label": outcome["label"],

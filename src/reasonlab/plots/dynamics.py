@@ -9,6 +9,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 
+from reasonlab.config import Pair
 from reasonlab.plots import save_figure
 from reasonlab.store import MetricRow
 
@@ -50,11 +51,11 @@ def accuracy_figure(rows: list[MetricRow], steps: list[int]) -> plt.Figure:
     """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for r in rows:
-        split, metric = r.split, r.metric
+        split, metric, held = r.split, r.metric, Pair.of_eval_set(r.split)
         if split == "pooled" and ("acc" in metric or "shot" in metric or metric.endswith(("_exact", "_judgement"))):
             name = metric
-        elif split.startswith("heldout/") and split.endswith("/train_keys") and metric.startswith("acc_"):
-            name = f"held-out {split.split('/')[1]} {metric.removeprefix('acc_')}"  # the anchor study's targets
+        elif held is not None and held[1] == "train_keys" and metric.startswith("acc_"):
+            name = f"held-out {held[0].caption} {metric.removeprefix('acc_')}"  # the anchor study's targets
         else:
             continue
         xs, ys = curves.setdefault(name, ([], []))

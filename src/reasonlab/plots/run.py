@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from reasonlab.config import Pair  # noqa: E402
 from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
@@ -69,17 +70,16 @@ def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     curves: dict[str, tuple[list[int], list[float]]] = {}
     losses: tuple[list[int], list[float]] = ([], [])
     for r in sorted(rows):
-        epoch, split, metric, value = r.epoch, r.split, r.metric, r.value
-        if split == "train" and metric == "loss":
-            losses[0].append(epoch)
-            losses[1].append(value)
-        elif split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
-            kind = metric.removeprefix("acc_")
-            name = NAMES.get(metric, metric) if split == "pooled" else f"({split.split('/')[1].replace('-', ',')}) " \
-                f"{NAMES.get(kind, kind)}"
+        held = Pair.of_eval_set(r.split)
+        if r.split == "train" and r.metric == "loss":
+            losses[0].append(r.epoch)
+            losses[1].append(r.value)
+        elif r.split == "pooled" or (held is not None and held[1] == "train_keys"):
+            kind = r.metric.removeprefix("acc_")
+            name = NAMES.get(r.metric, r.metric) if held is None else f"{held[0].caption} {NAMES.get(kind, kind)}"
             xs, ys = curves.setdefault(name, ([], []))
-            xs.append(epoch)
-            ys.append(value)
+            xs.append(r.epoch)
+            ys.append(r.value)
     hists = {k: v for k, v in summary.get("histograms", {}).items() if k.endswith("/train_keys")}
     fig, axes = plt.subplots(1, 2 + len(hists), figsize=(10 + 5 * len(hists), 4.2), squeeze=False,
                              constrained_layout=True)
@@ -105,9 +105,8 @@ def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
         ax.bar(range(len(counts)), [c / total for c in counts], color=colours)
         ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
         ax.set_xticks(ticks, [bins[i] for i in ticks])
-        pair = name.split("/")[1].replace("-", ",")
         ax.set(xlabel="prediction − inferential target", ylabel="share of sequences", ylim=(0, 1),
-               title=f"({pair}) answers at the end")
+               title=f"{Pair.of_eval_set(name)[0].caption} answers at the end")
         ax.text(bins.index("0"), 1.0, "inferential", color="tab:green", ha="center", va="top", fontsize=7)
         ax.text(bins.index("4"), 0.93, "symmetric", color="tab:orange", ha="left", va="top", fontsize=7)
     return fig
