@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-import matplotlib.pyplot as plt
-import numpy as np
 from rich.console import Console
 
 from reasonlab.config import Pair, raw_config
-from reasonlab.plots import save_figure
+from reasonlab.plots.anchor_studies import plot_lr_wd
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -58,29 +56,12 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
     base_lr = configs[0].train.base_lr
     fig_base = report.sweep_dir / "figures" / "lr-wd"
-    plot_lr_wd({p: cell_means(rows, p) for p in PAIRS}, base_lr, fig_base, configs[0].profile)
+    plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS], base_lr,
+               fig_base, configs[0].profile)
     atomic_write_text(report.sweep_dir / "summary.md",
                       summary_markdown(profile, configs[0].profile, rows, base_lr, report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
-
-
-def plot_lr_wd(cells: dict[Pair, dict[tuple[float, float], float]], base_lr: float, out_base: Path, caption: str
-               ) -> list[Path]:
-    fig, axes = plt.subplots(1, len(cells), figsize=(5.5 * len(cells), 4.4), squeeze=False, constrained_layout=True)
-    for ax, (pair, c) in zip(axes[0], cells.items(), strict=True):
-        lrs, wds = sorted({k[0] for k in c}), sorted({k[1] for k in c})
-        grid = np.array([[c.get((lr, wd), np.nan) for lr in lrs] for wd in wds])
-        im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
-        ax.set_xticks(range(len(lrs)), [f"{m * base_lr:.1e}" for m in lrs])
-        ax.set_yticks(range(len(wds)), [f"{w:g}" for w in wds])
-        ax.set(xlabel="peak learning rate", ylabel="weight decay", title=f"{pair.caption} inferential "
-               "accuracy (mean over seeds)")
-        fig.colorbar(im, ax=ax)
-    fig.suptitle(f"profile: {caption}", fontsize=9)
-    return save_figure(fig, Path(out_base))
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float, report: SweepReport) -> str:
