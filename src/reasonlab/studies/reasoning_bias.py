@@ -17,8 +17,8 @@ import torch
 from rich.console import Console
 
 from reasonlab.analysis import geometry as geo
+from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
@@ -81,9 +81,7 @@ def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, obje
     iu = np.triu_indices(len(tokens), k=1)
     out: dict[str, object] = {}
     for when, fraction in (("early", EARLY), ("final", 1.0)):
-        epoch, weights = checkpoint_at(run_dir, fraction)
-        model = build_model(cfg, data)
-        load_weights(weights, model)
+        epoch, model = load_at_fraction(run_dir, fraction, data)
         c = geo.cosine_matrix(model.embed.weight[tokens])
         stats = geo.block_statistics(c, list(range(len(memory))), list(range(len(memory), len(tokens))))
         entry = {"epoch": epoch, **stats, "pearson_vs_prediction": geo.pearson(c[iu], c_pred[iu]), "cosine": c}
