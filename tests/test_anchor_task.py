@@ -8,7 +8,7 @@ from conftest import tiny_task
 from pydantic import ValidationError
 
 from reasonlab.config import AnchorTaskConfig, ConfigError
-from reasonlab.tasks.anchor import AnchorTask, pair_name
+from reasonlab.tasks.anchor import AnchorTask
 
 PAPER_SHIFTS = {1: 5, 2: 1, 3: -2, 4: -8}
 
@@ -355,10 +355,6 @@ def test_single_maps_non_additive():
     for seq, inf, sym in zip(es.inputs, es.targets["inferential"], es.targets["symmetric"], strict=True):
         _, key, _, _ = locate(seq, cfg.anchors)
         assert int(inf) == 2 * key + 1 and int(sym) == 2 * (key + 1)
-
-
-def test_pair_name():
-    assert pair_name((4, 3)) == "4-3"
 
 
 # ---- validation --------------------------------------------------------------------------------------------

@@ -27,8 +27,8 @@ def _events(folder: Path) -> dict[str, list[tuple[int, float]]]:
 
 def _expected(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
     out: dict[str, list[tuple[int, float]]] = {}
-    for _, step, split, metric, value in read_metrics(run_dir / "metrics.parquet"):
-        out.setdefault(f"{split}/{metric}", []).append((step, pytest.approx(value, rel=1e-6, abs=1e-7)))
+    for r in read_metrics(run_dir / "metrics.parquet"):
+        out.setdefault(f"{r.split}/{r.metric}", []).append((r.step, pytest.approx(r.value, rel=1e-6, abs=1e-7)))
     return out
 
 

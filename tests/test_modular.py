@@ -11,6 +11,7 @@ from conftest import tiny_run_dict
 
 from reasonlab.config import ConfigError, resolve
 from reasonlab.evaluate.modular import early_stopping, is_atypical, phase_label
+from reasonlab.store import MetricRow
 from reasonlab.tasks.modular import (
     IGNORE,
     ModularTask,
@@ -194,7 +195,8 @@ def test_phase_labels(last, label, atypical):
 
 
 def _rows(history):
-    return [(e, 0, "pooled", f"{k}_last_shot", v) for e, figures in history.items() for k, v in figures.items()]
+    return [MetricRow(e, 0, "pooled", f"{k}_last_shot", v) for e, figures in history.items()
+            for k, v in figures.items()]
 
 
 def test_early_stopping_and_transience():

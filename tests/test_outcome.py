@@ -203,13 +203,15 @@ def test_other_fraction_with_partially_coinciding_targets():
 def test_escape_points_on_synthetic_rows():
     from reasonlab.config import ThresholdConfig
     from reasonlab.evaluate.outcome import escape_points
+    from reasonlab.store import MetricRow
 
     rows = []
     for epoch, seen, inf in ((1, 0.1, 0.0), (2, 0.55, 0.4), (3, 0.7, 0.6), (4, 0.95, 0.9)):
         step = 10 * epoch
-        rows += [(epoch, step, "train", "lr_sum", 0.01 * step), (epoch, step, "pooled", "seen_test_acc", seen),
-                 (epoch, step, "heldout/4-3/train_keys", "acc_inferential", inf),
-                 (epoch, step, "heldout/4-3/train_keys", "acc_symmetric", 1 - inf)]
+        rows += [MetricRow(epoch, step, "train", "lr_sum", 0.01 * step),
+                 MetricRow(epoch, step, "pooled", "seen_test_acc", seen),
+                 MetricRow(epoch, step, "heldout/4-3/train_keys", "acc_inferential", inf),
+                 MetricRow(epoch, step, "heldout/4-3/train_keys", "acc_symmetric", 1 - inf)]
     out = escape_points(rows, ThresholdConfig())
     assert out["at50"] == {"level": 0.5, "epoch": 2, "step": 20, "lr_sum": 0.2, "seen_test_acc": 0.55,
                            "heldout": {"4-3/train_keys/inferential": 0.4, "4-3/train_keys/symmetric": 0.6}}

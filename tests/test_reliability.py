@@ -14,7 +14,7 @@ from reasonlab.config import resolve
 from reasonlab.errors import UserError
 from reasonlab.evaluate.phase import phase_cells
 from reasonlab.plots.phase import plot_phase
-from reasonlab.store import read_metrics
+from reasonlab.store import Metrics, read_metrics
 from reasonlab.sweep.executors import LocalExecutor
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results
@@ -32,8 +32,7 @@ def test_a_diverging_run_stops_with_its_step_and_label(tmp_path):
     step = summary["diverged_step"]
     assert 1 <= step <= summary["steps"] < cfg.train.epochs * (summary["steps"] // summary["epochs"])
     assert summary["final"] == {} and summary["outcome"] == {"label": "diverged", "step": step}
-    losses = [v for _, _, split, metric, v in read_metrics(run_dir / "metrics.parquet") if split == "train"
-              and metric == "loss"]
+    losses = [v for _, v in Metrics.read(run_dir / "metrics.parquet").series("train", "loss")]
     assert losses[-1] != losses[-1] or abs(losses[-1]) == float("inf")  # NaN or inf, recorded as is
     assert "diverged: loss not finite at step" in (run_dir / "events.log").read_text()
     again = train_run(cfg, tmp_path, progress=False, log=lambda _: None)[1]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import SCAN_SPLITS, ConfigError, Seq2SeqTaskConfig, resolve
 from reasonlab.evaluate.sequence import convergence, greedy_decode, judgement_correct, score_sequences
-from reasonlab.store import read_metrics
+from reasonlab.store import MetricRow, Metrics
 from reasonlab.sweep.grid import expand
 from reasonlab.tasks.base import trim_padding
 from reasonlab.tasks.seq2seq import (
@@ -179,7 +179,7 @@ def test_trimming_padding_leaves_the_loss_unchanged():
 
 
 def test_convergence_steps_are_the_first_evaluation_past_fit():
-    rows = [(e, e * 10, "pooled", m, v) for e, m, v in [
+    rows = [MetricRow(e, e * 10, "pooled", m, v) for e, m, v in [
         (1, "train_exact", 0.5), (1, "ood_exact", 0.1), (2, "train_exact", 0.95), (2, "ood_exact", 0.3),
         (3, "train_exact", 0.99), (3, "ood_exact", 0.92)]]
     assert convergence(rows) == {"fit_step": 20, "ood_exact_step": 30}
@@ -212,8 +212,7 @@ def test_addition_run_end_to_end_through_the_cli(tmp_path):
     assert {"train_exact", "id_exact", "ood_exact", "ood/carries:0"} <= set(final)
     assert summary["label"] in {"not-fitted", "generalized", "partial", "memorized"}
     assert "fit_step" in summary["best"] and (run_dir / "vocab.json").is_file()
-    losses = [v for _, _, split, metric, v in read_metrics(run_dir / "metrics.parquet")
-              if split == "train" and metric == "loss"]
+    losses = [v for _, v in Metrics.read(run_dir / "metrics.parquet").series("train", "loss")]
     assert losses[-1] < losses[0]
 
 

@@ -69,6 +69,7 @@ def test_text_mixture_task_sets_and_targets():
 def test_exclusive_tokens_and_delta_l_window():
     from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
     from reasonlab.evaluate.mixture import delta_l
+    from reasonlab.store import MetricRow
 
     pq_docs = ["Every wumpus is red."] * 25
     ts_docs = ["Lily is red and happy."] * 25
@@ -77,7 +78,7 @@ def test_exclusive_tokens_and_delta_l_window():
     assert {tok.vocab[i] for i in pq_only} == {"Every", " wumpus"}
     assert {tok.vocab[i] for i in ts_only} == {"Lily", " and", " happy"}  # " is", " red", "." are shared
     assert delta_l(3.0, 2.0) == 0.5
-    rows = [(0, s, "pooled", "delta_L_train", float(s)) for s in (0, 10, 40, 60, 100)]
+    rows = [MetricRow(0, s, "pooled", "delta_L_train", float(s)) for s in (0, 10, 40, 60, 100)]
     assert delta_l_window(rows, 100) == 25.0  # steps 10 and 40 lie in [5 %, 50 %]
     assert delta_l_window(rows, 100, window=(0.9, 0.95)) is None
 

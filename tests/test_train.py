@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
 from reasonlab.config import ConfigError, TrainConfig
 from reasonlab.schedule import lr_at
-from reasonlab.store import read_metrics
+from reasonlab.store import Metrics, read_metrics
 from reasonlab.train import loop
 from reasonlab.train.loop import Trainer, build_model, build_task, train_run
 
@@ -108,19 +108,18 @@ def test_config_yaml_round_trips(cfg, reference):
 
 def test_metrics_rows(reference):
     _, run_dir, summary = reference
-    rows = read_metrics(run_dir / "metrics.parquet")
-    losses = [(e, s, v) for e, s, split, m, v in rows if split == "train" and m == "loss"]
-    assert [(e, s) for e, s, _ in losses] == [(e, e * STEPS_PER_EPOCH) for e in range(1, EPOCHS + 1)]
-    assert all(math.isfinite(v) and v > 0 for _, _, v in losses)
+    rows = Metrics.read(run_dir / "metrics.parquet")
+    losses = rows.where("train", "loss")
+    assert [(r.epoch, r.step) for r in losses] == [(e, e * STEPS_PER_EPOCH) for e in range(1, EPOCHS + 1)]
+    assert all(math.isfinite(r.value) and r.value > 0 for r in losses)
     cfg_train = tiny_run().train
-    lrs = {e: v for e, s, split, m, v in rows if split == "train" and m == "lr"}
-    for e, v in lrs.items():
+    for e, v in rows.series("train", "lr"):
         assert v == pytest.approx(lr_at(e * STEPS_PER_EPOCH - 1, cfg_train, STEPS_PER_EPOCH))
-    seen = [v for e, _, split, m, v in rows if split == "pooled" and m == "seen_test_acc" and e == EPOCHS]
-    assert seen == [pytest.approx(summary["final"]["seen_test_acc"])]
-    evaluated = sorted({e for e, _, split, _, _ in rows if split.startswith("heldout/")})
+    assert rows.last("pooled", "seen_test_acc") == pytest.approx(summary["final"]["seen_test_acc"])
+    assert rows.last_epoch("pooled") == EPOCHS
+    evaluated = sorted({r.epoch for r in rows if r.split.startswith("heldout/")})
     assert evaluated == list(range(1, EPOCHS + 1))
-    norms = {m: v for e, _, split, m, v in rows if split == "weights" and e == EPOCHS}
+    norms = rows.at_epoch(EPOCHS, "weights")
     assert {"norm", "norm:embed", "norm:blocks.0", "norm:blocks.1"} <= set(norms)
     parts = sum(v**2 for m, v in norms.items() if m != "norm")
     assert norms["norm"] == pytest.approx(parts**0.5)  # the parts partition the parameters
@@ -132,8 +131,7 @@ def test_metrics_rows(reference):
 def test_loss_decreases(tmp_path):
     cfg = tiny_run(train={"epochs": 8, "checkpoint_every": 8, "eval_every": 4, "lr_multiplier": 5.0})
     run_dir, _ = run(cfg, tmp_path)
-    rows = read_metrics(run_dir / "metrics.parquet")
-    losses = [v for _, _, split, m, v in sorted(rows) if split == "train" and m == "loss"]
+    losses = [v for _, v in sorted(Metrics.read(run_dir / "metrics.parquet").series("train", "loss"))]
     assert len(losses) == 8
     assert losses[-1] < 0.8 * losses[0]
     assert losses[-1] < min(losses[:2])
@@ -384,21 +382,21 @@ def test_escape_points_follow_the_metrics(reference):
     """The summary's escape points are the first evaluations at which seen-pair accuracy reaches 0.5 and 0.9,
     with Σlr equal to the schedule summed over the steps so far."""
     _, run_dir, summary = reference
-    rows = read_metrics(run_dir / "metrics.parquet")
+    rows = Metrics.read(run_dir / "metrics.parquet")
     cfg_train = tiny_run().train
-    sums = {s: v for _, s, split, m, v in rows if split == "train" and m == "lr_sum"}
+    sums = dict(rows.series("train", "lr_sum", clock="step"))
     for s, v in sums.items():
         assert v == pytest.approx(sum(lr_at(i, cfg_train, STEPS_PER_EPOCH) for i in range(s)))
-    seen = sorted((e, s, v) for e, s, split, m, v in rows if split == "pooled" and m == "seen_test_acc")
+    seen = sorted(rows.where("pooled", "seen_test_acc"))
     for key, level in (("at50", 0.5), ("at90", 0.9)):
-        first = next(((e, s) for e, s, v in seen if v >= level), None)
+        first = next(((r.epoch, r.step) for r in seen if r.value >= level), None)
         point = summary["escape"][key]
         if first is None:
             assert point is None
         else:
             assert (point["epoch"], point["step"], point["lr_sum"]) == (first[0], first[1], sums[first[1]])
             assert set(point["heldout"]) >= {"4-3/train_keys/inferential", "4-3/train_keys/symmetric"}
-    assert any(p is not None for p in summary["escape"].values()) or max(v for *_, v in seen) < 0.5
+    assert any(p is not None for p in summary["escape"].values()) or max(r.value for r in seen) < 0.5
 
 
 def test_flush_to_zero_is_on_during_a_run_and_restored_after(tmp_path, monkeypatch):

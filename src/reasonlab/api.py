@@ -58,11 +58,17 @@ class Run:
 
         return pd.DataFrame(self.metric_rows(), columns=METRIC_SCHEMA.names)
 
-    def metric_rows(self) -> list[tuple]:
-        """The metric rows as tuples (epoch, step, split, metric, value), without pandas."""
+    def metric_rows(self):  # -> list[reasonlab.store.MetricRow]
+        """The metric rows as named tuples (epoch, step, split, metric, value), without pandas."""
         from reasonlab.store import read_metrics
 
         return read_metrics(self.dir / "metrics.parquet")
+
+    def metric_table(self):  # -> reasonlab.store.Metrics
+        """The metric rows with look-ups by name: ``.series(split, metric)``, ``.last(...)``, ``.at(epoch, ...)``."""
+        from reasonlab.store import Metrics
+
+        return Metrics.read(self.dir / "metrics.parquet")
 
     def data(self):  # -> reasonlab.tasks.base.TaskData
         """The run's task data (training set and named evaluation sets), rebuilt from its config (and cached)."""

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from reasonlab.config import ConfigError, RunConfig, raw_config, resolve, unknown_name
+from reasonlab.config import ConfigError, Pair, RunConfig, raw_config, resolve, unknown_name
 from reasonlab.errors import UserError
 from reasonlab.studies import anchor
 
@@ -343,7 +343,8 @@ def phase(
                                                 "task.n_tasks for modular sweeps)")] = None,
     y: Annotated[str | None, typer.Option(help="column on the y axis (default: the task kind's; model.depth, "
                                                 "task.alpha for modular sweeps)")] = None,
-    pair: Annotated[str, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works)")] = "4-3",
+    pair: Annotated[str | None, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works; "
+                                                   "default: the runs' first held-out pair)")] = None,
     at: Annotated[Literal["final", "t_star"], typer.Option(help="modular sweeps: final (the final evaluation) or "
                                                                 "t_star (early stopping)")] = "final",
     where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
@@ -360,13 +361,13 @@ def phase(
     from reasonlab.registry import task_kind
     from reasonlab.sweep.results import read_results
 
-    a, b = _int_pair(pair, "--pair") or (4, 3)
+    held_out = _pair(pair, "--pair")
     try:
         rows = _where(read_results(sweep_dir), where or [])
         rule = task_kind(str(rows[0].get("task.kind", "anchor")) if rows else "anchor").get("phase")
         x, y = x or rule.axes[0], y or rule.axes[1]
         profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
-        options = dict(pair=f"{a}-{b}", at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
+        options = dict(pair=held_out, at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
         selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
         caption = f" Runs with {', '.join(where)}." if where else ""
         paths, lines = rule.draw(rows, sweep_dir / "figures" / f"{rule.name(options)}{selected}", x, y, options,
@@ -395,14 +396,14 @@ def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
     return rows
 
 
-def _int_pair(text: str | None, flag: str) -> tuple[int, int] | None:
+def _pair(text: str | None, flag: str) -> Pair | None:
+    """``--pair 4-3`` (or ``4,3``) as a Pair; None when the flag is not given."""
     if text is None:
         return None
     try:
-        a, b = (int(v) for v in re.split(r"[-,]", text.strip(), maxsplit=1))
+        return Pair.parse(text)
     except ValueError:
         _fail(f"{flag}: {text!r} is not two integers a-b (e.g. {flag} 4-3; 4,3 also works)")
-    return a, b
 
 
 @app.command()
@@ -431,7 +432,7 @@ def analyze(
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
-    options = {k: v for k, v in dict(pair=_int_pair(pair, "--pair"), task=_int_pair(task, "--task"), key=key,
+    options = {k: v for k, v in dict(pair=_pair(pair, "--pair"), task=_pair(task, "--task"), key=key,
                                      position=position, threshold=threshold, head=head, shot=shot,
                                      max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
     from reasonlab.numerics import flush_denormals

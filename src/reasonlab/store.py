@@ -16,11 +16,11 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -142,7 +142,66 @@ def read_summary(path: Path) -> dict:
     return summary
 
 
-def write_metrics(path: Path, rows: list[tuple]) -> None:
+class MetricRow(NamedTuple):
+    """One logged figure: at ``epoch`` (after optimizer ``step``), evaluation set or stream ``split`` (``train``,
+    ``weights``, ``pooled`` or a task's named set such as ``heldout/4-3/train_keys``), ``metric`` = ``value``."""
+
+    epoch: int
+    step: int
+    split: str
+    metric: str
+    value: float
+
+
+class Metrics:
+    """A run's metric rows, in the order they were logged, with the look-ups readers need (rather than each
+    unpacking 5-tuples). ``Metrics.read(run_dir / "metrics.parquet")`` or ``Metrics(rows)``."""
+
+    def __init__(self, rows: Iterable[tuple]) -> None:
+        self.rows: list[MetricRow] = [r if isinstance(r, MetricRow) else MetricRow(*r) for r in rows]
+
+    @classmethod
+    def read(cls, path: Path) -> Metrics:
+        return cls(read_metrics(path))
+
+    def __iter__(self) -> Iterator[MetricRow]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def where(self, split: str | None = None, metric: str | None = None) -> list[MetricRow]:
+        """The rows of one split and/or one metric, in logged order."""
+        return [r for r in self.rows if (split is None or r.split == split) and (metric is None or r.metric == metric)]
+
+    def series(self, split: str, metric: str, clock: str = "epoch") -> list[tuple[int, float]]:
+        """(epoch, value) of one figure over training in logged order; ``clock="step"`` gives (step, value)."""
+        return [(getattr(r, clock), r.value) for r in self.where(split, metric)]
+
+    def last_epoch(self, split: str | None = None) -> int | None:
+        """The last epoch with a row (of ``split``, if given); None when there is none."""
+        return max((r.epoch for r in self.where(split)), default=None)
+
+    def at(self, epoch: int, split: str, metric: str) -> float | None:
+        """The figure at an epoch (its first row there), or None."""
+        return next((r.value for r in self.where(split, metric) if r.epoch == epoch), None)
+
+    def last(self, split: str, metric: str) -> float | None:
+        """The figure at its last logged epoch, or None."""
+        rows = self.where(split, metric)
+        return self.at(max(r.epoch for r in rows), split, metric) if rows else None
+
+    def at_epoch(self, epoch: int, split: str) -> dict[str, float]:
+        """Every metric of one split at an epoch, by name."""
+        return {r.metric: r.value for r in self.where(split) if r.epoch == epoch}
+
+    def first_epoch(self, split: str, metric: str, reaching: float) -> int | None:
+        """The first epoch at which the figure is at least ``reaching``, or None."""
+        return min((e for e, v in self.series(split, metric) if v >= reaching), default=None)
+
+
+def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
+    rows = list(rows)
     cols = list(zip(*rows, strict=True)) if rows else [[] for _ in METRIC_SCHEMA]
     arrays = [pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA, strict=True)]
     table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA)
@@ -151,11 +210,12 @@ def write_metrics(path: Path, rows: list[tuple]) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def read_metrics(path: Path) -> list[tuple]:
+def read_metrics(path: Path) -> list[MetricRow]:
     """A run's metric rows (epoch, step, split, metric, value); a damaged file is a one-line error."""
     try:
         table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
-        return list(zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=False))
+        columns = (table.column(f.name).to_pylist() for f in METRIC_SCHEMA)
+        return [MetricRow(*r) for r in zip(*columns, strict=False)]
     except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
         raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
 

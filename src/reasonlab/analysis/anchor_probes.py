@@ -14,7 +14,7 @@ from torch import Tensor
 from reasonlab.analysis import anchor as an
 from reasonlab.analysis.geometry import cosine_matrix, pca
 from reasonlab.analysis.loading import Loaded, save
-from reasonlab.config import ConfigError
+from reasonlab.config import ConfigError, Pair
 from reasonlab.plots import anchor as plots
 from reasonlab.tasks.anchor import AnchorTask
 
@@ -23,13 +23,13 @@ def _task(run: Loaded) -> AnchorTask:
     return run.task
 
 
-def _probe_pair(run: Loaded) -> tuple[int, int]:
-    """--pair a,b, else the first held-out pair (the paper's (4, 3)), else the first pair."""
+def _probe_pair(run: Loaded) -> Pair:
+    """--pair a1-a2, else the run's first held-out pair, else its first pair."""
     task = _task(run)
-    pair = run.options.get("pair") or (task.held_out[0] if task.held_out else task.pairs[0])
-    if tuple(pair) not in task.pairs:
-        raise ConfigError(f"--pair: {pair} is not an ordered pair of the run's anchors {task.cfg.anchors}")
-    return tuple(pair)
+    pair = Pair.parse(run.options.get("pair") or (task.held_out[0] if task.held_out else task.pairs[0]))
+    if pair not in task.pairs:
+        raise ConfigError(f"--pair: {pair.key} is not an ordered pair of the run's anchors {task.cfg.anchors}")
+    return pair
 
 
 def _sequences(run: Loaded, pair: tuple[int, int], n: int, seed: int, key: int | None = None,
@@ -84,7 +84,7 @@ def probe_flow(run: Loaded) -> dict:
     summary = an.flow_summary(_patterns(run, many), positions.numpy())
     roles = {int(pos[0]): "key", int(pos[0]) + 1: "a1", int(pos[0]) + 2: "a2"}
     plots.plot_flow(pattern, one[0].tolist(), roles, edges, threshold,
-                    f"pair {pair}, key {key}: edges with attention ≥ {threshold}", run.out / "flow")
+                    f"pair {pair.caption}, key {key}: edges with attention ≥ {threshold}", run.out / "flow")
     return save(run, "flow", {"pair": list(pair), "key": key, "tokens": one[0].tolist(),
                               "edges": [e.__dict__ for e in edges], "mean_flow": summary}, {"pattern": pattern})
 

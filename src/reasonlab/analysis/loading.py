@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import complete_steps, load_weights
+from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.store import atomic_write_bytes, load_run, write_json
 from reasonlab.tasks.base import TaskData
@@ -65,6 +65,14 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return cfg, model.eval(), data, name
+
+
+def load_at_fraction(run_dir: Path, fraction: float, data: TaskData | None = None
+                     ) -> tuple[int, torch.nn.Module]:
+    """(epoch, model) of a finished run at its saved checkpoint nearest to ``fraction`` of its training (e.g. 0.05
+    for early, 1.0 for the end), through ``load_trained``."""
+    epoch, weights = checkpoint_at(run_dir, fraction)
+    return epoch, load_trained(run_dir, weights.stem.removeprefix("step-"), data)[1]
 
 
 def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -> dict:

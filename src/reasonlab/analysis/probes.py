@@ -78,7 +78,7 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
     strip of its figure across time and its scalars over training steps, beside the run's accuracy curves with
     the checkpoints marked (``analysis/dynamics/``)."""
     from reasonlab.plots.dynamics import plot_accuracy_with_checkpoints, plot_scalars_over_time, plot_strip
-    from reasonlab.store import read_metrics
+    from reasonlab.store import Metrics
 
     steps = complete_steps(Path(run_dir) / "checkpoints")
     if not steps:
@@ -93,7 +93,8 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
         plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{_main_figure(probe)}.png")
                     for s in series], out / f"{probe}-strip")
         plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
-    plot_accuracy_with_checkpoints(read_metrics(Path(run_dir) / "metrics.parquet"), steps, out / "accuracy")
+    plot_accuracy_with_checkpoints(Metrics.read(Path(run_dir) / "metrics.parquet").rows, steps,
+                                   out / "accuracy")
     write_json(out / "dynamics.json", {p: {str(s): scalars(n) for s, n in series.items()}
                                        for p, series in by_probe.items()})
     return by_probe

@@ -47,7 +47,6 @@ from reasonlab.config.tasks import (
     ModularTaskConfig,
     Seq2SeqTaskConfig,
     TextMixtureTaskConfig,
-    _parse_pair,
 )
 from reasonlab.errors import ConfigError
 
@@ -55,7 +54,7 @@ __all__ = [
     "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "SCAN_SPLITS", "AnchorTaskConfig", "ConfigError",
     "EmbMLPConfig", "InitConfig", "MemoryGroup", "MixtureTaskConfig", "ModelConfig", "ModularTaskConfig", "Pair",
     "Role", "RunConfig", "Seq2SeqTaskConfig", "StrictModel", "TextMixtureTaskConfig", "ThresholdConfig",
-    "TrainConfig", "_parse_pair", "apply_overrides", "check_memory", "deep_merge", "fields_with", "label_changes",
+    "TrainConfig", "apply_overrides", "check_memory", "deep_merge", "fields_with", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
     "set_dotted", "studies", "study_profiles", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]

@@ -21,14 +21,14 @@ class AnchorTaskConfig(StrictModel):
     single_maps: dict[int, dict[int, int]] | None = Field(
         None, description="per-anchor lookup x -> g(x; a); replaces shifts for non-additive anchors"
     )
-    held_out_pairs: list[Pair] = [(4, 3)]
+    held_out_pairs: list[Pair] = [Pair(4, 3)]
     non_inferential: dict[str, int] = Field(
         {"3,4": -6}, description="'a1,a2' -> fixed offset y = x + offset replacing the composite"
     )
     complexity_k: int = Field(
         0, ge=0, description="give the first k unordered pairs of complexity_pairs symmetric non-inferential targets"
     )
-    complexity_pairs: list[Pair] = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+    complexity_pairs: list[Pair] = [Pair(1, 2), Pair(1, 3), Pair(1, 4), Pair(2, 3), Pair(2, 4), Pair(3, 4)]
     complexity_offsets: list[int] = [4, 1, -5, 5, -9, -6]
     item_min: int = 20
     item_max: int = 99
@@ -44,8 +44,7 @@ class AnchorTaskConfig(StrictModel):
     @classmethod
     def _pair_keys(cls, v: Any) -> Any:
         if isinstance(v, dict):
-            return {",".join(str(int(x)) for x in k) if isinstance(k, list | tuple) else str(k): o
-                    for k, o in v.items()}
+            return {_config_key(k): o for k, o in v.items()}
         return v
 
     @model_validator(mode="after")
@@ -67,7 +66,7 @@ class AnchorTaskConfig(StrictModel):
         if self.single_maps is not None and set(self.single_maps) != anchors:
             raise ValueError("single_maps: give one map per anchor")
         named = {"held_out_pairs": self.held_out_pairs, "complexity_pairs": self.complexity_pairs[: self.complexity_k],
-                 "non_inferential": [_parse_pair(k) for k in self.non_inferential]}
+                 "non_inferential": [_non_inferential_pair(k) for k in self.non_inferential]}
         for field, pairs in named.items():
             for p in pairs:
                 if p[0] not in anchors or p[1] not in anchors:
@@ -94,12 +93,20 @@ class AnchorTaskConfig(StrictModel):
         return self.split_modulus if self.split_modulus is not None else self.seq_len - 2
 
 
-def _parse_pair(key: str) -> Pair:
+def _config_key(key: Any) -> str:
+    """A ``non_inferential`` key in its one config spelling ``a1,a2`` (from ``4,3``, ``4-3``, ``(4,3)`` or a tuple);
+    a key that is no pair is kept as given, for ``_check`` to name."""
     try:
-        a, b = (int(x) for x in key.split(","))
+        return Pair.parse(key if isinstance(key, str) else tuple(int(x) for x in key)).config_key
+    except (TypeError, ValueError):
+        return str(key)
+
+
+def _non_inferential_pair(key: str) -> Pair:
+    try:
+        return Pair.parse(key)
     except ValueError:
         raise ValueError(f"non_inferential key {key!r} must look like 'a1,a2'") from None
-    return a, b
 
 
 class MemoryGroup(StrictModel):

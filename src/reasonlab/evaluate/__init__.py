@@ -9,6 +9,7 @@ from __future__ import annotations
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.scores import SetScore
 from reasonlab.registry import task_kind
+from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
 
@@ -25,23 +26,23 @@ def diverged_report(step: int) -> dict:
             "pooled": {}, "figures": {}}
 
 
-def best_of_run(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
+def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
     """Figures read over a run's whole history, by the task's rule (e.g. early stopping for in-context modular
     arithmetic, steps to converge for the real benchmarks; by default ``max_heldout``)."""
     return task_kind(kind).get("best_of_run")(rows, th)
 
 
-def summary_extras(kind: str, rows: list[tuple], th: ThresholdConfig) -> dict:
+def summary_extras(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
     """Extra fields of the task's run summary (e.g. the anchor task's escape points), if it has any."""
     extras = task_kind(kind).get("extras")
     return extras(rows, th) if extras is not None else {}
 
 
-def max_heldout(rows: list[tuple], th: ThresholdConfig) -> dict[str, float]:
+def max_heldout(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, float]:
     """The max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
     best: dict[str, float] = {}
-    for _, _, split, metric, value in rows:
-        if split.startswith("heldout/"):
-            key = f"{split}/{metric.removeprefix('acc_')}"
-            best[key] = max(best.get(key, 0.0), value)
+    for r in rows:
+        if r.split.startswith("heldout/"):
+            key = f"{r.split}/{r.metric.removeprefix('acc_')}"
+            best[key] = max(best.get(key, 0.0), r.value)
     return best

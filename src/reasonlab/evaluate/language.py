@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.text.tokenizer import WordTokenizer
 
 
-def delta_l_window(rows: list[tuple], total_steps: int, split: str = "train",
+def delta_l_window(rows: list[MetricRow], total_steps: int, split: str = "train",
                    window: tuple[float, float] = (0.05, 0.5)) -> float | None:
     """Mean of the logged ``delta_L_<split>`` over evaluations with window[0] ≤ step / total ≤ window[1]."""
     lo, hi = window
-    values = [v for _, step, s, metric, v in rows
-              if s == "pooled" and metric == f"delta_L_{split}" and lo <= step / total_steps <= hi]
+    values = [v for step, v in Metrics(rows).series("pooled", f"delta_L_{split}", clock="step")
+              if lo <= step / total_steps <= hi]
     return sum(values) / len(values) if values else None
 
 

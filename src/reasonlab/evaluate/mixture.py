@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.scores import SetScore, pooled
+from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet
 
 SOURCES = {"memory": "memory", "reasoning_train": "reasoning/train", "reasoning_test": "reasoning/test"}
@@ -48,19 +49,17 @@ def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             "label": label, "outcome": {"label": label}, "histograms": {}}
 
 
-def t50(rows: list[tuple], source: str, threshold: float = 0.5, kind: str = "acc") -> int | None:
+def t50(rows: list[MetricRow], source: str, threshold: float = 0.5, kind: str = "acc") -> int | None:
     """First evaluated epoch at which the source's pooled ``kind`` (accuracy, or in_range) reaches ``threshold``
     (None if never)."""
-    hits = [epoch for epoch, _, split, metric, value in rows
-            if split == "pooled" and metric == f"{source}_{kind}" and value >= threshold]
-    return min(hits) if hits else None
+    return Metrics(rows).first_epoch("pooled", f"{source}_{kind}", threshold)
 
 
-def pooled_at(rows: list[tuple], metric: str, epoch: int) -> float | None:
-    return next((v for e, _, split, m, v in rows if e == epoch and split == "pooled" and m == metric), None)
+def pooled_at(rows: list[MetricRow], metric: str, epoch: int) -> float | None:
+    return Metrics(rows).at(epoch, "pooled", metric)
 
 
-def label_law_criteria(rows: list[tuple], groups: int, in_range: float = 0.9) -> list[dict[str, object]]:
+def label_law_criteria(rows: list[MetricRow], groups: int, in_range: float = 0.9) -> list[dict[str, object]]:
     """Fig. 8 (i), per memory group: the first epoch at which the in-range rate reaches ``in_range``, the accuracy
     then, and t50. The claim holds for a group when it knows the label range (in-range ≥ 0.9) while its accuracy
     is still below 0.5."""

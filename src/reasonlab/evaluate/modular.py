@@ -20,6 +20,7 @@ from typing import Any
 from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.phase import DIVERGED, check_single_setting
 from reasonlab.evaluate.scores import SetScore
+from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
 GOOD = 0.8  # τ_good of spec §5
@@ -60,12 +61,12 @@ def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             "histograms": {}, "select": figures["ood_test_last_shot"]}
 
 
-def early_stopping(rows: list[tuple], fit: float = 0.9) -> dict[str, object]:
+def early_stopping(rows: list[MetricRow], fit: float = 0.9) -> dict[str, object]:
     """t* = the evaluation with the best o.o.d.-test last-shot accuracy; the phase there; the transient flag."""
     by_epoch: dict[int, dict[str, float]] = {}
-    for epoch, _, split, metric, value in rows:
-        if split == "pooled" and metric.endswith("_last_shot"):
-            by_epoch.setdefault(epoch, {})[metric.removesuffix("_last_shot")] = value
+    for r in rows:
+        if r.split == "pooled" and r.metric.endswith("_last_shot"):
+            by_epoch.setdefault(r.epoch, {})[r.metric.removesuffix("_last_shot")] = r.value
     evals = {e: v for e, v in by_epoch.items() if len(v) == len(SETS)}
     if not evals:
         return {}
@@ -122,6 +123,6 @@ def modular_cells(rows: list[dict[str, Any]], x: str = "task.n_tasks", y: str = 
     return cells
 
 
-def best_of_run(rows: list[tuple], th: ThresholdConfig) -> dict[str, object]:
+def best_of_run(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, object]:
     """The task's best-of-run rule (registry): early stopping at the best o.o.d.-test last-shot accuracy."""
     return early_stopping(rows, th.fit)

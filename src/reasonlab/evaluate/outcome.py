@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from reasonlab.config import ThresholdConfig
+from reasonlab.config import Pair, ThresholdConfig
 from reasonlab.evaluate.scores import SetScore, histogram_bins, pooled
+from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
 
@@ -81,26 +82,26 @@ def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Th
             continue
         final.update({f"{name}/{k}": s.acc(k) for k in s.correct})
         histograms[name] = s.histogram
-        if name.endswith("/train_keys"):  # primary key set (spec §5)
-            pairs[name.split("/")[1]] = label_pair(seen, s, sets[name].info["symmetric"], th)
+        if (held := Pair.of_eval_set(name)) is not None and held[1] == "train_keys":  # primary key set (spec §5)
+            pairs[held[0].key] = label_pair(seen, s, sets[name].info["symmetric"], th)
     outcome = outcome_dict(seen, pairs, th)
     figures = {**pooled_figs, **{k: v for k, v in final.items() if k.startswith("heldout/")}}
     return {"pooled": pooled_figs, "figures": figures, "final": final, "label": outcome["label"],
             "outcome": outcome, "histograms": histograms}
 
 
-def escape_points(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict | None]:
+def escape_points(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict | None]:
     """Where a run left its plateau: for seen-pair test-key accuracy first reaching ``th.majority`` (``at50``)
     and ``th.fit`` (``at90``), the evaluation's epoch, step, Σlr (the learning rate summed over the steps so
     far) and each held-out group's accuracies there. This is how a profile shows it is in the study's regime
     (spec §6b): small init escapes many times later in Σlr than large init, and composes while it escapes."""
     by_eval: dict[tuple[int, int], dict[tuple[str, str], float]] = {}
     lr_sum: dict[int, float] = {}
-    for epoch, step, split, metric, value in rows:
-        if split == "train" and metric == "lr_sum":
-            lr_sum[step] = value
-        elif split == "pooled" or split.startswith("heldout/"):
-            by_eval.setdefault((epoch, step), {})[split, metric] = value
+    for r in rows:
+        if r.split == "train" and r.metric == "lr_sum":
+            lr_sum[r.step] = r.value
+        elif r.split == "pooled" or r.split.startswith("heldout/"):
+            by_eval.setdefault((r.epoch, r.step), {})[r.split, r.metric] = r.value
     out: dict[str, dict | None] = {}
     for key, level in (("at50", th.majority), ("at90", th.fit)):
         hit = next((k for k in sorted(by_eval) if by_eval[k].get(("pooled", "seen_test_acc"), -1.0) >= level), None)
@@ -115,6 +116,6 @@ def escape_points(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict | No
     return out
 
 
-def escape_summary(rows: list[tuple], th: ThresholdConfig) -> dict[str, dict]:
+def escape_summary(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict]:
     """The anchor task's extra summary field (registry): its escape points."""
     return {"escape": escape_points(rows, th)}

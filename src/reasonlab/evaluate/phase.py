@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from reasonlab.config import EXECUTION_FIELDS, ConfigError, ThresholdConfig
+from reasonlab.config import EXECUTION_FIELDS, ConfigError, Pair, ThresholdConfig
 from reasonlab.evaluate.outcome import classify
 
 SEEN = "final.seen_test_acc"
@@ -54,15 +54,25 @@ def peak_lr(row: dict[str, Any]) -> float:
     return row["train.base_lr"] * row["train.lr_multiplier"]
 
 
-def phase_cells(rows: list[dict[str, Any]], pair: str, x: str = "init.gamma", y: str = "model.depth",
-                th: ThresholdConfig | None = None, over_epochs: bool = False) -> list[Cell]:
+def held_out_pair(rows: list[dict[str, Any]]) -> Pair:
+    """The pair a phase diagram reads by default: the first held-out pair of the runs' config (one for all)."""
+    firsts = {Pair.parse(pairs[0]) for r in rows if (pairs := json.loads(r.get("task.held_out_pairs") or "[]"))}
+    if len(firsts) != 1:
+        held = ", ".join(p.key for p in sorted(firsts)) or "none"
+        raise ConfigError(f"phase diagram: the runs' first held-out pairs are {held}; name one with --pair a1-a2")
+    return firsts.pop()
+
+
+def phase_cells(rows: list[dict[str, Any]], pair: Pair | str | None = None, x: str = "init.gamma",
+                y: str = "model.depth", th: ThresholdConfig | None = None, over_epochs: bool = False) -> list[Cell]:
     """Aggregate finished runs into cells over (x, y); any other config field that varies inside a cell is an
     error, so the protocol never silently takes a max over something it should not. ``over_epochs`` reads each
     run's held-out accuracies as their max over evaluated epochs (the authors' plotting code) instead of the
     final epoch's; the shadow test stays on the final seen-pair accuracy."""
     th = th or ThresholdConfig()
-    inf_col, sym_col = (f"best.heldout.{pair}.train_keys.inferential", f"best.heldout.{pair}.train_keys.symmetric"
-                        ) if over_epochs else (f"outcome.{pair}.inferential", f"outcome.{pair}.symmetric")
+    key = (held_out_pair(rows) if pair is None else Pair.parse(pair)).key
+    inf_col, sym_col = (f"best.heldout.{key}.train_keys.inferential", f"best.heldout.{key}.train_keys.symmetric"
+                        ) if over_epochs else (f"outcome.{key}.inferential", f"outcome.{key}.symmetric")
     rows = [r for r in rows if r.get("status", "finished") == "finished"]
     if not rows:
         raise ConfigError("phase diagram: no finished runs in the table")

@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.scores import SetScore
+from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet, trim_padding
 
 DECODE_SLACK = 16  # the judgement is read from at most this many tokens more than the longest target of a batch
@@ -141,20 +142,20 @@ def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             "histograms": {}}
 
 
-def convergence(rows: list[tuple], fit: float = 0.9) -> dict[str, int | None]:
+def convergence(rows: list[MetricRow], fit: float = 0.9) -> dict[str, int | None]:
     """Steps to converge, read from the logged evaluations: the first step at which training exact match reaches
     ``fit`` (``fit_step``), and the first at which each test figure does (``<figure>_step``); None if never."""
     first: dict[str, int | None] = {}
     tracked = ("train_exact", "id_exact", "ood_exact", "id_judgement", "ood_judgement")
-    for _, step, split, metric, value in sorted(rows, key=lambda r: r[1]):
-        if split == "pooled" and metric in tracked:
-            key = "fit_step" if metric == "train_exact" else f"{metric}_step"
+    for r in sorted(rows, key=lambda r: r.step):
+        if r.split == "pooled" and r.metric in tracked:
+            key = "fit_step" if r.metric == "train_exact" else f"{r.metric}_step"
             first.setdefault(key, None)
-            if value >= fit and first[key] is None:
-                first[key] = step
+            if r.value >= fit and first[key] is None:
+                first[key] = r.step
     return first
 
 
-def best_of_run(rows: list[tuple], th: ThresholdConfig) -> dict[str, int | None]:
+def best_of_run(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, int | None]:
     """The task's best-of-run rule (registry): steps to converge."""
     return convergence(rows, th.fit)

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from reasonlab.config import Pair
 from reasonlab.plots import save_figure
 
 ROLE_COLOURS = {"key": "#d95f02", "a1": "#1b9e77", "a2": "#7570b3"}
@@ -48,12 +49,12 @@ def plot_pair_scatter(scores: np.ndarray, pairs: list[tuple[int, int]], title: s
     unordered = sorted({tuple(sorted(p)) for p in pairs})
     cmap = plt.get_cmap("tab20")
     fig, ax = plt.subplots(figsize=(7.5, 6), constrained_layout=True)
-    labels = np.array([f"{a}{b}" for a, b in pairs])
+    of_point = [Pair.parse(p) for p in pairs]  # not "ab" strings: anchors 1,12 and 11,2 would both read "112"
     for i, (a, b) in enumerate(unordered):
         colour = cmap(i % 20)
-        for order, (x, y) in enumerate(((a, b), (b, a)) if a != b else ((a, b),)):
-            mask = labels == f"{x}{y}"
-            ax.scatter(scores[mask, 0], scores[mask, 1], s=8, label=f"({x},{y})",
+        for order, pair in enumerate((Pair(a, b), Pair(b, a)) if a != b else (Pair(a, b),)):
+            mask = np.array([p == pair for p in of_point], dtype=bool)
+            ax.scatter(scores[mask, 0], scores[mask, 1], s=8, label=pair.caption,
                        facecolors=colour if order == 0 else "none", edgecolors=colour)
     ax.set_xlabel("PC 1")
     ax.set_ylabel("PC 2")

@@ -9,7 +9,9 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 
+from reasonlab.config import Pair
 from reasonlab.plots import save_figure
+from reasonlab.store import MetricRow
 
 
 def plot_strip(images: list[tuple[str, Path]], out_base: Path, per_row: int = 4) -> list[Path]:
@@ -41,23 +43,24 @@ def plot_scalars_over_time(series: dict[int, dict[str, float]], name: str, out_b
     return save_figure(fig, Path(out_base))
 
 
-def plot_accuracy_with_checkpoints(rows: list[tuple], steps: list[int], out_base: Path) -> list[Path]:
+def plot_accuracy_with_checkpoints(rows: list[MetricRow], steps: list[int], out_base: Path) -> list[Path]:
     return save_figure(accuracy_figure(rows, steps), Path(out_base))
 
 
-def accuracy_figure(rows: list[tuple], steps: list[int]) -> plt.Figure:
+def accuracy_figure(rows: list[MetricRow], steps: list[int]) -> plt.Figure:
     """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
-    for _, step, split, metric, value in rows:
+    for r in rows:
+        split, metric, held = r.split, r.metric, Pair.of_eval_set(r.split)
         if split == "pooled" and ("acc" in metric or "shot" in metric or metric.endswith(("_exact", "_judgement"))):
             name = metric
-        elif split.startswith("heldout/") and split.endswith("/train_keys") and metric.startswith("acc_"):
-            name = f"held-out {split.split('/')[1]} {metric.removeprefix('acc_')}"  # the anchor study's targets
+        elif held is not None and held[1] == "train_keys" and metric.startswith("acc_"):
+            name = f"held-out {held[0].caption} {metric.removeprefix('acc_')}"  # the anchor study's targets
         else:
             continue
         xs, ys = curves.setdefault(name, ([], []))
-        xs.append(step)
-        ys.append(value)
+        xs.append(r.step)
+        ys.append(r.value)
     fig, ax = plt.subplots(figsize=(8, 4.6), constrained_layout=True)
     for metric, (xs, ys) in sorted(curves.items()):
         ax.plot(xs, ys, label=metric, linewidth=1)

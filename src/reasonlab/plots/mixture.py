@@ -10,12 +10,13 @@ import numpy as np
 
 from reasonlab.plots import save_figure
 from reasonlab.plots.run import source_curves
+from reasonlab.store import MetricRow
 
 SOURCE_STYLE = {"memory": ("tab:orange", "memory"), "reasoning_train": ("tab:blue", "reasoning (train)"),
                 "reasoning_test": ("tab:green", "reasoning (test: masked tuples)")}
 
 
-def plot_source_curves(runs: list[tuple[str, list[tuple]]], out_base: Path, caption: str) -> list[Path]:
+def plot_source_curves(runs: list[tuple[str, list[MetricRow]]], out_base: Path, caption: str) -> list[Path]:
     """One column per run (title, metrics rows): loss per source on top, accuracy per source below."""
     fig, axes = plt.subplots(2, len(runs), figsize=(4.6 * len(runs), 6.5), squeeze=False, sharex="col")
     for col, (title, rows) in enumerate(runs):
@@ -57,7 +58,7 @@ def plot_profiles(tokens: list[int], curves: list[tuple[str, np.ndarray]], centr
     return save_figure(fig, out_base)
 
 
-def plot_label_laws(runs: list[tuple[str, list[tuple], list[str]]], out_base: Path, caption: str) -> list[Path]:
+def plot_label_laws(runs: list[tuple[str, list[MetricRow], list[str]]], out_base: Path, caption: str) -> list[Path]:
     """Fig. 8: per memory group, accuracy (solid) and in-range rate (dashed) over epochs, one panel per run."""
     fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 4), squeeze=False)
     for ax, (title, rows, names) in zip(axes[0], runs, strict=True):

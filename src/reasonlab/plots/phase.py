@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
+from reasonlab.config import Pair
 from reasonlab.evaluate.modular import ModularCell
 from reasonlab.evaluate.phase import Cell
 from reasonlab.plots import save_figure
@@ -49,10 +50,11 @@ def _hatch(ax: plt.Axes, cells: list[Cell], xs: list[float], ys: list[float]) ->
                                    edgecolor="0.45", linewidth=0))
 
 
-def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: str, x: str = "init.gamma",
+def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: Pair | str, x: str = "init.gamma",
                y: str = "model.depth", fit: float = 0.9) -> list[Path]:
-    """Three panels side by side; writes ``out_base.png`` and ``.svg``."""
+    """Three panels side by side, titled by the held-out ``pair`` the cells read; writes ``out_base.png|svg``."""
     xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
+    pair = Pair.parse(pair).caption
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), constrained_layout=True)
     panels = ((f"{pair} inferential accuracy", lambda c: c.inferential, lambda c: c.inferential_range),
               (f"{pair} symmetric accuracy", lambda c: c.symmetric, lambda c: c.symmetric_range))

@@ -11,10 +11,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from reasonlab.config import Pair  # noqa: E402
 from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
-from reasonlab.store import load_run, read_metrics  # noqa: E402
+from reasonlab.store import MetricRow, load_run, read_metrics  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
@@ -37,18 +38,18 @@ def run_figure(run_dir: Path) -> plt.Figure:
     return fig
 
 
-def source_curves(rows: list[tuple], suffix: str) -> dict[str, tuple[list[int], list[float]]]:
+def source_curves(rows: list[MetricRow], suffix: str) -> dict[str, tuple[list[int], list[float]]]:
     """Pooled per-source curves (memory, reasoning_train, reasoning_test) of one metric kind (_acc or _loss)."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
-    for epoch, _, split, metric, value in rows:
-        if split == "pooled" and metric.endswith(suffix):
-            xs, ys = curves.setdefault(metric.removesuffix(suffix), ([], []))
-            xs.append(epoch)
-            ys.append(value)
+    for r in rows:
+        if r.split == "pooled" and r.metric.endswith(suffix):
+            xs, ys = curves.setdefault(r.metric.removesuffix(suffix), ([], []))
+            xs.append(r.epoch)
+            ys.append(r.value)
     return curves
 
 
-def mixture_figure(rows: list[tuple], summary: dict | None = None) -> plt.Figure:
+def mixture_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Figure:
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
     for ax, suffix, ylabel in ((ax_loss, "_loss", "cross-entropy"), (ax_acc, "_acc", "accuracy")):
         for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
@@ -63,22 +64,22 @@ NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys"
          "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
 
 
-def anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
+def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     """Training loss; accuracies over training (seen pairs, and each held-out pair on its train keys against
     each of its targets); and, per held-out pair, the final share of each (prediction − inferential) offset."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     losses: tuple[list[int], list[float]] = ([], [])
-    for epoch, _, split, metric, value in sorted(rows):
-        if split == "train" and metric == "loss":
-            losses[0].append(epoch)
-            losses[1].append(value)
-        elif split == "pooled" or (split.startswith("heldout/") and split.endswith("/train_keys")):
-            kind = metric.removeprefix("acc_")
-            name = NAMES.get(metric, metric) if split == "pooled" else f"({split.split('/')[1].replace('-', ',')}) " \
-                f"{NAMES.get(kind, kind)}"
+    for r in sorted(rows):
+        held = Pair.of_eval_set(r.split)
+        if r.split == "train" and r.metric == "loss":
+            losses[0].append(r.epoch)
+            losses[1].append(r.value)
+        elif r.split == "pooled" or (held is not None and held[1] == "train_keys"):
+            kind = r.metric.removeprefix("acc_")
+            name = NAMES.get(r.metric, r.metric) if held is None else f"{held[0].caption} {NAMES.get(kind, kind)}"
             xs, ys = curves.setdefault(name, ([], []))
-            xs.append(epoch)
-            ys.append(value)
+            xs.append(r.epoch)
+            ys.append(r.value)
     hists = {k: v for k, v in summary.get("histograms", {}).items() if k.endswith("/train_keys")}
     fig, axes = plt.subplots(1, 2 + len(hists), figsize=(10 + 5 * len(hists), 4.2), squeeze=False,
                              constrained_layout=True)
@@ -104,9 +105,8 @@ def anchor_figure(rows: list[tuple], summary: dict) -> plt.Figure:
         ax.bar(range(len(counts)), [c / total for c in counts], color=colours)
         ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
         ax.set_xticks(ticks, [bins[i] for i in ticks])
-        pair = name.split("/")[1].replace("-", ",")
         ax.set(xlabel="prediction − inferential target", ylabel="share of sequences", ylim=(0, 1),
-               title=f"({pair}) answers at the end")
+               title=f"{Pair.of_eval_set(name)[0].caption} answers at the end")
         ax.text(bins.index("0"), 1.0, "inferential", color="tab:green", ha="center", va="top", fontsize=7)
         ax.text(bins.index("4"), 0.93, "symmetric", color="tab:orange", ha="left", va="top", fontsize=7)
     return fig

@@ -10,11 +10,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from reasonlab.config import Pair  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 
+AUTHORS_PAIR = Pair(4, 3)  # the held-out pair of the authors' logged runs (data/anchor_trajectory)
 SERIES = (("seen_test_acc", "seen-pair test-key acc", "tab:gray"),
-          ("heldout_inferential", "(4,3) inferential", "tab:green"),
-          ("heldout_symmetric", "(4,3) symmetric", "tab:orange"))
+          ("heldout_inferential", f"{AUTHORS_PAIR.caption} inferential", "tab:green"),
+          ("heldout_symmetric", f"{AUTHORS_PAIR.caption} symmetric", "tab:orange"))
 
 
 def plot_trajectory(ours: dict[str, dict], reference: dict, out_base: Path, profile: str) -> list[Path]:
@@ -43,19 +45,20 @@ def plot_trajectory(ours: dict[str, dict], reference: dict, out_base: Path, prof
         ax_loss.legend(fontsize=7)
     source = reference["source"]
     caption = (f"Profile: {profile}. Open markers: the authors' logged run ({source['repository']} at "
-               f"{source['commit'][:12]}; {reference['setting']}). Accuracies: (4,3) on its train keys; symmetric = "
-               "the answer of (3,4). Same settings, seed 1 in both, but not the same random draws of data, "
-               "initialization and batch order.")
+               f"{source['commit'][:12]}; {reference['setting']}). Accuracies: {AUTHORS_PAIR.caption} on its train "
+               f"keys; symmetric = the answer of {AUTHORS_PAIR.mirror.caption}. Same settings, seed 1 in both, but not "
+               "the same random draws of data, initialization and batch order.")
     fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))
 
 
 def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[int, float], out_base: Path,
-                profile: str) -> list[Path]:
+                profile: str, pair: Pair = AUTHORS_PAIR) -> list[Path]:
     """Runs of any profile beside the authors' paper-scale log on one clock, Σlr (the learning rate summed over
-    the steps so far): where each initialization leaves its plateau and what it answers for (4,3) as it does.
-    Left: seen-pair test-key accuracy; middle: (4,3) inferential (solid) and symmetric (dashed); right: the
-    training loss. ``ours`` maps γ to ``run_curves`` output (rows carry ``lr_sum``)."""
+    the steps so far): where each initialization leaves its plateau and what it answers for its held-out pair
+    (``pair``, the log's is (4,3)) as it does. Left: seen-pair test-key accuracy; middle: the held-out pair's
+    inferential (solid) and symmetric (dashed) accuracy; right: the training loss. ``ours`` maps γ to
+    ``run_curves`` output (rows carry ``lr_sum``)."""
     fig, (ax_seen, ax_43, ax_loss) = plt.subplots(1, 3, figsize=(17, 4.8), constrained_layout=True)
     colours = iter(("tab:blue", "tab:red", "tab:purple", "tab:brown"))
     for gamma, run in sorted(ours.items(), key=lambda kv: float(kv[0])):
@@ -81,7 +84,8 @@ def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[
         loss = [r for r in log["train_loss"] if r["epoch"] in reference_lr_sums]
         ax_loss.plot([reference_lr_sums[r["epoch"]] for r in loss], [r["loss"] for r in loss], "o", ms=3, mfc="none",
                      color=c, label=f"γ {gamma} (authors' log)")
-    for ax, title in ((ax_seen, "seen-pair test-key accuracy"), (ax_43, "(4,3): inferential / symmetric"),
+    held = pair.caption if pair == AUTHORS_PAIR else f"{pair.caption} (log: {AUTHORS_PAIR.caption})"
+    for ax, title in ((ax_seen, "seen-pair test-key accuracy"), (ax_43, f"{held}: inferential / symmetric"),
                       (ax_loss, "training loss per epoch")):
         ax.set(xscale="log", xlabel="Σlr", title=title)
         ax.legend(fontsize=6)
@@ -89,9 +93,10 @@ def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[
     ax_43.set(ylim=(-0.02, 1.02))
     ax_loss.set(yscale="log")
     source = reference["source"]
-    caption = (f"Σlr: the learning rate summed over the steps so far. Lines: {profile}. Markers: the authors' logged paper-scale runs ({source['repository']} at "
-               f"{source['commit'][:12]}; {reference['setting']}), placed on Σlr by their schedule. The study's regime:"
-               " the large initialization fits at a small Σlr onto the symmetric answer (the one of (3,4)); the "
+    caption = (f"Σlr: the learning rate summed over the steps so far. Lines: {profile}. Markers: the authors' logged "
+               f"paper-scale runs ({source['repository']} at {source['commit'][:12]}; {reference['setting']}), "
+               "placed on Σlr by their schedule. The study's regime: the large initialization fits at a small Σlr "
+               f"onto the symmetric answer (the one of {pair.mirror.caption}); the "
                "small one stays on a plateau until a much larger Σlr and composes (the inferential answer) as it "
                "leaves it.")
     fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 190)), ha="left", va="top", fontsize=8)

@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 import matplotlib.pyplot as plt
 
-from reasonlab.config import ConfigError
+from reasonlab.config import ConfigError, Pair
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.run import NAMES
@@ -55,7 +55,7 @@ def readable(key: str) -> str:
     parts = []
     for part in key.split("/"):
         if re.fullmatch(r"\d+-\d+", part) and parts:
-            parts[-1] += f" ({part.replace('-', ',')})"
+            parts[-1] += f" {Pair.parse(part).caption}"
         else:
             parts.append(WORDS.get(part, part.replace("_", " ")))
     return " · ".join(parts)

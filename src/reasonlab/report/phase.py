@@ -19,7 +19,7 @@ import numpy as np
 
 from reasonlab.errors import ConfigError
 from reasonlab.evaluate.modular import modular_cells
-from reasonlab.evaluate.phase import phase_cells, protocol_text
+from reasonlab.evaluate.phase import held_out_pair, phase_cells, protocol_text
 from reasonlab.plots.phase import plot_label_phase, plot_modular_phase, plot_phase
 
 Drawn = tuple[list[Path], list[str]]
@@ -33,7 +33,8 @@ class PhaseRule:
 
 
 def _anchor(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
-    over_epochs, pair = options.get("over_epochs", False), options.get("pair", "4-3")
+    over_epochs = options.get("over_epochs", False)
+    pair = options.get("pair") or held_out_pair(rows)  # by default the runs' own held-out pair
     cells = phase_cells(rows, pair, x, y, over_epochs=over_epochs)
     paths = plot_phase(cells, out_base, options.get("profiles", "") + protocol_text(over_epochs) + caption, pair, x, y)
     lines = []

@@ -36,12 +36,14 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     done = {r["run_id"] for r in rows}
     runs = [(c, report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done]
     table = Table(title=f"anchor composition at the reduced CPU profile — runs under {report.sweep_dir}")
-    for col in ("γ", "outcome", "seen acc", "(4,3) inf", "(4,3) sym", "escape Σlr (seen ≥ 0.5)", "train s", "run id"):
+    pair = configs[0].task.held_out_pairs[0]  # the first held-out pair: the one each run's outcome names first
+    for col in ("γ", "outcome", "seen acc", f"{pair.caption} inf", f"{pair.caption} sym", "escape Σlr (seen ≥ 0.5)",
+                "train s", "run id"):
         table.add_column(col, overflow="fold")
     labels = {}
     for cfg, run_dir in runs:
         s = read_summary(run_dir / "summary.json")
-        o = next(iter(s["outcome"]["pairs"].values()))
+        o = s["outcome"]["pairs"][pair.key]
         at50 = (s.get("escape") or {}).get("at50")
         labels[cfg.init.gamma] = s["label"]
         table.add_row(str(cfg.init.gamma), s["label"], f"{s['final']['seen_test_acc']:.3f}",
@@ -50,9 +52,9 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
                       f"{s['wall_time_s']:.0f}", run_dir.name)
         plot_run(run_dir)
     console.print(table)
-    curves = {f"{c.init.gamma:g}": run_curves(d) for c, d in runs}
+    curves = {f"{c.init.gamma:g}": run_curves(d, pair) for c, d in runs}
     figures = plot_regime(curves, authors_log(), authors_lr_sums(), report.sweep_dir / "figures" / "demo",
-                          configs[0].profile)
+                          configs[0].profile, pair)
     console.print(f"figure: {figures[0]}", highlight=False)
     console.print(demo_verdict(labels), highlight=False, soft_wrap=True)
     return [d for _, d in runs]

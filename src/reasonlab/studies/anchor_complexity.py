@@ -12,13 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-import matplotlib.pyplot as plt
 from rich.console import Console
 
 from reasonlab.config import raw_config
-from reasonlab.plots import save_figure
+from reasonlab.plots.anchor_studies import plot_complexity
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -50,10 +49,7 @@ def spec_for(profile: str) -> SweepSpec:
 
 def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
     """The first evaluated epoch whose pooled training accuracy reaches ``level``; None when none does."""
-    rows = read_metrics(run_dir / "metrics.parquet")
-    fitted = sorted(e for e, _, split, metric, v in rows if split == "pooled" and metric == "train_acc"
-                    and v >= level)
-    return fitted[0] if fitted else None
+    return Metrics.read(run_dir / "metrics.parquet").first_epoch("pooled", "train_acc", level)
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
@@ -65,7 +61,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
                       "epoch_90": epochs_to_fit(report.sweep_dir / r["run_id"], 0.9),
                       "train_acc": r["final.train_acc"], "test_keys": r["final.seen_test_acc"], "run": r["run_id"]})
     epochs = configs[0].train.epochs
-    plot_complexity(table, epochs, report.sweep_dir / "figures" / "complexity", configs[0].profile)
+    plot_complexity(_by_gamma(table, epochs), epochs, report.sweep_dir / "figures" / "complexity", configs[0].profile)
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, table, epochs,
                                                                           report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
@@ -82,22 +78,6 @@ def _by_gamma(table: list[dict], epochs: int) -> dict[float, dict[int, tuple[flo
                 out.setdefault(g, {})[k] = (mean(t["fit_epoch"] or epochs + 1 for t in runs),
                                             mean(t["test_keys"] for t in runs))
     return out
-
-
-def plot_complexity(table: list[dict], epochs: int, out_base: Path, caption: str) -> list[Path]:
-    fig, (ax_fit, ax_test) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-    for g, per_k in _by_gamma(table, epochs).items():
-        ks = sorted(per_k)
-        ax_fit.plot(ks, [per_k[k][0] for k in ks], marker="o", label=f"γ {g:g}")
-        ax_test.plot(ks, [per_k[k][1] for k in ks], marker="o", label=f"γ {g:g}")
-    ax_fit.axhline(epochs + 1, color="0.6", linestyle=":", label="never fitted (censored)")
-    ax_fit.set(xlabel="k (pairs with non-inferential targets)", ylabel="first epoch with training accuracy 1.0",
-               title="epochs to fit")
-    ax_test.set(xlabel="k", ylabel="seen pairs, test keys", title="accuracy on test keys at the end", ylim=(0, 1.02))
-    for ax in (ax_fit, ax_test):
-        ax.legend(fontsize=8)
-    fig.suptitle(f"inferential complexity — profile: {caption}", fontsize=9)
-    return save_figure(fig, Path(out_base))
 
 
 def summary_markdown(profile: str, label: str, table: list[dict], epochs: int, report: SweepReport) -> str:

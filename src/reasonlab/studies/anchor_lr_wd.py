@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-import matplotlib.pyplot as plt
-import numpy as np
 from rich.console import Console
 
-from reasonlab.config import raw_config
-from reasonlab.plots import save_figure
+from reasonlab.config import Pair, raw_config
+from reasonlab.plots.anchor_studies import plot_lr_wd
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -29,22 +27,22 @@ GRIDS: dict[str, dict[str, list]] = {
     "paper": {"train.lr_multiplier": [5, 10, 20, 40, 60], "train.weight_decay": [0.003, 0.01, 0.03, 0.1, 0.3],
               "seed": list(range(1, 10))},
 }
-PAIRS = ("4-3", "3-4")
+PAIRS = (Pair(4, 3), Pair(3, 4))  # both held out (CONFIG): the figure and tables show (4,3) first
 
 
 def spec_for(profile: str) -> SweepSpec:
-    label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, (3,4) and " \
-            "(4,3) held out"
+    label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, " \
+            f"{' and '.join(p.caption for p in reversed(PAIRS))} held out"
     return SweepSpec(name=f"anchor-lr-wd-{profile}", study="anchor", profile=profile,
                      config={**CONFIG, "profile": label}, grid=GRIDS[profile])
 
 
-def cell_means(rows: list[dict], pair: str) -> dict[tuple[float, float], float]:
+def cell_means(rows: list[dict], pair: Pair) -> dict[tuple[float, float], float]:
     """Mean inferential accuracy of ``pair`` over seeds per (lr multiplier, weight decay)."""
     cells: dict[tuple[float, float], list[float]] = {}
     for r in rows:
         cells.setdefault((r["train.lr_multiplier"], r["train.weight_decay"]), []).append(
-            r[f"outcome.{pair}.inferential"])
+            r[f"outcome.{pair.key}.inferential"])
     return {k: mean(v) for k, v in cells.items()}
 
 
@@ -58,29 +56,12 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
     base_lr = configs[0].train.base_lr
     fig_base = report.sweep_dir / "figures" / "lr-wd"
-    plot_lr_wd({p: cell_means(rows, p) for p in PAIRS}, base_lr, fig_base, configs[0].profile)
+    plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS], base_lr,
+               fig_base, configs[0].profile)
     atomic_write_text(report.sweep_dir / "summary.md",
                       summary_markdown(profile, configs[0].profile, rows, base_lr, report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
-
-
-def plot_lr_wd(cells: dict[str, dict[tuple[float, float], float]], base_lr: float, out_base: Path, caption: str
-               ) -> list[Path]:
-    fig, axes = plt.subplots(1, len(cells), figsize=(5.5 * len(cells), 4.4), squeeze=False, constrained_layout=True)
-    for ax, (pair, c) in zip(axes[0], cells.items(), strict=True):
-        lrs, wds = sorted({k[0] for k in c}), sorted({k[1] for k in c})
-        grid = np.array([[c.get((lr, wd), np.nan) for lr in lrs] for wd in wds])
-        im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
-        ax.set_xticks(range(len(lrs)), [f"{m * base_lr:.1e}" for m in lrs])
-        ax.set_yticks(range(len(wds)), [f"{w:g}" for w in wds])
-        ax.set(xlabel="peak learning rate", ylabel="weight decay", title=f"({pair.replace('-', ',')}) inferential "
-               "accuracy (mean over seeds)")
-        fig.colorbar(im, ax=ax)
-    fig.suptitle(f"profile: {caption}", fontsize=9)
-    return save_figure(fig, Path(out_base))
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float, report: SweepReport) -> str:
@@ -88,17 +69,18 @@ def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float,
              "![lr x wd](figures/lr-wd.png)", "", "## Trends", ""]
     for pair in PAIRS:
         cells = cell_means(rows, pair)
-        name = f"({pair.replace('-', ',')})"
+        name = pair.caption
         for axis, what, show in ((0, "peak lr", lambda m: f"{m * base_lr:.1e}"), (1, "weight decay", "{:g}".format)):
             means = trend(cells, axis)
             verdict = "pushes towards" if means[-1][1] > means[0][1] else "does not push towards"
             lines.append(f"- {name} inferential accuracy per {what} (mean over the other axis): "
                          + ", ".join(f"{show(v)}: {a:.3f}" for v, a in means)
                          + f" — a larger {what} {verdict} the inferential solution here.")
-    lines += ["", "## Runs", "", "| peak lr | weight decay | seed | (4,3) inferential | (3,4) inferential | label | "
-              "run |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "## Runs", "", "| peak lr | weight decay | seed | "
+              + "".join(f"{p.caption} inferential | " for p in PAIRS) + "label | run |",
+              "|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["train.lr_multiplier"], r["train.weight_decay"], r["seed"])):
         lines.append(f"| {r['train.lr_multiplier'] * base_lr:.1e} | {r['train.weight_decay']:g} | {r['seed']} | "
-                     f"{r['outcome.4-3.inferential']:.3f} | {r['outcome.3-4.inferential']:.3f} | "
-                     f"{r['label']} | {r['run_id']} |")
+                     + "".join(f"{r[f'outcome.{p.key}.inferential']:.3f} | " for p in PAIRS)
+                     + f"{r['label']} | {r['run_id']} |")
     return "\n".join(lines) + "\n"

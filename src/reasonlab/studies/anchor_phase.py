@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from reasonlab.config import Pair
 from reasonlab.evaluate.phase import Cell, phase_cells
 from reasonlab.plots.phase import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
@@ -18,7 +19,6 @@ from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
-PAIR = "4-3"
 GRIDS: dict[str, dict[str, list]] = {
     "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2]},
     "paper": {"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
@@ -33,15 +33,17 @@ def spec_for(profile: str) -> SweepSpec:
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
-    cells = phase_cells(rows, PAIR)
-    caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best (4,3) accuracy over "
+    pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
+    cells = phase_cells(rows, pair)
+    caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "
+               "accuracy over "
                f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "
                f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
                f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
                f"{configs[0].model.d_model}^-γ.")
-    figures = plot_phase(cells, report.sweep_dir / "figures" / "phase", caption, PAIR, fit=configs[0].thresholds.fit)
+    figures = plot_phase(cells, report.sweep_dir / "figures" / "phase", caption, pair, fit=configs[0].thresholds.fit)
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, cells, report,
-                                                                          caption))
+                                                                          caption, pair))
     for p in figures:
         console.print(f"figure: {p}")
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
@@ -57,12 +59,14 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
     return f"depth {depth:g}: " + "; ".join(f"{label} at γ {', '.join(gs)}" for label, gs in groups.items())
 
 
-def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str) -> str:
+def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str,
+                     pair: Pair) -> str:
     lines = [*header("anchor-phase", profile, f"{profile_label}", report.timing()),
              "![phase diagram](figures/phase.png)", "", caption, "", "## What the diagram shows", ""]
     lines += [f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})]
     rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
              f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
              c.n_seeds, c.n_runs] for c in cells]
-    columns = ["γ", "depth", "(4,3) inferential", "(4,3) symmetric", "seen-pair test acc", "label", "seeds", "runs"]
+    columns = ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
+               "seeds", "runs"]
     return document(lines, ["", "## Cells", ""], table(columns, rows), failed_runs(report))

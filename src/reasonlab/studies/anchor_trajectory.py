@@ -14,12 +14,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reasonlab.plots.trajectory import plot_trajectory
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.config import Pair
+from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_trajectory
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
-PAIR = "4-3"
+PAIR = AUTHORS_PAIR  # the study retraces the authors' logged runs, which hold out (4,3)
 AUTHORS_STEPS_PER_EPOCH = 370  # 759,375 training sequences in batches of 2048, as their logs' setting states
 GRIDS: dict[str, dict[str, list]] = {"paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}}
 
@@ -30,22 +31,22 @@ def authors_log() -> dict:
     return json.loads(path.read_text())
 
 
-def run_curves(run_dir: Path, pair: str = PAIR) -> dict:
+def run_curves(run_dir: Path, pair: Pair = PAIR) -> dict:
     """A run's evaluations (seen-pair test-key accuracy, held-out train-key inferential and symmetric) and
     mean training loss per epoch, in the reference file's layout, each with the Σlr reached at its epoch
     (``lr_sum``) where the run logged it."""
     evals: dict[int, dict] = {}
     losses, sums = [], {}
     names = {("pooled", "seen_test_acc"): "seen_test_acc",
-             (f"heldout/{pair}/train_keys", "acc_inferential"): "heldout_inferential",
-             (f"heldout/{pair}/train_keys", "acc_symmetric"): "heldout_symmetric"}
-    for epoch, _, split, metric, value in read_metrics(Path(run_dir) / "metrics.parquet"):
-        if (split, metric) in names:
-            evals.setdefault(epoch, {"epoch": epoch})[names[split, metric]] = value
-        elif (split, metric) == ("train", "loss"):
-            losses.append({"epoch": epoch, "loss": value})
-        elif (split, metric) == ("train", "lr_sum"):
-            sums[epoch] = value
+             (pair.eval_set("train_keys"), "acc_inferential"): "heldout_inferential",
+             (pair.eval_set("train_keys"), "acc_symmetric"): "heldout_symmetric"}
+    for r in Metrics.read(Path(run_dir) / "metrics.parquet"):
+        if (r.split, r.metric) in names:
+            evals.setdefault(r.epoch, {"epoch": r.epoch})[names[r.split, r.metric]] = r.value
+        elif (r.split, r.metric) == ("train", "loss"):
+            losses.append({"epoch": r.epoch, "loss": r.value})
+        elif (r.split, r.metric) == ("train", "lr_sum"):
+            sums[r.epoch] = r.value
     for row in [*evals.values(), *losses]:
         if row["epoch"] in sums:
             row["lr_sum"] = sums[row["epoch"]]
@@ -85,8 +86,8 @@ def summary_markdown(ours: dict, reference: dict, profile: str) -> str:
              f"Reference: the authors' logs ({reference['source']['repository']} at "
              f"{reference['source']['commit'][:12]}), {reference['setting']}.", "",
              "![trajectory](figures/trajectory.png)", "",
-             "| γ | epoch | seen-pair test acc (ours / log) | (4,3) inferential (ours / log) | "
-             "(4,3) symmetric (ours / log) |", "|---|---|---|---|---|"]
+             f"| γ | epoch | seen-pair test acc (ours / log) | {PAIR.caption} inferential (ours / log) | "
+             f"{PAIR.caption} symmetric (ours / log) |", "|---|---|---|---|---|"]
     for gamma, run in sorted(ours.items()):
         logged = {e["epoch"]: e for e in reference["runs"].get(gamma, {}).get("evaluations", [])}
         for e in run["evaluations"]:

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-import matplotlib.pyplot as plt
 from rich.console import Console
 
 from reasonlab.config import raw_config
-from reasonlab.plots import save_figure
+from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -69,7 +68,7 @@ class BenchmarkStudy:
     def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
         configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides)
         table = runs_table(rows, self.plans[profile])
-        plot_benchmark(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
+        benchmark_figure(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
         atomic_write_text(report.sweep_dir / "summary.md",
                           summary_markdown(self, profile, configs[0].profile, table, report))
         console.print(f"summary: {report.sweep_dir / 'summary.md'}")
@@ -181,44 +180,26 @@ def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: lis
     return "\n".join(lines) + "\n"
 
 
-def plot_benchmark(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
-    """Headline accuracy and steps to converge against training size per setting, and per-category accuracy at
-    the largest size."""
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.6), constrained_layout=True)
+def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
+    """The study's figure (``plots.benchmarks.plot_benchmark``) from its runs table, aggregated over seeds."""
     sizes = sorted({t["n"] for t in table})
-    head = table[0]["headline"] if table else ""
+    settings = []
     for s in SETTINGS:
         xs = [n for n in sizes if cell(table, s, n, "value") is not None]
-        if not xs:
-            continue
-        line, = axes[0].plot(xs, [cell(table, s, n, "value") for n in xs], "o-", label=s)
-        unfit = [n for n in xs if all(t["label"] == "not-fitted" for t in table if t["setting"] == s and t["n"] == n)]
-        axes[0].plot(unfit, [cell(table, s, n, "value") for n in unfit], "o", markersize=11, fillstyle="none",
-                     color=line.get_color())
-        for key, style, what in (("converge_step", "o-", head), ("fit_step", "s--", "train exact")):
-            steps = [(n, cell(table, s, n, key)) for n in xs]
-            axes[1].plot([n for n, v in steps if v is not None], [v for _, v in steps if v is not None], style,
-                         color=line.get_color(), label=f"{s}: {what} ≥ fit")
-    for ax, ylabel in ((axes[0], f"{head} (final; ringed: not fitted)"), (axes[1], "first step reaching fit")):
-        ax.set(xscale="log" if len(sizes) > 1 and sizes[-1] / sizes[0] > 4 else "linear", xlabel="training rows",
-               ylabel=ylabel)
-        ax.set_xticks(sizes, [str(n) for n in sizes])
-        ax.minorticks_off()
-        ax.legend(fontsize=7)
-    axes[0].set_ylim(-0.02, 1.02)
-    axes[1].set_ylim(bottom=0)
-    axes[1].set_title("steps to converge (missing: never)", fontsize=9)
+        if xs:
+            settings.append({
+                "name": s, "sizes": xs, "values": [cell(table, s, n, "value") for n in xs],
+                "unfit": [n for n in xs if all(t["label"] == "not-fitted" for t in table
+                                               if t["setting"] == s and t["n"] == n)],
+                "converge": [(n, cell(table, s, n, "converge_step")) for n in xs],
+                "fit": [(n, cell(table, s, n, "fit_step")) for n in xs]})
+    per_category = None
     if sizes:
-        n = sizes[-1]
-        cats, means = category_means(table, n)
-        width = 0.8 / len(SETTINGS)
-        for i, s in enumerate(SETTINGS):
-            vals = [float("nan") if means[s][c] is None else means[s][c] for c in cats]
-            axes[2].bar([j + i * width for j in range(len(cats))], vals, width, label=s)
-        axes[2].set_xticks([j + width for j in range(len(cats))], cats, rotation=75, fontsize=7)
-        axes[2].set(ylim=(0, 1.02), ylabel="exact match", title=f"per category, n_train = {n}")
-    fig.suptitle(f"{name} — profile: {caption}", fontsize=9)
-    return save_figure(fig, out_base)
+        cats, means = category_means(table, sizes[-1])
+        per_category = {"n": sizes[-1], "categories": cats,
+                        "means": {s: [means[s][c] for c in cats] for s in SETTINGS}}
+    head = table[0]["headline"] if table else ""
+    return plot_benchmark(settings, sizes, head, per_category, f"{name} — profile: {caption}", out_base)
 
 
 # γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's

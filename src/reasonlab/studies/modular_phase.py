@@ -21,7 +21,7 @@ from reasonlab.evaluate.modular import GOOD, ModularCell, modular_cells
 from reasonlab.plots.modular import plot_shot_curves
 from reasonlab.plots.phase import plot_modular_phase
 from reasonlab.report.markdown import failed_runs, header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -70,10 +70,9 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 
 def final_shot_curve(run_dir: Path, split: str = "ood/test") -> np.ndarray:
     """Per-shot accuracy of one evaluation set at a run's last evaluation."""
-    rows = read_metrics(run_dir / "metrics.parquet")
-    last = max(r[0] for r in rows if r[2] == split)
-    acc = {int(r[3].removeprefix("acc_pos_")): r[4] for r in rows
-           if r[0] == last and r[2] == split and r[3].startswith("acc_pos_")}
+    metrics = Metrics.read(run_dir / "metrics.parquet")
+    at_last = metrics.at_epoch(metrics.last_epoch(split), split)
+    acc = {int(m.removeprefix("acc_pos_")): v for m, v in at_last.items() if m.startswith("acc_pos_")}
     return np.array([acc[k] for k in sorted(acc)])
 
 

@@ -13,17 +13,16 @@ import json
 from pathlib import Path
 from statistics import mean
 
-import matplotlib.pyplot as plt
 from rich.console import Console
 
 from reasonlab.analysis.geometry import mean_pairwise_cosine
+from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model
-from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
-from reasonlab.plots import save_figure
+from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.text.mixture import TextMixtureTask
@@ -48,7 +47,7 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
-    rows = read_metrics(run_dir / "metrics.parquet")
+    rows = Metrics.read(run_dir / "metrics.parquet")
     summary = json.loads((run_dir / "summary.json").read_text())
     out = {"delta_L_train_window": delta_l_window(rows, summary["steps"], "train"),
            "delta_L_eval_window": delta_l_window(rows, summary["steps"], "eval"),
@@ -61,9 +60,8 @@ def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
     model = build_model(cfg, data)  # the initialization itself (same seed, same draw)
     stages = {"init": model.embed.weight.detach().clone()}
     for when, fraction in (("early", 0.05), ("final", 1.0)):
-        epoch, weights = checkpoint_at(run_dir, fraction)
-        load_weights(weights, model)
-        stages[f"{when} (epoch {epoch})"] = model.embed.weight.detach().clone()
+        epoch, trained = load_at_fraction(run_dir, fraction, data)
+        stages[f"{when} (epoch {epoch})"] = trained.embed.weight.detach().clone()
     out["cosine"] = {stage: {"prontoqa": mean_pairwise_cosine(w[pq_ids]),
                              "tinystories": mean_pairwise_cosine(w[ts_ids])} for stage, w in stages.items()}
     out["n_exclusive"] = (len(pq_ids), len(ts_ids))
@@ -89,45 +87,25 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 
 
 def _figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
-    fig, (ax_d, ax_l) = plt.subplots(1, 2, figsize=(11, 4))
+    """ΔL and the per-source training loss over steps, one curve per γ (the first seed)."""
+    runs = []
     for cfg in main:
         if cfg.run_id() not in measured or cfg.seed != main[0].seed:
             continue
         rows = measured[cfg.run_id()]["rows"]
-        pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == "delta_L_train")
-        ax_d.plot([p[0] for p in pts], [p[1] for p in pts], label=f"γ={cfg.init.gamma}")
-        for source, style in (("prontoqa", "-"), ("tinystories", "--")):
-            pts = sorted((step, v) for _, step, s, m, v in rows if s == "pooled" and m == f"{source}_train_loss")
-            ax_l.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{source} γ={cfg.init.gamma}")
-    ax_d.set(xlabel="step", ylabel="ΔL = (L_TS − L_PrOntoQA) / L_PrOntoQA", title="ΔL on training text")
-    ax_l.set(xlabel="step", ylabel="cross-entropy per token", title="training loss per source")
-    ax_d.legend(fontsize=8)
-    ax_l.legend(fontsize=7)
-    fig.suptitle(f"profile: {main[0].profile}", fontsize=9)
-    save_figure(fig, sweep_dir / "figures" / "delta-l")
+        losses = {source: sorted(rows.series("pooled", f"{source}_train_loss", clock="step"))
+                  for source in ("prontoqa", "tinystories")}
+        runs.append((f"γ={cfg.init.gamma}", sorted(rows.series("pooled", "delta_L_train", clock="step")), losses))
+    plot_delta_l(runs, sweep_dir / "figures" / "delta-l", f"profile: {main[0].profile}")
 
 
 def _cosine_figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
     """Fig. 7B: mean pairwise cosine of PrOntoQA-only and TinyStories-only token embeddings at initialization, early
     and at the end, one panel per γ; the paper's early values at small initialization drawn for reference."""
-    runs = [(c, measured[c.run_id()]) for c in main if c.run_id() in measured and c.seed == main[0].seed]
-    if not runs:
-        return
-    fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 3.6), squeeze=False, sharey=True)
-    for ax, (cfg, m) in zip(axes[0], runs, strict=True):
-        stages = list(m["cosine"])
-        for source, colour in (("prontoqa", "tab:blue"), ("tinystories", "tab:orange")):
-            ax.plot(stages, [m["cosine"][s][source] for s in stages], marker="o", color=colour,
-                    label=f"{source}-only tokens")
-            ax.axhline(PAPER_COSINE[source], color=colour, ls=":", lw=1, label=f"paper, early, small init: "
-                       f"{PAPER_COSINE[source]}")
-        ax.set_title(f"γ={cfg.init.gamma}", fontsize=9)
-        ax.tick_params(axis="x", labelsize=7)
-    axes[0, 0].set_ylabel("mean pairwise cosine of embeddings")
-    axes[0, -1].legend(fontsize=6)
-    fig.suptitle(f"profile: {main[0].profile}", fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, sweep_dir / "figures" / "cosine")
+    panels = [(f"γ={c.init.gamma}", measured[c.run_id()]["cosine"]) for c in main
+              if c.run_id() in measured and c.seed == main[0].seed]
+    if panels:
+        plot_embedding_cosine(panels, PAPER_COSINE, sweep_dir / "figures" / "cosine", f"profile: {main[0].profile}")
 
 
 def _fmt(v: float | None) -> str:

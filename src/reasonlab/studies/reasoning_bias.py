@@ -17,13 +17,13 @@ import torch
 from rich.console import Console
 
 from reasonlab.analysis import geometry as geo
+from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import checkpoint_at, load_weights
 from reasonlab.config import RunConfig, raw_config
-from reasonlab.evaluate.mixture import label_law_criteria, pooled_at, reasoning_bias_criteria, t50
+from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.report.markdown import header
-from reasonlab.store import atomic_write_text, read_metrics
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
@@ -81,9 +81,7 @@ def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, obje
     iu = np.triu_indices(len(tokens), k=1)
     out: dict[str, object] = {}
     for when, fraction in (("early", EARLY), ("final", 1.0)):
-        epoch, weights = checkpoint_at(run_dir, fraction)
-        model = build_model(cfg, data)
-        load_weights(weights, model)
+        epoch, model = load_at_fraction(run_dir, fraction, data)
         c = geo.cosine_matrix(model.embed.weight[tokens])
         stats = geo.block_statistics(c, list(range(len(memory))), list(range(len(memory), len(tokens))))
         entry = {"epoch": epoch, **stats, "pearson_vs_prediction": geo.pearson(c[iu], c_pred[iu]), "cosine": c}
@@ -138,7 +136,7 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
-        rows = read_metrics(run_dir / "metrics.parquet")
+        rows = Metrics.read(run_dir / "metrics.parquet")
         if (experiment := is_fig8(cfg)) is not None:
             fig8[experiment] = {"cfg": cfg, "rows": rows,
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
@@ -201,9 +199,9 @@ def _fig8_lines(fig8: dict[str, dict]) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for name, r in fig8.items():
         for g in r["groups"]:
-            last = max(e for e, *_ in r["rows"])
-            final_acc = pooled_at(r["rows"], f"memory_group_{g['group']}_acc", last)
-            final_in = pooled_at(r["rows"], f"memory_group_{g['group']}_in_range", last)
+            last = r["rows"].last_epoch()
+            final_acc = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_acc")
+            final_in = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_in_range")
             lines.append(f"| {name} | {GROUP_NAMES[name][g['group'] - 1]} | {g['epoch_in_range']} | "
                          f"{_num(g['acc_then'])} | {g['t50']} | {_num(final_acc)} | {_num(final_in)} |")
     lines.append("")

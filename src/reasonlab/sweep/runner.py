@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from reasonlab.config import RunConfig, to_yaml
+from reasonlab.config import Pair, RunConfig, to_yaml
 from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
@@ -122,8 +122,9 @@ class Monitor:
             table.add_column(col)
         for run_id, p in sorted(running.items()):
             cfg = self.todo[run_id]
-            heldout = [(k.split("/")[1], v) for k, v in p.items() if k.endswith("train_keys/inferential")]
-            inf_sym = ", ".join(f"{pair} {v:.2f} / {p.get(f'heldout/{pair}/train_keys/symmetric', float('nan')):.2f}"
+            heldout = [(held[0], v) for k, v in p.items() if k.endswith("/inferential")
+                       and (held := Pair.of_eval_set(k.removesuffix("/inferential"))) and held[1] == "train_keys"]
+            inf_sym = ", ".join(f"{pair.key} {v:.2f} / {p.get(pair.eval_set() + '/symmetric', float('nan')):.2f}"
                                 for pair, v in heldout)
             seen = p.get("seen_test_acc")
             table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",

@@ -12,13 +12,9 @@ from itertools import product
 import torch
 from torch import Tensor
 
-from reasonlab.config import AnchorTaskConfig, ConfigError, Pair, _parse_pair
+from reasonlab.config import AnchorTaskConfig, ConfigError, Pair
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
-
-
-def pair_name(pair: Pair) -> str:
-    return f"{pair[0]}-{pair[1]}"
 
 
 @dataclass(frozen=True)
@@ -33,15 +29,15 @@ class HeldOutTargets:
 class AnchorTask:
     def __init__(self, cfg: AnchorTaskConfig):
         self.cfg = cfg
-        self.pairs: list[Pair] = list(product(cfg.anchors, repeat=2))
-        self.held_out: list[Pair] = [tuple(p) for p in cfg.held_out_pairs]
+        self.pairs: list[Pair] = [Pair(*p) for p in product(cfg.anchors, repeat=2)]
+        self.held_out: list[Pair] = [Pair(*p) for p in cfg.held_out_pairs]
         self.trained: list[Pair] = [p for p in self.pairs if p not in self.held_out]
         self.offsets: dict[Pair, int] = {}
         for pair, off in zip(cfg.complexity_pairs[: cfg.complexity_k], cfg.complexity_offsets, strict=False):
             self.offsets[tuple(pair)] = off
             self.offsets[(pair[1], pair[0])] = off
         for key, off in cfg.non_inferential.items():
-            self.offsets[_parse_pair(key)] = off
+            self.offsets[Pair.parse(key)] = off
         self._tables = self._single_tables()
 
     # ---- the functions -------------------------------------------------------------------------------------
@@ -76,7 +72,7 @@ class AnchorTask:
         return x + off if off is not None else self.inferential(x, pair)
 
     def held_out_targets(self, pair: Pair) -> HeldOutTargets:
-        mirror = (pair[1], pair[0])
+        mirror = Pair(pair[1], pair[0])
         if mirror in self.held_out:
             kind = "undefined"
         else:
@@ -136,17 +132,17 @@ class AnchorTask:
             for test, n in ((False, cfg.n_train_per_pair), (True, cfg.n_test_per_pair)):
                 seq, keys, _ = self.sample(pair, n, test, gen)
                 group = "test_keys" if test else "train_keys"
-                counts[f"{pair_name(pair)}/{group}"] = n
+                counts[f"{pair.key}/{group}"] = n
                 if pair in self.held_out:
-                    eval_sets[f"heldout/{pair_name(pair)}/{group}"] = self._held_out_set(pair, seq, keys)
+                    eval_sets[pair.eval_set(group)] = self._held_out_set(pair, seq, keys)
                     continue
                 y = self.designated(keys, pair)
                 if test:
-                    eval_sets[f"test/{pair_name(pair)}"] = EvalSet(seq, {"designated": y})
+                    eval_sets[f"test/{pair.key}"] = EvalSet(seq, {"designated": y})
                 else:
                     train_x.append(seq)
                     train_y.append(y)
-                    eval_sets[f"train/{pair_name(pair)}"] = EvalSet(seq, {"designated": y})
+                    eval_sets[f"train/{pair.key}"] = EvalSet(seq, {"designated": y})
         if not train_x:
             raise ConfigError("task.held_out_pairs: every pair is held out; leave at least one to train on")
         data = TaskData(cfg.vocab_size, cfg.seq_len, torch.cat(train_x), torch.cat(train_y), eval_sets,

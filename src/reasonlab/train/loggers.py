@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from reasonlab.config import ConfigError
-from reasonlab.store import read_metrics
+from reasonlab.store import MetricRow, read_metrics
 
 TENSORBOARD = "tensorboard"  # the event files' folder in a run directory
 
@@ -28,10 +28,10 @@ def summary_writer_class() -> type:
     return SummaryWriter
 
 
-def write_scalars(writer, rows: list[tuple]) -> None:  # noqa: ANN001 - a SummaryWriter
-    for _, step, split, metric, value in rows:
-        if value is not None:
-            writer.add_scalar(f"{split}/{metric}", value, global_step=step)
+def write_scalars(writer, rows: list[MetricRow]) -> None:  # noqa: ANN001 - a SummaryWriter
+    for r in rows:
+        if r.value is not None:
+            writer.add_scalar(f"{r.split}/{r.metric}", r.value, global_step=r.step)
 
 
 class MetricLoggers:
@@ -43,7 +43,7 @@ class MetricLoggers:
         self._writer_class = summary_writer_class() if TENSORBOARD in names else None
         self._writer = None
 
-    def log(self, rows: list[tuple]) -> None:
+    def log(self, rows: list[MetricRow]) -> None:
         if self._writer_class is None or not rows:
             return
         if self._writer is None:

@@ -28,6 +28,7 @@ from reasonlab.numerics import flush_denormals
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
 from reasonlab.store import (
+    MetricRow,
     append_event,
     atomic_write_text,
     finish_run,
@@ -149,7 +150,7 @@ class Trainer:
         self.x = self.data.train_inputs.to(self.device)
         self.y = self.data.train_targets.to(self.device)
         self.lengths = (self.data.train_targets != -100).cumsum(1).argmax(1) if self.data.right_padded else None
-        self.rows: list[tuple] = []
+        self.rows: list[MetricRow] = []
         self.progress = progress
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
@@ -206,15 +207,15 @@ class Trainer:
         limit = None if final else self.cfg.train.eval_max_per_set
         scores = score_sets(self.model, self.data.eval_sets, limit, self.device)
         for name, s in scores.items():
-            self.rows += [(epoch, step, name, f"acc_{kind}", s.acc(kind)) for kind in s.correct]
+            self.rows += [MetricRow(epoch, step, name, f"acc_{kind}", s.acc(kind)) for kind in s.correct]
             if s.loss is not None:
-                self.rows.append((epoch, step, name, "loss", s.loss))
+                self.rows.append(MetricRow(epoch, step, name, "loss", s.loss))
         self.report = summarize(self.cfg.task.kind, scores, self.data.eval_sets, self.cfg.thresholds)
         select = self.report.get("select")  # a task's early-stopping score, higher is better
         if select is not None and select > self.best_select:
             self.best_select = select
             save_best(self.run_dir / "checkpoints", self.model, {"epoch": epoch, "step": step, "value": select})
-        self.rows += [(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
+        self.rows += [MetricRow(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
         return self.report["figures"]
 
     # ---- the run -------------------------------------------------------------------------------------------
@@ -226,7 +227,7 @@ class Trainer:
         self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
         ckpt, metrics = self.run_dir / "checkpoints", self.run_dir / "metrics.parquet"
-        rows: list[tuple] = []
+        rows: list[MetricRow] = []
         if complete_steps(ckpt):
             try:
                 rows = read_metrics(metrics)
@@ -243,7 +244,7 @@ class Trainer:
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
-            self.rows = [r for r in rows if r[0] <= self.epoch]
+            self.rows = [r for r in rows if r.epoch <= self.epoch]
             self.logged = len(self.rows)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
@@ -257,9 +258,9 @@ class Trainer:
         """After epoch ``self.epoch`` was trained (from ``started``, a perf_counter reading): log, evaluate on
         cadence, report progress, checkpoint."""
         t, epoch, step = self.cfg.train, self.epoch, self.step
-        self.rows += [(epoch, step, "train", "loss", loss),
-                      (epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch)),
-                      (epoch, step, "train", "lr_sum", self.lr_sums[step])]
+        self.rows += [MetricRow(epoch, step, "train", "loss", loss),
+                      MetricRow(epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch)),
+                      MetricRow(epoch, step, "train", "lr_sum", self.lr_sums[step])]
         if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
             self.wall += time.perf_counter() - started
             write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
@@ -268,7 +269,7 @@ class Trainer:
             append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
             self.send_rows()
             return
-        self.rows += [(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
+        self.rows += [MetricRow(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
             self.figures = self._evaluate(epoch, step, final=last)
@@ -310,7 +311,7 @@ class Trainer:
         if self.diverged is not None:
             self.report = diverged_report(self.diverged)
         elif not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
-            self.rows = [r for r in self.rows if r[0] < self.epoch or r[2] in ("train", "weights")]
+            self.rows = [r for r in self.rows if r.epoch < self.epoch or r.split in ("train", "weights")]
             self.logged = min(self.logged, len(self.rows))
             self._evaluate(self.epoch, self.step, final=True)
         summary = self._summary(self.epoch, self.step, self.wall)
