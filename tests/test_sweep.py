@@ -438,6 +438,10 @@ def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
         (partial / "progress.json").write_text(json.dumps({"epoch": epoch, "epochs": 3, "loss": 1.5,
                                                            "seen_test_acc": 0.25}))
         monitor.report_progress({cfg.run_id()})
+    (partial / "progress.json").write_text(json.dumps({"epoch": 3, "epochs": 3, "loss": None}))  # diverged
+    monitor.report_progress({cfg.run_id()})
+    monitor.render({cfg.run_id()})
     lines = buffer.getvalue().splitlines()
-    assert len(lines) == 2 and "epoch 1/3" in lines[0] and "epoch 2/3 loss 1.500 seen 0.250" in lines[1]
+    assert len(lines) == 3 and "epoch 1/3" in lines[0] and "epoch 2/3 loss 1.500 seen 0.250" in lines[1]
+    assert "epoch 3/3 loss diverged" in lines[2]
     assert "init.gamma=" in lines[0]

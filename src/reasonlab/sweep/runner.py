@@ -61,6 +61,12 @@ def _fmt_time(seconds: float | None) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+def _loss(progress: dict) -> str:
+    """A run's last epoch loss as shown: a diverged run's progress holds none (null)."""
+    loss = progress.get("loss")
+    return "diverged" if loss is None else f"{loss:.3f}"
+
+
 class Monitor:
     """Overall progress (runs done / total, elapsed, ETA) and one row per running run."""
 
@@ -98,7 +104,7 @@ class Monitor:
             cfg = self.todo[run_id]
             where = " ".join(f"{a}={axis_value(cfg, a)}" for a in self.axes)
             seen = p.get("seen_test_acc")
-            self.console.print(f"{run_id} {where}: epoch {p['epoch']}/{p['epochs']} loss {p['loss']:.3f}"
+            self.console.print(f"{run_id} {where}: epoch {p['epoch']}/{p['epochs']} loss {_loss(p)}"
                                + ("" if seen is None else f" seen {seen:.3f}")
                                + f"; sweep elapsed {_fmt_time(time.monotonic() - self.start)}", highlight=False)
 
@@ -128,7 +134,7 @@ class Monitor:
                                 for pair, v in heldout)
             seen = p.get("seen_test_acc")
             table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
-                          f"{p['loss']:.3f}", "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
+                          _loss(p), "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
         return Group(head, table)
 
 
