@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import tiny_run
+from conftest import tiny_run, tiny_run_dict
 from safetensors.torch import load_file
 
 from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
-from reasonlab.config import ConfigError, TrainConfig
+from reasonlab.config import ConfigError, TrainConfig, resolve
 from reasonlab.schedule import lr_at
 from reasonlab.store import Metrics, read_metrics
 from reasonlab.train import loop
@@ -433,3 +433,34 @@ def test_a_frozen_copy_names_its_commit(tmp_path):
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True)
     if head.returncode == 0:  # a checkout (CI clones one): the checkout's own commit wins
         assert git_revision().split("+")[0] == head.stdout.strip()
+
+
+def test_snapshots_at_fractions_of_training_leave_the_run_unchanged(tmp_path):
+    """Weights saved at chosen fractions of training, mid-epoch if need be: the same run id and numbers as without
+    them, never a resume point, loadable by name, and at an epoch's end bitwise the epoch checkpoint's weights."""
+    from safetensors.torch import load_file
+
+    from reasonlab.analysis.loading import load_at_fraction, load_trained
+    from reasonlab.checkpoint import resumable_steps, snapshot_steps
+
+    plain = resolve(tiny_run_dict())
+    snap = resolve(tiny_run_dict(train={"snapshot_fractions": [0.1, 0.25]}))  # 60 steps: steps 6 and 15 (epoch 1)
+    assert snap.run_id() == plain.run_id()
+    a, summary_a = train_run(plain, tmp_path / "a", progress=False)
+    b, summary_b = train_run(snap, tmp_path / "b", progress=False)
+    assert summary_a["final"] == summary_b["final"]
+    ckpt = b / "checkpoints"
+    assert snapshot_steps(ckpt) == {6: 0.1, 15: 0.25}
+    assert 6 not in resumable_steps(ckpt) and not (ckpt / "snapshot-6.optim.pt").exists()
+    assert load_file(ckpt / "snapshot-15.safetensors").keys() == load_file(ckpt / "step-15.safetensors").keys()
+    assert all(torch.equal(load_file(ckpt / "snapshot-15.safetensors")[k], v)
+               for k, v in load_file(ckpt / "step-15.safetensors").items())
+    early = load_trained(b, "snapshot-6")[1]
+    final = load_trained(b, "final")[1]
+    assert any(not torch.equal(p, q) for p, q in zip(early.parameters(), final.parameters(), strict=True))
+    epoch, model = load_at_fraction(b, 0.1)
+    assert epoch == 1 and all(torch.equal(p, q) for p, q in zip(model.parameters(), early.parameters(), strict=True))
+    with pytest.raises(Exception, match="snapshot-6"):
+        load_trained(b, "snapshot-7")
+    with pytest.raises(Exception, match="snapshot_fractions"):
+        resolve(tiny_run_dict(train={"snapshot_fractions": [1.5]}))

@@ -51,6 +51,26 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, op
         (ckpt_dir / f"step-{old}.optim.pt").unlink(missing_ok=True)
 
 
+def save_snapshot(ckpt_dir: Path, step: int, fraction: float, state: dict, model: nn.Module) -> None:
+    """The weights at ``fraction`` of training (``snapshot-STEP.safetensors``, then its marker): for analyses at a
+    chosen point, mid-epoch if need be. No optimizer state and another name, so resuming never starts from one."""
+    ckpt_dir.mkdir(exist_ok=True)
+    weights = st_save(_weights(model))
+    atomic_write_bytes(ckpt_dir / f"snapshot-{step}.safetensors", weights)
+    write_json(ckpt_dir / f"snapshot-{step}.json", {"step": step, "fraction": fraction, **state,
+                                                    "sha256": {"weights": _sha256(weights)}})
+
+
+def snapshot_steps(ckpt_dir: Path) -> dict[int, float]:
+    """Step -> fraction of training of the complete snapshots (weights and marker both written)."""
+    found = {}
+    for marker in Path(ckpt_dir).glob("snapshot-*.json") if Path(ckpt_dir).is_dir() else []:
+        m = re.fullmatch(r"snapshot-(\d+)\.json", marker.name)
+        if m and (ckpt_dir / f"snapshot-{m[1]}.safetensors").is_file():
+            found[int(m[1])] = json.loads(marker.read_text(encoding="utf-8"))["fraction"]
+    return dict(sorted(found.items()))
+
+
 def save_best(ckpt_dir: Path, model: nn.Module, state: dict) -> None:
     """The weights of the best evaluation so far (``best.safetensors``), then its marker ``best.json``."""
     ckpt_dir.mkdir(exist_ok=True)
@@ -171,11 +191,16 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
 
 
 def checkpoint_at(run_dir: Path, fraction: float) -> tuple[int, Path]:
-    """(epoch, weights file) of a run's saved checkpoint nearest to ``fraction`` of its training."""
+    """(epoch, weights file) of a run's saved checkpoint nearest to ``fraction`` of its training; a snapshot saved
+    at exactly that fraction wins."""
     ckpt = Path(run_dir) / "checkpoints"
     marks = [json.loads((ckpt / f"step-{s}.json").read_text()) for s in complete_steps(ckpt)]
     if not marks:
         raise ValueError(f"{ckpt}: no complete checkpoint")
+    for step, at in snapshot_steps(ckpt).items():
+        if abs(at - fraction) < 1e-9:
+            marker = json.loads((ckpt / f"snapshot-{step}.json").read_text())
+            return marker["epoch"], ckpt / f"snapshot-{step}.safetensors"
     total = max(m["epoch"] for m in marks)
     best = min(marks, key=lambda m: abs(m["epoch"] - fraction * total))
     return best["epoch"], ckpt / f"step-{best['step']}.safetensors"

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights
+from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.store import atomic_write_bytes, load_run, write_json
 from reasonlab.tasks.base import TaskData
@@ -53,9 +53,12 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
         path, name = ckpt / f"step-{steps[-1]}.safetensors", "final"
     elif checkpoint.isdigit() and int(checkpoint) in steps:
         path, name = ckpt / f"step-{checkpoint}.safetensors", f"step-{checkpoint}"
+    elif checkpoint.startswith("snapshot-") and checkpoint[9:] in map(str, snapshot_steps(ckpt)):
+        path, name = ckpt / f"{checkpoint}.safetensors", checkpoint
     else:
-        raise ConfigError(f"--checkpoint: {checkpoint!r} is not final, best or a saved step "
-                          f"({', '.join(map(str, steps)) or 'none'})")
+        snaps = [f"snapshot-{s}" for s in snapshot_steps(ckpt)]
+        raise ConfigError(f"--checkpoint: {checkpoint!r} is not final, best, a saved step or a snapshot "
+                          f"({', '.join([*map(str, steps), *snaps]) or 'none'})")
     if not path.is_file():
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
     data = data if data is not None else build_task(cfg)

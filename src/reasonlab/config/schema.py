@@ -114,6 +114,10 @@ class TrainConfig(StrictModel):
                                   **roles("execution", "member"))
     checkpoint_log: int = Field(8, ge=0, description="also this many log-spaced checkpoints from the end of "
                                 "warm-up to the last epoch (for dynamics)", **roles("execution"))
+    snapshot_fractions: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        [], description="also save the weights (no optimizer state) at these fractions of training, mid-epoch if "
+        "need be: checkpoints/snapshot-STEP (e.g. [0.05] for the early point of an embedding statistic); they "
+        "never serve to resume", **roles("execution"))
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16", "auto"] = Field(
         "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "

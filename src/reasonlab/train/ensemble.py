@@ -44,10 +44,14 @@ def stack_key(cfg: RunConfig) -> str:
 
 
 def group_stackable(cfgs: list[RunConfig], size: int) -> list[list[RunConfig]]:
-    """The configs in stackable groups of at most ``size`` members, in first-seen order (size 1: one per run)."""
+    """The configs in stackable groups of at most ``size`` members, in first-seen order (size 1: one per run); a
+    run that saves snapshots mid-epoch trains alone."""
     groups: dict[str, list[list[RunConfig]]] = {}
     order: list[list[RunConfig]] = []
     for cfg in cfgs:
+        if cfg.train.snapshot_fractions:  # snapshots are taken inside a single run's epoch: such runs train alone
+            order.append([cfg])
+            continue
         chunks = groups.setdefault(stack_key(cfg), [])
         if not chunks or len(chunks[-1]) >= max(size, 1):
             chunks.append([])

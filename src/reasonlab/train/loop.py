@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint
+from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint, save_snapshot
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
@@ -145,6 +145,8 @@ class Trainer:
         else:
             self.steps_per_epoch = self.n_train // t.batch_size
         self.lr_sums = lr_sums(t, self.steps_per_epoch, t.epochs * self.steps_per_epoch)
+        total = t.epochs * self.steps_per_epoch  # snapshot step -> its fraction of training
+        self.snapshots = {max(1, round(f * total)): f for f in t.snapshot_fractions}
         self.opt = torch.optim.AdamW(decay_groups(self.model, t), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
@@ -193,6 +195,9 @@ class Trainer:
                     x, y = trim_padding(x, y)
             losses[b] = self.train_step(x, y)
             step += 1
+            if step in self.snapshots:
+                save_snapshot(self.run_dir / "checkpoints", step, self.snapshots[step],
+                              {"epoch": epoch + 1, "run_id": self.cfg.run_id()}, self.model)
             bar.advance()
         self.check_finite(losses, first_step)
         return step, float(losses.mean())
