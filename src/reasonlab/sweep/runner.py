@@ -93,6 +93,10 @@ class Monitor:
         elapsed = time.monotonic() - self.start
         return None if done <= 0 else elapsed * (total - done) / done
 
+    def _where(self, run_id: str) -> str:
+        """A run's place in the sweep, as plain text: ``init.gamma=0.5 seed=1``."""
+        return " ".join(f"{a}={axis_value(self.todo[run_id], a)}" for a in self.axes)
+
     def report_progress(self, pending: set[str]) -> None:
         """Without a terminal (piped, nohup): one plain line per run per new evaluation, as the live table would
         show it."""
@@ -101,8 +105,7 @@ class Monitor:
             if p is None or self.reported.get(run_id) == p["epoch"]:
                 continue
             self.reported[run_id] = p["epoch"]
-            cfg = self.todo[run_id]
-            where = " ".join(f"{a}={axis_value(cfg, a)}" for a in self.axes)
+            where = self._where(run_id)
             seen = p.get("seen_test_acc")
             self.console.print(f"{run_id} {where}: epoch {p['epoch']}/{p['epochs']} loss {_loss(p)}"
                                + ("" if seen is None else f" seen {seen:.3f}")
@@ -111,8 +114,7 @@ class Monitor:
     def finished(self, outcome: RunOutcome) -> None:
         self.done[outcome.run_id] = outcome
         if not self.live:
-            cfg = self.todo[outcome.run_id]
-            where = " ".join(f"{a}={axis_value(cfg, a)}" for a in self.axes)
+            where = self._where(outcome.run_id)
             tail = outcome.label if outcome.status == "finished" else f"FAILED {outcome.error}"
             self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {outcome.run_id} {where}: {tail}",
                                highlight=False)

@@ -144,9 +144,9 @@ class Trainer:
                 f"train.batch_size: {t.batch_size} exceeds the {self.n_train} training sequences; lower it")
         else:
             self.steps_per_epoch = self.n_train // t.batch_size
-        self.lr_sums = lr_sums(t, self.steps_per_epoch, t.epochs * self.steps_per_epoch)
-        total = t.epochs * self.steps_per_epoch  # snapshot step -> its fraction of training
-        self.snapshots = {max(1, round(f * total)): f for f in t.snapshot_fractions}
+        total = t.epochs * self.steps_per_epoch
+        self.lr_sums = lr_sums(t, self.steps_per_epoch, total)
+        self.snapshots = {max(1, round(f * total)): f for f in t.snapshot_fractions}  # step -> fraction
         self.opt = torch.optim.AdamW(decay_groups(self.model, t), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
