@@ -1,22 +1,30 @@
 """One training step (forward, backward, clipping, AdamW) of reasonlab's transformer against the models users would
 otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul peak as the yardstick.
 
-    .venv-bench/bin/python benchmarks/step_speed.py [--shape paper|cpu|both] [--repeats 5] [--steps 3]
+    .venv-bench/bin/python benchmarks/step_speed.py [--shape anchor|modular|all|SHAPE] [--repeats 5] [--steps 3]
                                                     [--compile] [--json out.json]
     .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
     .venv/bin/python benchmarks/step_speed.py --denormal-gemm --threads 1
 
-(`.venv-bench`: `python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[bench]"`.) Models, each with the
-same initialization (reasonlab's γ rule, γ 0.5), the same batch of 9-token sequences and the same last-token loss:
+(`.venv-bench`: `python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[bench]"`.) Two families of shapes:
+
+  anchor   (cpu, paper)   9-token sequences, loss on the last token; reasonlab as the anchor study builds it
+                          (post-LN, learned positions, 1 head, untied head with a bias);
+  modular  (mod-*)        in-context modular arithmetic: 3·shots − 1 tokens ``x y z x y z ...``, loss on the z
+                          tokens only (every third target, the others ignored); reasonlab as the modular profiles
+                          build it (pre-LN with a final LayerNorm, RoPE, 4 heads, bias-free, tied head).
+
+Models, each with the same initialization (reasonlab's γ rule, γ 0.5), the same batch and the same loss:
 
   reasonlab          the study's model (post-LN, bias-free blocks, 1 head, d_k = d_v = d_model/2), its final
                      block computing queries, attention output, MLP and head for the last position only;
-  hf-gpt2            transformers' GPT2LMHeadModel (pre-LN, biases, heads of d_model/n_heads: n_heads =
-                     d_model/d_k, so its Q/K/V are d_model wide, twice ours), ``logits_to_keep=1``;
-  transformer-lens   HookedTransformer (pre-LN, d_head = d_k, 1 head: the same Q/K/V widths as ours), logits
-                     of every position, the last one taken;
-  torch-mha          a plain post-LN model on ``nn.MultiheadAttention`` (1 head of d_model, the style of the
-                     studies' published code), logits of every position, the last one taken.
+  hf-gpt2            transformers' GPT2LMHeadModel (pre-LN, biases, learned positions, heads of d_model/n_heads:
+                     at the anchor shapes n_heads = d_model/d_k, so its Q/K/V are d_model wide, twice ours;
+                     ``logits_to_keep=1``; at the modular shapes the same 4 heads and a tied head as ours);
+  transformer-lens   HookedTransformer (pre-LN, d_head = d_k, our head count: the same Q/K/V widths as ours;
+                     rotary positions at the modular shapes), logits of every position;
+  torch-mha          (anchor shapes) a plain post-LN model on ``nn.MultiheadAttention`` (1 head of d_model,
+                     the style of the studies' published code), logits of every position, the last one taken.
 
 ``--from-run RUN_DIR`` times reasonlab's real training step late in a real run instead: the run's newest
 checkpoint (weights and AdamW state) and its own data, ``--steps`` consecutive batches of its next epoch, with
@@ -47,12 +55,27 @@ from torch.utils.flop_counter import FlopCounterMode
 from reasonlab.config import ModelConfig
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
+from reasonlab.tasks.base import IGNORE
+from reasonlab.train.loop import training_loss
 
-VOCAB, SEQ, GAMMA = 201, 9, 0.5
-SHAPES = {  # the anchor study's profiles (anchor-cpu.yaml, anchor-paper.yaml)
-    "cpu": {"d_model": 128, "depth": 2, "d_k": 64, "d_ff": 384, "batch": 256},
-    "paper": {"d_model": 400, "depth": 2, "d_k": 200, "d_ff": 1200, "batch": 2048},
+Loss = Callable[[nn.Module, Tensor, Tensor], Tensor]  # (model, inputs, targets) -> the step's loss
+
+GAMMA = 0.5
+ANCHOR = {"family": "anchor", "vocab": 201, "seq": 9, "n_heads": 1}
+MODULAR = {"family": "modular", "n_heads": 4}
+SHAPES = {  # the anchor study's profiles (anchor-cpu.yaml, anchor-paper.yaml) and the modular search's range
+    "cpu": {**ANCHOR, "d_model": 128, "depth": 2, "d_k": 64, "d_ff": 384, "batch": 256},
+    "paper": {**ANCHOR, "d_model": 400, "depth": 2, "d_k": 200, "d_ff": 1200, "batch": 2048},
+    # modular-cpu.yaml: p 11, 12 shots (35 tokens), width 64, batch 64
+    "mod-s": {**MODULAR, "vocab": 11, "seq": 35, "d_model": 64, "depth": 2, "d_k": 16, "d_ff": 256, "batch": 64},
+    # 24 shots (71 tokens), width 128, batch 128
+    "mod-m": {**MODULAR, "vocab": 11, "seq": 71, "d_model": 128, "depth": 2, "d_k": 32, "d_ff": 512, "batch": 128},
+    # p 13, 32 shots (95 tokens), width 128, depth 4, batch 256 (the spec's CPU suggestion)
+    "mod-l": {**MODULAR, "vocab": 13, "seq": 95, "d_model": 128, "depth": 4, "d_k": 32, "d_ff": 512,
+              "batch": 256},
 }
+GROUPS = {"anchor": ["cpu", "paper"], "modular": ["mod-s", "mod-m", "mod-l"]}
+GROUPS["all"] = GROUPS["anchor"] + GROUPS["modular"]
 
 
 def matmul_peak(repeats: int) -> float:
@@ -71,27 +94,43 @@ def matmul_peak(repeats: int) -> float:
 
 
 # ---- the models ------------------------------------------------------------------------------------------------
-def reasonlab_model(s: dict) -> tuple[nn.Module, Callable[[nn.Module, Tensor], Tensor]]:
-    cfg = ModelConfig(d_model=s["d_model"], depth=s["depth"], d_k=s["d_k"], d_v=s["d_k"], d_ff=s["d_ff"])
-    return Transformer(cfg, VOCAB), lambda m, x: m(x)
+def loss_of(logits: Tensor, y: Tensor) -> Tensor:
+    return F.cross_entropy(logits.flatten(0, -2), y.flatten(), ignore_index=IGNORE)
+
+
+def reasonlab_model(s: dict) -> tuple[nn.Module, Loss]:
+    """The study's model with the trainer's own loss (which skips positions the batch has no target at)."""
+    shape = {k: s[k] for k in ("d_model", "depth", "n_heads", "d_k", "d_ff")}
+    if s["family"] == "anchor":
+        return Transformer(ModelConfig(**shape, d_v=s["d_k"]), s["vocab"]), training_loss
+    cfg = ModelConfig(**shape, d_v=s["d_k"], norm="pre", final_norm=True, positions="rope", max_positions=s["seq"],
+                      block_bias=False, head_bias=False, tied_head=True)
+    return Transformer(cfg, s["vocab"]), training_loss
 
 
 def hf_gpt2(s: dict):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=s["d_model"], n_layer=s["depth"],
+    anchor = s["family"] == "anchor"
+    cfg = GPT2Config(vocab_size=s["vocab"], n_positions=s["seq"], n_embd=s["d_model"], n_layer=s["depth"],
                      n_head=s["d_model"] // s["d_k"], n_inner=s["d_ff"], activation_function="relu",
-                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=False, use_cache=False)
-    return GPT2LMHeadModel(cfg), lambda m, x: m(input_ids=x, logits_to_keep=1).logits[:, -1]
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=not anchor,
+                     use_cache=False)
+    if anchor:
+        return GPT2LMHeadModel(cfg), lambda m, x, y: loss_of(m(input_ids=x, logits_to_keep=1).logits[:, -1], y)
+    return GPT2LMHeadModel(cfg), lambda m, x, y: loss_of(m(input_ids=x).logits, y)
 
 
 def transformer_lens(s: dict):
     from transformer_lens import HookedTransformer, HookedTransformerConfig
 
-    cfg = HookedTransformerConfig(n_layers=s["depth"], d_model=s["d_model"], n_ctx=SEQ, d_head=s["d_k"], n_heads=1,
-                                  d_mlp=s["d_ff"], d_vocab=VOCAB, act_fn="relu", normalization_type="LN",
-                                  device="cpu")
-    return HookedTransformer(cfg), lambda m, x: m(x, return_type="logits")[:, -1]
+    rotary = {} if s["family"] == "anchor" else {"positional_embedding_type": "rotary", "rotary_dim": s["d_k"]}
+    cfg = HookedTransformerConfig(n_layers=s["depth"], d_model=s["d_model"], n_ctx=s["seq"], d_head=s["d_k"],
+                                  n_heads=s["n_heads"], d_mlp=s["d_ff"], d_vocab=s["vocab"], act_fn="relu",
+                                  normalization_type="LN", device="cpu", **rotary)
+    if s["family"] == "anchor":
+        return HookedTransformer(cfg), lambda m, x, y: loss_of(m(x, return_type="logits")[:, -1], y)
+    return HookedTransformer(cfg), lambda m, x, y: loss_of(m(x, return_type="logits"), y)
 
 
 class MHABlock(nn.Module):
@@ -109,10 +148,10 @@ class MHABlock(nn.Module):
 class MHAModel(nn.Module):
     def __init__(self, s: dict):
         super().__init__()
-        self.embed, self.pos = nn.Embedding(VOCAB, s["d_model"]), nn.Embedding(SEQ, s["d_model"])
+        self.embed, self.pos = nn.Embedding(s["vocab"], s["d_model"]), nn.Embedding(s["seq"], s["d_model"])
         self.blocks = nn.ModuleList(MHABlock(s["d_model"], s["d_ff"]) for _ in range(s["depth"]))
-        self.head = nn.Linear(s["d_model"], VOCAB)
-        self.register_buffer("mask", torch.ones(SEQ, SEQ, dtype=torch.bool).triu(1), persistent=False)
+        self.head = nn.Linear(s["d_model"], s["vocab"])
+        self.register_buffer("mask", torch.ones(s["seq"], s["seq"], dtype=torch.bool).triu(1), persistent=False)
 
     def forward(self, x: Tensor) -> Tensor:
         h = self.embed(x) + self.pos.weight
@@ -122,11 +161,25 @@ class MHAModel(nn.Module):
 
 
 def torch_mha(s: dict):
-    return MHAModel(s), lambda m, x: m(x)
+    if s["family"] != "anchor":
+        raise ValueError("the anchor shapes only")
+    return MHAModel(s), lambda m, x, y: loss_of(m(x), y)
 
 
 MODELS = {"reasonlab": reasonlab_model, "hf-gpt2": hf_gpt2, "transformer-lens": transformer_lens,
           "torch-mha": torch_mha}
+
+
+def batch(s: dict) -> tuple[Tensor, Tensor]:
+    """Random tokens and targets of the shape's task: the last token's class, or every z token's (3k + 2, the
+    target index 3k + 1 of the shifted sequence) with the x and y positions ignored."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randint(s["vocab"], (s["batch"], s["seq"]), generator=gen)
+    if s["family"] == "anchor":
+        return x, torch.randint(s["vocab"], (s["batch"],), generator=gen)
+    y = torch.randint(s["vocab"], (s["batch"], s["seq"]), generator=gen)
+    y[:, torch.arange(s["seq"]) % 3 != 1] = IGNORE
+    return x, y
 
 
 # ---- measurement -----------------------------------------------------------------------------------------------
@@ -136,27 +189,25 @@ class Case:
     def __init__(self, name: str, build, shape: dict, compile_model: bool = False):
         torch.manual_seed(0)
         self.name = name
-        self.model, self.logits = build(shape)
+        self.model, self.loss = build(shape)
         apply_init_rate(self.model, GAMMA, generator=torch.Generator().manual_seed(0))
         if compile_model:
             self.model = torch.compile(self.model)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.opt = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
-        gen = torch.Generator().manual_seed(1)
-        self.x = torch.randint(VOCAB, (shape["batch"], SEQ), generator=gen)
-        self.y = torch.randint(VOCAB, (shape["batch"],), generator=gen)
+        self.x, self.y = batch(shape)
         self.n_params = sum(p.numel() for p in self.params)
         self.flops = self._count_flops()
 
     def _count_flops(self) -> int:
         counter = FlopCounterMode(display=False)
         with counter:
-            F.cross_entropy(self.logits(self.model, self.x), self.y).backward()
+            self.loss(self.model, self.x, self.y).backward()
         self.opt.zero_grad(set_to_none=True)
         return counter.get_total_flops()
 
     def step(self) -> None:
-        loss = F.cross_entropy(self.logits(self.model, self.x), self.y)
+        loss = self.loss(self.model, self.x, self.y)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(self.params, 1.0)
@@ -177,6 +228,8 @@ def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak
             cases.append(Case(name, build, shape))
         except ImportError as e:
             print(f"  {name}: skipped ({e}); install the bench extra")
+        except ValueError:  # a model this family does not have
+            continue
     if compile_model:
         cases.append(Case("reasonlab+compile", reasonlab_model, shape, compile_model=True))
     for case in cases:  # warm-up: allocator, kernels, compilation
@@ -312,7 +365,7 @@ def denormal_gemm(repeats: int) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=["paper", "cpu", "both"], default="both")
+    ap.add_argument("--shape", choices=[*GROUPS, *SHAPES], default="anchor")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -337,7 +390,7 @@ def main() -> None:
     print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}; "
           f"fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
     rows = []
-    for shape in (["cpu", "paper"] if args.shape == "both" else [args.shape]):
+    for shape in GROUPS.get(args.shape, [args.shape]):
         rows += measure(shape, args.repeats, args.steps, args.compile, peak)
     print("| shape | model | params | GFLOP/step | s/step, median (min, max) | utilization | time ÷ reasonlab |")
     print("|---|---|---|---|---|---|---|")

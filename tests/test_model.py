@@ -1,4 +1,4 @@
-"""The transformer: causality, the last-position fast path, activation cache, parameter count (spec §3)."""
+"""The transformer: causality, the last- and chosen-position fast paths, activation cache, parameter count (spec §3)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,31 @@ def test_last_position_fast_path_matches_all(kw):
     assert last.shape == (4, VOCAB)
     assert torch.allclose(last, full[:, -1], atol=1e-5, rtol=1e-5)
     assert torch.equal(last.argmax(-1), full[:, -1].argmax(-1))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"n_heads": 4},
+        {"positions": "rope", "n_heads": 2},
+        {"tied_head": True, "head_bias": False},
+        {"norm": "pre", "final_norm": True, "block_bias": True},
+        {"norm": "none", "activation": "gelu", "depth": 3},
+        {"depth": 1, "d_k": 6, "d_v": 10},
+    ],
+)
+def test_chosen_positions_fast_path_matches_all(kw):
+    """Logits at chosen positions (the final block computing those alone, each seeing only keys up to itself)
+    equal the full pass's at those positions, in any order and with negative indices."""
+    model = make(**kw)
+    x = tokens(4, seed=2)
+    chosen = [1, 4, 7, -1, 0]
+    with torch.no_grad():
+        some = model(x, positions=chosen)
+        full = model(x, positions="all")
+    assert some.shape == (4, len(chosen), VOCAB)
+    assert torch.allclose(some, full[:, chosen], atol=1e-5, rtol=1e-5)
 
 
 def test_tied_head_shares_embedding():

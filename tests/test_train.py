@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import tiny_run, tiny_run_dict
 from safetensors.torch import load_file
 
 from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
-from reasonlab.config import ConfigError, TrainConfig, resolve
+from reasonlab.config import ConfigError, ModelConfig, TrainConfig, resolve
+from reasonlab.init import apply_init_rate
+from reasonlab.models.transformer import Transformer
 from reasonlab.schedule import lr_at
 from reasonlab.store import Metrics, read_metrics
+from reasonlab.tasks.base import IGNORE, scored_positions
 from reasonlab.train import loop
-from reasonlab.train.loop import Trainer, build_model, build_task, train_run
+from reasonlab.train.loop import Trainer, build_model, build_task, train_run, training_loss
 
 STEPS_PER_EPOCH = 15  # 15 trained pairs x 64 sequences / batch 64
 EPOCHS = 4
@@ -97,6 +101,9 @@ def test_summary_contents(cfg, reference):
     assert len(hist) == 43 and sum(hist) == 64
     assert summary["data"]["group_counts"]["4-3/train_keys"] == 64
     assert summary["n_params"] == sum(t.numel() for t in final_weights(run_dir).values())
+    times = summary["time_s"]  # where the run's time went: every part measured, the steps the bulk of it
+    assert set(times) == {"data", "steps", "evaluation", "checkpoints"}
+    assert all(v > 0 for v in times.values()) and times["steps"] <= summary["wall_time_s"]
 
 
 def test_config_yaml_round_trips(cfg, reference):
@@ -464,3 +471,27 @@ def test_snapshots_at_fractions_of_training_leave_the_run_unchanged(tmp_path):
         load_trained(b, "snapshot-7")
     with pytest.raises(Exception, match="snapshot_fractions"):
         resolve(tiny_run_dict(train={"snapshot_fractions": [1.5]}))
+
+
+def test_training_loss_on_scored_positions_equals_the_full_pass():
+    """Per-token targets scored at one position in three: the loss and its gradients (the final block computing
+    the scored positions alone) equal cross-entropy over the full pass's logits with the rest ignored."""
+    cfg = ModelConfig(d_model=24, depth=2, n_heads=2, d_k=6, d_v=6, d_ff=32, norm="pre", final_norm=True,
+                      positions="rope", max_positions=11, block_bias=False, head_bias=False, tied_head=True)
+    model = Transformer(cfg, 13)
+    apply_init_rate(model, 0.3, generator=torch.Generator().manual_seed(0))
+    gen = torch.Generator().manual_seed(1)
+    x, y = torch.randint(13, (6, 11), generator=gen), torch.randint(13, (6, 11), generator=gen)
+    y[:, torch.arange(11) % 3 != 1] = IGNORE
+    y[2, 4] = IGNORE  # a scored column some rows skip
+    assert not isinstance(scored_positions(y), str) and scored_positions(y).tolist() == [1, 4, 7, 10]
+
+    def grads(loss: torch.Tensor) -> list[torch.Tensor]:
+        return list(torch.autograd.grad(loss, list(model.parameters())))
+
+    fast = training_loss(model, x, y)
+    plain = F.cross_entropy(model(x, "all").flatten(0, 1), y.flatten(), ignore_index=IGNORE)
+    assert torch.allclose(fast, plain, rtol=1e-5, atol=1e-6)
+    for g_fast, g_plain in zip(grads(fast), grads(plain), strict=True):
+        assert torch.allclose(g_fast, g_plain, rtol=1e-4, atol=1e-6)
+    assert scored_positions(torch.zeros(2, 5, dtype=torch.long)) == "all"

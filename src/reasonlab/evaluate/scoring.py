@@ -8,7 +8,7 @@ from torch import Tensor, nn
 
 from reasonlab.evaluate.scores import HIST_MAX, HIST_MIN, SetScore, histogram_bins, pooled  # noqa: F401 - re-exported
 from reasonlab.evaluate.sequence import score_sequences
-from reasonlab.tasks.base import EvalSet
+from reasonlab.tasks.base import IGNORE, EvalSet, scored_positions
 
 
 def offset_histogram(delta: Tensor) -> list[int]:
@@ -34,23 +34,26 @@ def _predict(model: nn.Module, inputs: Tensor, target: Tensor | None, batch: int
 @torch.no_grad()
 def _score_tokens(model: nn.Module, inputs: Tensor, targets: Tensor, per_position: bool,
                   batch: int = 64) -> SetScore:
-    """Next-token scoring of (B, T) targets: token accuracy and mean cross-entropy over the positions not -100;
+    """Next-token scoring of (B, T) targets: token accuracy and mean cross-entropy over the positions not IGNORE;
     with ``per_position``, also the accuracy at each scored position (kinds ``pos_0``, ``pos_1``, ...: the
-    shots of an in-context sequence), for sets whose scored positions are the same in every row."""
+    shots of an in-context sequence), for sets whose scored positions are the same in every row. Only positions
+    some row is scored at are computed."""
     model.eval()
     hits, loss, n = 0, 0.0, 0
-    positions = (targets[0] != -100).nonzero().flatten()
-    per_pos = torch.zeros(len(positions), dtype=torch.long)
+    columns = scored_positions(targets)
+    if not isinstance(columns, str):
+        targets = targets[:, columns]
+    per_pos = torch.zeros(targets.shape[1], dtype=torch.long)
     for i in range(0, len(inputs), batch):
-        logits = model(inputs[i : i + batch], "all")
+        logits = model(inputs[i : i + batch], columns)
         y = targets[i : i + batch]
-        keep = y != -100
+        keep = y != IGNORE
         loss += float(F.cross_entropy(logits[keep], y[keep], reduction="sum"))
         right = (logits.argmax(-1) == y) & keep
         hits += int(right.sum())
         n += int(keep.sum())
         if per_position:
-            per_pos += right[:, positions].sum(0).cpu()
+            per_pos += right.sum(0).cpu()
     model.train()
     if not per_position:
         return SetScore(n, {"designated": hits}, None, loss / max(n, 1))

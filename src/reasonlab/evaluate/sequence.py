@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.scores import SetScore
 from reasonlab.store import MetricRow
-from reasonlab.tasks.base import EvalSet, trim_padding
+from reasonlab.tasks.base import IGNORE, EvalSet, trim_padding
 
 DECODE_SLACK = 16  # the judgement is read from at most this many tokens more than the longest target of a batch
 
@@ -83,7 +83,7 @@ def score_sequences(model: nn.Module, es: EvalSet, n: int, device: torch.device,
     for i in range(0, n, batch):
         xb, yb = (v.to(device) for v in trim_padding(x[i : i + batch], y[i : i + batch]))
         logits = model(xb, "all")
-        keep = yb != -100
+        keep = yb != IGNORE
         loss += float(F.cross_entropy(logits[keep], yb[keep], reduction="sum"))
         right = logits.argmax(-1) == yb
         hits += int((right & keep).sum())
@@ -100,7 +100,7 @@ def score_sequences(model: nn.Module, es: EvalSet, n: int, device: torch.device,
         wrong = (~exact).nonzero().flatten()
         for i in range(0, len(wrong), batch):
             idx = wrong[i : i + batch]
-            longest = int((y[idx] != -100).sum(1).max())
+            longest = int((y[idx] != IGNORE).sum(1).max())
             decoded = greedy_decode(model, x[idx].to(device), es.info["prompt_len"][idx].to(device),
                                     longest + DECODE_SLACK, es.info["eos"])
             judged[idx] = judgement_correct(decoded, es.info["answer_prefix"], es.info["answer"][idx])

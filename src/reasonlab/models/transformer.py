@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -30,6 +30,14 @@ def _rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+class Queries(NamedTuple):
+    """The positions a final block computes: ``index`` into the sequence axis (a slice for the last position)
+    and the (Q, T) boolean mask of the keys each may see (None when every key is visible, as for the last)."""
+
+    index: slice | Tensor
+    mask: Tensor | None
 
 
 def _ablated(z: Tensor, heads: dict[int, str]) -> Tensor:
@@ -55,18 +63,19 @@ class Attention(nn.Module):
             raise ValueError("model.d_k must be even for RoPE positions")
 
     def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, cache: dict | None, prefix: str,
-                last_only: bool = False) -> Tensor:
-        """Causal self-attention; with ``last_only`` only the last position queries (keys/values stay full)."""
+                queries: Queries | None = None) -> Tensor:
+        """Causal self-attention; with ``queries`` only those positions query (keys and values stay full)."""
         B, T, _ = x.shape
-        xq = x[:, -1:] if last_only else x
+        xq = x if queries is None else x[:, queries.index]
         q = self.W_Q(xq).view(B, xq.shape[1], self.n_heads, self.d_k).transpose(1, 2)
         k = self.W_K(x).view(B, T, self.n_heads, self.d_k).transpose(1, 2)
         v = self.W_V(x).view(B, T, self.n_heads, self.d_v).transpose(1, 2)
         if rope is not None:
-            q_rope = (rope[0][-1:], rope[1][-1:]) if last_only else rope
+            q_rope = rope if queries is None else (rope[0][queries.index], rope[1][queries.index])
             q, k = _rope(q, *q_rope), _rope(k, *rope)
         if cache is None:
-            z = F.scaled_dot_product_attention(q, k, v, is_causal=not last_only)
+            mask = None if queries is None else queries.mask
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=queries is None)
         else:
             scores = q @ k.transpose(-1, -2) / self.d_k**0.5
             mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -126,23 +135,23 @@ class Block(nn.Module):
         self.ln1, self.ln2 = _norm(cfg), _norm(cfg)
 
     def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None, cache: dict | None, prefix: str,
-                last_only: bool = False, kv: tuple[Tensor, Tensor] | None = None, pos: Tensor | None = None
+                queries: Queries | None = None, kv: tuple[Tensor, Tensor] | None = None, pos: Tensor | None = None
                 ) -> Tensor:
-        """With ``last_only`` the block returns the last position alone: exact, since nothing after it reads more.
+        """With ``queries`` the block returns those positions alone: exact, since nothing after it reads more.
         With ``kv`` (a decoding step) ``x`` is one new position per row, at ``pos``, attending to the cache."""
         def attend(h: Tensor) -> Tensor:
             if kv is not None:
                 return self.attn.step(h, rope, kv, pos)
-            return self.attn(h, rope, cache, f"{prefix}.attn", last_only)
+            return self.attn(h, rope, cache, f"{prefix}.attn", queries)
 
         if self.pre:
             a = attend(self.ln1(x))
-            x = x[:, -1:] if last_only else x
+            x = x if queries is None else x[:, queries.index]
             x_ao = x + a
             out = x_ao + self.mlp(self.ln2(x_ao))
         else:
             a = attend(x)
-            x = x[:, -1:] if last_only else x
+            x = x if queries is None else x[:, queries.index]
             x_ao = self.ln1(x + a)
             out = self.ln2(x_ao + self.mlp(x_ao))
         if cache is not None:
@@ -154,7 +163,9 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Decoder-only transformer; with ``positions='last'`` the final block works on the last position alone."""
+    """Decoder-only transformer. Logits asked for at the last position or at chosen positions come from a final
+    block that computes queries, attention output, MLP and head at those positions alone (keys and values at all):
+    a training step whose loss reads a third of the positions does a third of the final block's work."""
 
     def __init__(self, cfg: ModelConfig, vocab_size: int):
         super().__init__()
@@ -185,15 +196,23 @@ class Transformer(nn.Module):
         cache = self._cache
         if cache is not None:
             cache["hook_embed"] = x.detach()
+        queries = None if cache is not None else self._queries(positions, T, x.device)
         last = len(self.blocks) - 1
-        fast = isinstance(positions, str) and positions == "last" and cache is None
         for i, block in enumerate(self.blocks):
-            x = block(x, rope, cache, f"blocks.{i}", last_only=fast and i == last)
+            x = block(x, rope, cache, f"blocks.{i}", queries=queries if i == last else None)
         if isinstance(positions, str):
             x = x[:, -1] if positions == "last" else x
-        else:
+        elif queries is None:
             x = x[:, torch.as_tensor(positions, device=x.device)]
         return self.head(self.ln_final(x))
+
+    @staticmethod
+    def _queries(positions: Literal["last", "all"] | list[int] | Tensor, T: int, device: torch.device
+                 ) -> Queries | None:
+        if isinstance(positions, str):
+            return Queries(slice(T - 1, T), None) if positions == "last" else None
+        index = torch.as_tensor(positions, device=device) % T
+        return Queries(index, torch.arange(T, device=device) <= index[:, None])
 
     @torch.no_grad()
     def generate(self, tokens: Tensor, prompt_len: Tensor, max_new: int, eos: int, pad: int = 0) -> Tensor:

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from torch import Tensor
+
+IGNORE = -100  # a target the loss and the scores skip (cross_entropy's ignore_index)
+
+
+def scored_positions(targets: Tensor) -> Tensor | Literal["all"]:
+    """The positions some row of (B, T) ``targets`` is scored at, or "all": a model asked for logits at these
+    alone skips the rest of its final block (a modular sequence is scored at one position in three)."""
+    read = (targets != IGNORE).any(0)
+    return "all" if bool(read.all()) else read.nonzero()[:, 0]
 
 
 @dataclass
@@ -41,7 +51,7 @@ class TaskData:
     # targets), with ``steps_per_epoch`` steps to an epoch; train_inputs/targets then hold nothing.
     batch_fn: Callable[[int, int], tuple[Tensor, Tensor]] | None = None
     steps_per_epoch: int | None = None
-    # Rows are right-padded with targets -100 after their last scored token: a batch's trailing columns that no
+    # Rows are right-padded with targets IGNORE after their last scored token: a batch's trailing columns that no
     # row scores can be cut before the forward pass (the model is causal, so no scored position reads them).
     right_padded: bool = False
 
@@ -49,5 +59,5 @@ class TaskData:
 def trim_padding(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """Drop the trailing columns that no row of the batch scores (right-padded rows of a causal model); the
     last axis is the position, any leading axes are rows (or ensemble members and rows)."""
-    width = int((y != -100).reshape(-1, y.shape[-1]).any(0).nonzero().max()) + 1
+    width = int((y != IGNORE).reshape(-1, y.shape[-1]).any(0).nonzero().max()) + 1
     return x[..., :width], y[..., :width]

@@ -17,9 +17,7 @@ from torch import Tensor
 
 from reasonlab.config import ConfigError, ModularTaskConfig
 from reasonlab.seeds import subseed
-from reasonlab.tasks.base import EvalSet, TaskData
-
-IGNORE = -100  # target value the loss skips (x and y positions)
+from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 
 
 def task_grid(p: int, allow_zero: bool) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from reasonlab.config import ConfigError, Seq2SeqTaskConfig
 from reasonlab.seeds import subseed
-from reasonlab.tasks.base import EvalSet, TaskData
+from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import cogs, prontoqa, scan
 from reasonlab.tasks.text.tokenizer import pieces
 
@@ -170,7 +170,7 @@ class Seq2SeqTask:
 
     def tensors(self, pairs: list[Pair], ids: dict[str, int], loss_on: str) -> tuple[Tensor, Tensor, Tensor]:
         """(inputs, targets, prompt lengths): rows ``<bos> source <sep> target <eos>`` right-padded, inputs the
-        row without its last token, targets the next token where scored and -100 elsewhere."""
+        row without its last token, targets the next token where scored and IGNORE elsewhere."""
         rows = [[BOS, *(ids[t] for t in p.source), SEP, *(ids[t] for t in p.target), EOS] for p in pairs]
         width = max(len(r) for r in rows)
         seq = torch.full((len(rows), width), PAD, dtype=torch.long)
@@ -180,7 +180,7 @@ class Seq2SeqTask:
         targets = seq[:, 1:].clone()
         cols = torch.arange(width - 1)
         scored = cols[None, :] >= (prompt[:, None] - 1) if loss_on == "target" else cols[None, :] >= 0
-        targets[~scored | (targets == PAD)] = -100
+        targets[~scored | (targets == PAD)] = IGNORE
         return seq[:, :-1], targets, prompt
 
     def build(self, seed: int) -> TaskData:

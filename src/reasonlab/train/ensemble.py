@@ -29,7 +29,7 @@ from reasonlab.numerics import flush_denormals
 from reasonlab.schedule import lr_at
 from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
-from reasonlab.tasks.base import trim_padding
+from reasonlab.tasks.base import IGNORE, trim_padding
 from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 
@@ -120,8 +120,8 @@ class Stack:
         M = len(self.trainers)
         if y.dim() == 2:  # (M, B): last-token targets
             return F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(M, -1).mean(1)
-        per_token = F.cross_entropy(logits.flatten(0, 2), y.flatten(), ignore_index=-100, reduction="none")
-        keep = (y != -100).flatten(1)
+        per_token = F.cross_entropy(logits.flatten(0, 2), y.flatten(), ignore_index=IGNORE, reduction="none")
+        keep = (y != IGNORE).flatten(1)
         return (per_token.view(M, -1) * keep).sum(1) / keep.sum(1)
 
     def _update(self, grads: list[Tensor], lrs: Tensor) -> None:
@@ -235,7 +235,9 @@ def _fit_stacked(trainers: list[Trainer]) -> None:
         step, losses = stacked.train_epoch(epoch, step)
         epoch += 1
         stacked.write_back()
+        trained = time.perf_counter() - started
         for t, loss, alive in zip(trainers, losses, live, strict=True):
             if alive:
                 t.epoch, t.step = epoch, step
+                t.times["steps"] += trained  # each member's, like its wall time: the stack trained them together
                 t.end_epoch(loss, started, silent)

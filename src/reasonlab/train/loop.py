@@ -42,7 +42,7 @@ from reasonlab.store import (
     write_json,
     write_metrics,
 )
-from reasonlab.tasks.base import trim_padding
+from reasonlab.tasks.base import IGNORE, scored_positions, trim_padding
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
 from reasonlab.version import __version__
@@ -70,6 +70,20 @@ def weight_norms(model: nn.Module) -> dict[str, float]:
         part = ".".join(parts[:2]) if parts[0] == "blocks" else parts[0]
         squares[part] = squares.get(part, 0.0) + float(p.detach().float().pow(2).sum())
     return {"norm": sum(squares.values()) ** 0.5, **{f"norm:{k}": v**0.5 for k, v in squares.items()}}
+
+
+TIMES = ("data", "steps", "evaluation", "checkpoints")  # the parts of a run's time its summary reports
+
+
+def training_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked IGNORE. Positions
+    no row of the batch has a target at are not computed (the model's final block skips them)."""
+    if y.dim() == 1:
+        return F.cross_entropy(model(x), y)
+    columns = scored_positions(y)
+    if not isinstance(columns, str):
+        y = y[:, columns]
+    return F.cross_entropy(model(x, columns).flatten(0, 1), y.flatten(), ignore_index=IGNORE)
 
 
 def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
@@ -134,7 +148,11 @@ class Trainer:
         if t.tf32 and self.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
         torch.manual_seed(subseed(cfg.seed, "torch"))
+        started = time.perf_counter()
         self.data = build_task(cfg)
+        # where a run's time goes (seconds, summed over resumes): building its data, training steps, evaluation,
+        # checkpoints and metric files; in the summary as ``time_s``
+        self.times = dict.fromkeys(TIMES, 0.0) | {"data": time.perf_counter() - started}
         self.model = build_model(cfg, self.data).to(self.device)
         self.n_train = len(self.data.train_inputs)
         if self.data.batch_fn is not None:  # batches drawn per step
@@ -151,7 +169,7 @@ class Trainer:
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
         self.y = self.data.train_targets.to(self.device)
-        self.lengths = (self.data.train_targets != -100).cumsum(1).argmax(1) if self.data.right_padded else None
+        self.lengths = (self.data.train_targets != IGNORE).cumsum(1).argmax(1) if self.data.right_padded else None
         self.rows: list[MetricRow] = []
         self.progress = progress
         self.log_epochs = log_spaced_epochs(t)
@@ -160,11 +178,8 @@ class Trainer:
         self.loggers, self.logged = MetricLoggers(t.loggers, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
         with self.autocast:
-            if y.dim() == 1:
-                return F.cross_entropy(self.model(x), y)
-            return F.cross_entropy(self.model(x, "all").flatten(0, 1), y.flatten(), ignore_index=-100)
+            return training_loss(self.model, x, y)
 
     def train_step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """One optimizer step on a batch at the learning rate already set; returns the detached loss."""
@@ -249,6 +264,8 @@ class Trainer:
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
+            restored = state.get("time_s", {})
+            self.times = {k: v + restored.get(k, 0.0) for k, v in self.times.items()}
             self.rows = [r for r in rows if r.epoch <= self.epoch]
             self.logged = len(self.rows)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
@@ -277,18 +294,28 @@ class Trainer:
         self.rows += [MetricRow(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
-            self.figures = self._evaluate(epoch, step, final=last)
+            with self.timed("evaluation"):
+                self.figures = self._evaluate(epoch, step, final=last)
         bar.show(epoch, t.epochs, loss, self.figures)
         self.wall += time.perf_counter() - started
         write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
                                                    "loss": loss, "wall_time_s": self.wall, **self.figures})
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
-            write_metrics(self.run_dir / "metrics.parquet", self.rows)
-            save_checkpoint(self.run_dir / "checkpoints", step,
-                            {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id()},
-                            self.model, self.opt)
+            with self.timed("checkpoints"):
+                write_metrics(self.run_dir / "metrics.parquet", self.rows)
+                save_checkpoint(self.run_dir / "checkpoints", step,
+                                {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id(),
+                                 "time_s": self.times}, self.model, self.opt)
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
         self.send_rows()
+
+    @contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[part] += time.perf_counter() - started
 
     def send_rows(self) -> None:
         """The metric rows recorded since the last call, to the run's loggers (if any)."""
@@ -307,7 +334,8 @@ class Trainer:
         with bar_ctx as bar:
             while self.epoch < t.epochs and self.diverged is None:
                 started = time.perf_counter()
-                self.step, loss = self._epoch(self.epoch, self.step, bar)
+                with self.timed("steps"):
+                    self.step, loss = self._epoch(self.epoch, self.step, bar)
                 self.epoch += 1
                 self.end_epoch(loss, started, bar)
 
@@ -318,7 +346,8 @@ class Trainer:
         elif not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
             self.rows = [r for r in self.rows if r.epoch < self.epoch or r.split in ("train", "weights")]
             self.logged = min(self.logged, len(self.rows))
-            self._evaluate(self.epoch, self.step, final=True)
+            with self.timed("evaluation"):
+                self._evaluate(self.epoch, self.step, final=True)
         summary = self._summary(self.epoch, self.step, self.wall)
         self.send_rows()
         self.loggers.close()
@@ -339,6 +368,7 @@ class Trainer:
             **summary_extras(cfg.task.kind, self.rows, cfg.thresholds),
             "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
+            "time_s": {k: round(v, 2) for k, v in self.times.items()},
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),
             "versions": {"reasonlab": __version__, "torch": torch.__version__,

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from reasonlab.config import ConfigError, TextMixtureTaskConfig
 from reasonlab.seeds import subseed
-from reasonlab.tasks.base import EvalSet, TaskData
+from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import prontoqa
 from reasonlab.tasks.text.tinystories import load_stories
 from reasonlab.tasks.text.tokenizer import WordTokenizer
@@ -37,13 +37,13 @@ class TextMixtureTask:
                 "tinystories": (ts_train, ts_eval)}
 
     def _tensors(self, tok: WordTokenizer, docs: list[str], length: int) -> tuple[Tensor, Tensor]:
-        """(inputs, targets) of shape (n, length): bos + tokens + eos, truncated, padded; pad targets are -100."""
+        """(inputs, targets) of shape (n, length): bos + tokens + eos, truncated, padded; pad targets are IGNORE."""
         seq = torch.full((len(docs), length + 1), tok.pad, dtype=torch.long)
         for i, d in enumerate(docs):
             ids = tok.encode(d, bos=True, eos=True)[: length + 1]
             seq[i, : len(ids)] = torch.tensor(ids)
         targets = seq[:, 1:].clone()
-        targets[targets == tok.pad] = -100
+        targets[targets == tok.pad] = IGNORE
         return seq[:, :-1], targets
 
     def build(self, seed: int, docs: dict[str, tuple[list[str], list[str]]] | None = None) -> TaskData:
@@ -63,6 +63,6 @@ class TextMixtureTask:
             sets[f"{source}/eval"] = EvalSet(ex, {"designated": ey})
         info = {"vocab_size": len(tok), "seq_len": length,
                 "documents": {s: [len(t), len(e)] for s, (t, e) in docs.items()},
-                "train_tokens": {s: int((y != -100).sum()) for s, y in zip(SOURCES, train_y, strict=True)}}
+                "train_tokens": {s: int((y != IGNORE).sum()) for s, y in zip(SOURCES, train_y, strict=True)}}
         return TaskData(len(tok), length, torch.cat(train_x), torch.cat(train_y), sets, info=info,
                         artifacts={"tokenizer.json": tok.to_json()})
