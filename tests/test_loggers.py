@@ -1,5 +1,6 @@
 """Optional loggers: TensorBoard event files written while training (``train.loggers``) or exported from a
-finished run, read back; the logger is execution-only (same run id); SQL over the metrics of a whole store."""
+finished run, read back; the logger is execution-only (same run id) and a resumed run logs each row once; SQL over
+the metrics of a whole store."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.store import finished_runs, read_metrics
+from reasonlab.train.loop import Trainer, train_run
 
 runner = CliRunner()
 
@@ -70,6 +72,27 @@ def test_export_writes_a_finished_runs_metrics_as_event_files(tmp_path: Path) ->
     elsewhere = runner.invoke(app, ["export", str(run_dir), "--out", str(tmp_path / "tb")])
     assert elsewhere.exit_code == 0 and _events(tmp_path / "tb") == _expected(run_dir)
     assert not list(tmp_path.glob(".tb.tmp-*"))
+
+
+def test_a_killed_and_resumed_run_logs_every_row_once(tmp_path: Path, monkeypatch) -> None:
+    """Killed in its fourth epoch, after the third was logged but only the second checkpointed: the rerun trains
+    the third again, and its rows are not logged twice."""
+    pytest.importorskip("tensorboard")
+    cfg = tiny_run(train={"loggers": ["tensorboard"], "checkpoint_every": 2, "checkpoint_log": 0})
+    original = Trainer._epoch
+
+    def killed(self, epoch, step, bar):
+        if epoch == 3:
+            raise KeyboardInterrupt
+        return original(self, epoch, step, bar)
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+    assert {r.epoch for r in read_metrics(tmp_path / f"{cfg.run_id()}.partial" / "metrics.parquet")} == {1, 2}
+    monkeypatch.setattr(Trainer, "_epoch", original)
+    run_dir, _ = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
+    assert _events(run_dir / "tensorboard") == _expected(run_dir)
 
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -36,7 +36,11 @@ def write_scalars(writer, rows: list[MetricRow]) -> None:  # noqa: ANN001 - a Su
 
 class MetricLoggers:
     """The loggers a run's config names; ``log`` sends metric rows to each, ``close`` before the run directory is
-    renamed into place. The packages are checked when made, before a run touches the disk."""
+    renamed into place. The packages are checked when made, before a run touches the disk.
+
+    The first rows a process logs start each logger's folder afresh, and a resumed run logs the rows its checkpoint
+    restored again: what a killed process logged after its last checkpoint (epochs it trains once more) is
+    dropped rather than logged twice."""
 
     def __init__(self, names: list[str], run_dir: Path):
         self.run_dir = run_dir
@@ -47,6 +51,7 @@ class MetricLoggers:
         if self._writer_class is None or not rows:
             return
         if self._writer is None:
+            shutil.rmtree(self.run_dir / TENSORBOARD, ignore_errors=True)
             self._writer = self._writer_class(log_dir=str(self.run_dir / TENSORBOARD))
         write_scalars(self._writer, rows)
         self._writer.flush()  # a killed run keeps what it logged

@@ -249,8 +249,7 @@ class Trainer:
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
-            self.rows = [r for r in rows if r.epoch <= self.epoch]
-            self.logged = len(self.rows)
+            self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
 
