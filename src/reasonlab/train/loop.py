@@ -157,7 +157,7 @@ class Trainer:
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
         self.begun = False
-        self.loggers, self.logged = MetricLoggers(t.loggers, run_dir), 0  # rows up to `logged` were sent
+        self.loggers, self.logged = MetricLoggers(cfg, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked -100."""
@@ -387,6 +387,7 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
             append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
         yield
     except BaseException:
+        trainer.loggers.close(failed=True)  # a W&B run kept open would outlive the run in a long-lived process
         if fresh and not any((partial / "checkpoints").iterdir()):
             shutil.rmtree(partial, ignore_errors=True)
         raise
