@@ -83,6 +83,8 @@ def test_report_structure_contents_headers_headlines_and_back_links(sweep):
         # no duplicates: the training curves once per run, the shared profile only at the top
         assert captions.count("Training loss, accuracies over training and the held-out answers at the end") == 1
     assert _visible(html).count("tiny &lt;script&gt;") == 1
+    phase = html.split('<section id="phase">', 1)[1].split("</section>", 1)[0]
+    assert "Cells over γ × seed" in phase and "<th>seed \\ γ</th>" in phase and "init.gamma" not in phase
     analysed = next(i for i in ids if (sweep / i / "analysis").is_dir())
     section = _section(html, analysed)
     assert "Information flow (final checkpoint)" in section
@@ -112,6 +114,20 @@ def test_sweep_cells_take_the_most_common_label():
     cells = sweep_cells(rows, "a", "b")
     assert cells[(1, 1)]["label"] == "symmetric" and len(cells[(1, 1)]["runs"]) == 3
     assert cells[(2, 1)]["colour"] != cells[(1, 1)]["colour"]
+
+
+def test_sweep_axes_go_by_readable_names_in_tables_and_on_figures(tmp_path):
+    """One table of axis names: short in the report's phase tables, with what they measure on figure axes."""
+    from reasonlab.plots.phase import axis_label
+    from reasonlab.report.html import _sweep_part
+
+    rows = [{"run_id": f"r{g}{d}{wd}", "init.gamma": g, "model.depth": d, "train.weight_decay": wd, "label": "other"}
+            for g in (0.3, 0.9) for d in (2, 3) for wd in (0.0, 0.1)]
+    part = _sweep_part(tmp_path, rows, ["init.gamma", "model.depth", "train.weight_decay"])
+    assert (part["x"], part["y"]) == ("γ", "depth")
+    assert [t["title"] for t in part["tables"]] == ["weight decay = 0.0", "weight decay = 0.1"]
+    assert axis_label("init.gamma") == "γ (initialization rate: std = d_in^-γ)"
+    assert axis_label("model.depth") == "depth (blocks)" and axis_label("train.base_lr") == "base lr"
 
 
 def test_report_of_one_run_and_a_bad_target(sweep, tmp_path):

@@ -475,18 +475,19 @@ def report(target: Annotated[Path, typer.Argument(help="a finished run or a swee
 @app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
-    to: Annotated[Literal["tensorboard"], typer.Option("--to", help="the format: tensorboard (event files)")] = (
-        "tensorboard"),
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="where (default: RUN_DIR/tensorboard)")] = None,
+    to: Annotated[Literal["tensorboard", "wandb"], typer.Option(
+        "--to", help="the format: tensorboard (event files) or wandb (an offline W&B run)")] = "tensorboard",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="where (default: RUN_DIR/<format>)")] = None,
 ) -> None:
-    """Write a finished run's metrics for another tool: TensorBoard event files (tensorboard --logdir DIR)."""
-    from reasonlab.train.loggers import export_tensorboard
+    """Write a finished run's metrics for another tool: TensorBoard event files (tensorboard --logdir DIR) or an
+    offline W&B run (wandb sync DIR/offline-run-* uploads it)."""
+    from reasonlab.train.loggers import HINTS, export
 
     try:
-        path = export_tensorboard(run_dir, out)
+        path = export(run_dir, to, out)
     except UserError as e:
         _fail(str(e))
-    console.print(f"{to}: {path}  (view with: tensorboard --logdir {path})", highlight=False, soft_wrap=True)
+    console.print(f"{to}: {path}  ({HINTS[to].format(path=path)})", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -125,9 +125,10 @@ class TrainConfig(StrictModel):
     tf32: bool = False
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
                                 **roles("execution", "member"))
-    loggers: list[Literal["tensorboard"]] = Field(
+    loggers: list[Literal["tensorboard", "wandb"]] = Field(
         [], description="also send the metrics to TensorBoard (RUN_DIR/tensorboard/; pip install "
-        "'reasonlab[tensorboard]')", **roles("execution", "member"))
+        "'reasonlab[tensorboard]') or to an offline W&B run (RUN_DIR/wandb/, uploaded later by wandb sync; pip "
+        "install 'reasonlab[wandb]')", **roles("execution", "member"))
 
 
 class ThresholdConfig(StrictModel):

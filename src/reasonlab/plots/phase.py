@@ -17,13 +17,27 @@ from reasonlab.evaluate.phase import Cell
 from reasonlab.plots import save_figure
 
 LABELS = ("inferential", "symmetric", "other", "not-fitted", "diverged")
-AXIS_NAMES = {"init.gamma": "γ (initialization rate: std = d_in^-γ)", "model.depth": "depth (blocks)",
-              "train.weight_decay": "weight decay", "train.lr_multiplier": "peak lr / base lr",
-              "model.d_model": "d_model", "task.n_tasks": "pre-training tasks n_id",
-              "task.alpha": "fraction α of input pairs seen"}
+# Sweep axes by config field: a short name (the report's tables and headings) and, for a figure's axis label, what
+# it measures. Any other field goes by its own name (``train.base_lr`` -> ``base lr``).
+AXES = {"init.gamma": ("γ", "initialization rate: std = d_in^-γ"), "model.depth": ("depth", "blocks"),
+        "train.weight_decay": ("weight decay", ""), "train.lr_multiplier": ("peak lr / base lr", ""),
+        "model.d_model": ("d_model", ""), "task.n_tasks": ("n_id", "pre-training tasks"),
+        "task.alpha": ("α", "fraction of input pairs seen"), "task.complexity_k": ("k", "non-inferential pairs"),
+        "task.n_train": ("training rows", "")}
 PHASES = ("id-memorization", "id-generalization", "ood-memorization", "ood-generalization", "unfit", "diverged")
 PHASE_COLOURS = ("#fdae61", "#abd9e9", "#d7191c", "#2c7bb6", "#bdbdbd", "#e7298a")
 LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd", "#e7298a")  # diverged: magenta
+
+
+def axis_name(field: str) -> str:
+    """``init.gamma`` -> ``γ``."""
+    return AXES[field][0] if field in AXES else field.rpartition(".")[2].replace("_", " ")
+
+
+def axis_label(field: str) -> str:
+    """``init.gamma`` -> ``γ (initialization rate: std = d_in^-γ)``."""
+    meaning = AXES.get(field, ("", ""))[1]
+    return f"{axis_name(field)} ({meaning})" if meaning else axis_name(field)
 
 
 def _grid(cells: list[Cell], value) -> tuple[list[float], list[float], np.ndarray]:
@@ -53,7 +67,7 @@ def _hatch(ax: plt.Axes, cells: list[Cell], xs: list[float], ys: list[float]) ->
 def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: Pair | str, x: str = "init.gamma",
                y: str = "model.depth", fit: float = 0.9) -> list[Path]:
     """Three panels side by side, titled by the held-out ``pair`` the cells read; writes ``out_base.png|svg``."""
-    xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
+    xlabel, ylabel = axis_label(x), axis_label(y)
     pair = Pair.parse(pair).caption
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), constrained_layout=True)
     panels = ((f"{pair} inferential accuracy", lambda c: c.inferential, lambda c: c.inferential_range),
@@ -93,7 +107,7 @@ def plot_phase(cells: list[Cell], out_base: Path, caption: str, pair: Pair | str
 def plot_modular_phase(cells: list[ModularCell], out_base: Path, caption: str, x: str = "task.n_tasks",
                        y: str = "task.alpha") -> list[Path]:
     """Two panels: o.o.d.-test last-shot accuracy and the phase (``*`` = atypical signature)."""
-    xlabel, ylabel = AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y)
+    xlabel, ylabel = axis_label(x), axis_label(y)
     fig, (ax_acc, ax_lab) = plt.subplots(1, 2, figsize=(12, 4.4), constrained_layout=True)
     xs, ys, grid = _grid(cells, lambda c: c.last_shot["ood_test"])
     im = ax_acc.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
@@ -129,7 +143,7 @@ def plot_label_phase(xs: list[float], ys: list[float], values: np.ndarray, label
         if not np.isnan(v):
             ax.text(j, i, f"{labels[i][j]}\n{v:.2f}", ha="center", va="center", fontsize=7,
                     color="white" if v < 0.6 else "black")
-    _axes(ax, xs, ys, AXIS_NAMES.get(x, x), AXIS_NAMES.get(y, y))
+    _axes(ax, xs, ys, axis_label(x), axis_label(y))
     ax.set_title(f"{value_name} and outcome (mean over seeds; the most common label)")
     fig.colorbar(im, ax=ax, label=value_name)
     fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 110)), ha="left", va="top", fontsize=8)

@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt
 from reasonlab.config import ConfigError, Pair
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
+from reasonlab.plots.phase import axis_name
 from reasonlab.plots.run import NAMES
 from reasonlab.store import atomic_write_text, finished_runs, load_run, read_json
 from reasonlab.sweep.results import read_results, sweep_axes
@@ -134,7 +135,7 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
     shown = {"init.gamma", "model.depth", "seed"}  # in the header already
     return {"id": summary.get("run_id", run_dir.name), "label": summary.get("label", "?"),
             "header": run_header(cfg), "profile": summary.get("profile", ""),
-            "axes": [(a, flat.get(a)) for a in axes or [] if a not in shown],
+            "axes": [(axis_name(a), flat.get(a)) for a in axes or [] if a not in shown],
             "figures": _figures(summary), "images": _run_figures(run_dir),
             "analyses": _analyses(run_dir, cfg.get("task", {}).get("kind", "anchor")),
             "config": json.dumps(cfg, indent=2)}
@@ -164,10 +165,11 @@ def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) ->
     tables = []
     for key, members in sorted(groups.items(), key=lambda kv: str(kv[0])):
         cells = sweep_cells(members, x, y)
-        tables.append({"title": ", ".join(f"{a} = {v}" for a, v in zip(rest, key, strict=True)), "cells": cells,
+        title = ", ".join(f"{axis_name(a)} = {v}" for a, v in zip(rest, key, strict=True))
+        tables.append({"title": title, "cells": cells,
                        "xs": sorted({k[0] for k in cells}, key=str), "ys": sorted({k[1] for k in cells}, key=str)})
     summary = sweep_dir / "summary.md"
-    return {"x": x, "y": y, "tables": tables,
+    return {"x": axis_name(x), "y": axis_name(y), "tables": tables,
             "figures": [_image(p) for p in sorted((sweep_dir / "figures").glob("*.png"))],
             "summary": summary.read_text() if summary.is_file() else ""}
 

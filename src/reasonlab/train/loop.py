@@ -175,7 +175,7 @@ class Trainer:
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
         self.begun = False
-        self.loggers, self.logged = MetricLoggers(t.loggers, run_dir), 0  # rows up to `logged` were sent
+        self.loggers, self.logged = MetricLoggers(cfg, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         with self.autocast:
@@ -266,8 +266,7 @@ class Trainer:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
             restored = state.get("time_s", {})
             self.times = {k: v + restored.get(k, 0.0) for k, v in self.times.items()}
-            self.rows = [r for r in rows if r.epoch <= self.epoch]
-            self.logged = len(self.rows)
+            self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
 
@@ -418,6 +417,7 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
             append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
         yield
     except BaseException:
+        trainer.loggers.close(failed=True)  # a W&B run kept open would outlive the run in a long-lived process
         if fresh and not any((partial / "checkpoints").iterdir()):
             shutil.rmtree(partial, ignore_errors=True)
         raise
