@@ -8,7 +8,8 @@ from conftest import tiny_task
 from pydantic import ValidationError
 
 from reasonlab.config import AnchorTaskConfig, ConfigError
-from reasonlab.tasks.anchor import AnchorTask
+from reasonlab.tasks.anchor import AnchorTask, symmetric_offsets
+from reasonlab.tasks.base import EvalSet
 
 PAPER_SHIFTS = {1: 5, 2: 1, 3: -2, 4: -8}
 
@@ -131,6 +132,8 @@ def test_held_out_eval_targets(paper_data):
             assert int(inf) == key - 10
             assert int(sym) == key - 6
     assert "train/4-3" not in data.eval_sets and "test/4-3" not in data.eval_sets
+    # where the symmetric answer sits in the (prediction − inferential) histogram, for the run figure
+    assert data.info["symmetric_offsets"] == {name: 4 for name in names}
 
 
 def test_held_out_targets_kinds():
@@ -355,6 +358,7 @@ def test_single_maps_non_additive():
     for seq, inf, sym in zip(es.inputs, es.targets["inferential"], es.targets["symmetric"], strict=True):
         _, key, _, _ = locate(seq, cfg.anchors)
         assert int(inf) == 2 * key + 1 and int(sym) == 2 * (key + 1)
+    assert data.info["symmetric_offsets"]["heldout/2-1/train_keys"] == 1  # 2(x + 1) − (2x + 1)
 
 
 # ---- validation --------------------------------------------------------------------------------------------
@@ -420,3 +424,11 @@ def test_split_modulus_zero_disables_split():
     cfg = tiny_task(split_modulus=0)
     data = AnchorTask(cfg).build(seed=0)
     assert data.info["split_modulus"] == 0
+
+
+def test_symmetric_offsets_only_where_fixed():
+    x = torch.arange(5)
+    sets = {"heldout/4-3/train_keys": EvalSet(x[:, None], {"inferential": x, "symmetric": x + 4}),
+            "heldout/2-1/train_keys": EvalSet(x[:, None], {"inferential": x, "symmetric": 2 * x}),
+            "test/1-1": EvalSet(x[:, None], {"designated": x})}
+    assert symmetric_offsets(sets) == {"heldout/4-3/train_keys": 4}

@@ -99,14 +99,17 @@ def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs: train keys)")
     ax.legend(fontsize=7)
     bins = histogram_bins()
+    offsets = summary.get("data", {}).get("symmetric_offsets", {})
     for ax, (name, counts) in zip(axes[0, 2:], sorted(hists.items()), strict=False):
         total = sum(counts) or 1
-        colours = ["tab:green" if b == "0" else "tab:orange" if b == "4" else "tab:gray" for b in bins]
+        symmetric = str(offsets[name]) if str(offsets.get(name)) in bins else None  # a fixed offset, in range
+        colours = ["tab:green" if b == "0" else "tab:orange" if b == symmetric else "tab:gray" for b in bins]
         ax.bar(range(len(counts)), [c / total for c in counts], color=colours)
-        ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", "4", "10", ">20")]
+        ticks = [i for i, b in enumerate(bins) if b in ("<-20", "-10", "0", symmetric, "10", ">20")]
         ax.set_xticks(ticks, [bins[i] for i in ticks])
         ax.set(xlabel="prediction − inferential target", ylabel="share of sequences", ylim=(0, 1),
                title=f"{Pair.of_eval_set(name)[0].caption} answers at the end")
         ax.text(bins.index("0"), 1.0, "inferential", color="tab:green", ha="center", va="top", fontsize=7)
-        ax.text(bins.index("4"), 0.93, "symmetric", color="tab:orange", ha="left", va="top", fontsize=7)
+        if symmetric is not None:
+            ax.text(bins.index(symmetric), 0.93, "symmetric", color="tab:orange", ha="left", va="top", fontsize=7)
     return fig

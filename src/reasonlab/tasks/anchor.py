@@ -26,6 +26,18 @@ class HeldOutTargets:
     symmetric: str  # "defined" | "undefined" (mirror held out) | "indistinguishable" (same as inferential)
 
 
+def symmetric_offsets(eval_sets: dict[str, EvalSet]) -> dict[str, int]:
+    """Per held-out set whose symmetric target lies a fixed distance from the inferential one (every shift-defined
+    task), that distance: where the symmetric answer falls in the set's (prediction − inferential) histogram."""
+    out = {}
+    for name, es in eval_sets.items():
+        if "symmetric" in es.targets:
+            gaps = (es.targets["symmetric"] - es.targets["inferential"]).unique()
+            if len(gaps) == 1:
+                out[name] = int(gaps[0])
+    return out
+
+
 class AnchorTask:
     def __init__(self, cfg: AnchorTaskConfig):
         self.cfg = cfg
@@ -146,7 +158,8 @@ class AnchorTask:
         if not train_x:
             raise ConfigError("task.held_out_pairs: every pair is held out; leave at least one to train on")
         data = TaskData(cfg.vocab_size, cfg.seq_len, torch.cat(train_x), torch.cat(train_y), eval_sets,
-                        info={"group_counts": counts, "split_modulus": cfg.modulus() if cfg.split else 0})
+                        info={"group_counts": counts, "split_modulus": cfg.modulus() if cfg.split else 0,
+                              "symmetric_offsets": symmetric_offsets(eval_sets)})
         self._check_vocab(data)
         return data
 
