@@ -56,7 +56,7 @@ from reasonlab.config import ModelConfig
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
 from reasonlab.tasks.base import IGNORE
-from reasonlab.train.loop import training_loss
+from reasonlab.train.step import training_loss
 
 Loss = Callable[[nn.Module, Tensor, Tensor], Tensor]  # (model, inputs, targets) -> the step's loss
 
@@ -293,7 +293,8 @@ def measure_late(run_dir: str, steps: int, repeats: int) -> dict:
     from reasonlab.config import load_yaml, resolve
     from reasonlab.schedule import lr_at
     from reasonlab.tasks.anchor import subseed
-    from reasonlab.train.loop import Trainer, epoch_order
+    from reasonlab.train.loop import Trainer
+    from reasonlab.train.step import epoch_order
 
     path = Path(run_dir)
     cfg = resolve(load_yaml(path / "config.yaml"))

@@ -217,7 +217,7 @@ def test_addition_run_end_to_end_through_the_cli(tmp_path):
 
 
 def test_length_buckets_keep_every_row_and_group_similar_lengths():
-    from reasonlab.train.loop import epoch_order
+    from reasonlab.train.step import epoch_order
 
     lengths = torch.randint(1, 60, (1000,), generator=torch.Generator().manual_seed(0))
     order = epoch_order(1000, seed=3, batch_size=10, lengths=lengths)

@@ -20,7 +20,8 @@ from reasonlab.schedule import lr_at
 from reasonlab.store import Metrics, read_metrics
 from reasonlab.tasks.base import IGNORE, scored_positions
 from reasonlab.train import loop
-from reasonlab.train.loop import Trainer, build_model, build_task, train_run, training_loss
+from reasonlab.train.loop import Trainer, build_model, build_task, train_run
+from reasonlab.train.step import decay_groups, training_loss
 
 STEPS_PER_EPOCH = 15  # 15 trained pairs x 64 sequences / batch 64
 EPOCHS = 4
@@ -360,12 +361,12 @@ def test_incomplete_checkpoint_is_ignored(tmp_path):
 def test_weight_decay_on_matrices_spares_norms_and_biases():
     cfg = tiny_run(model={"norm": "pre", "final_norm": True}, train={"weight_decay_on": "matrices"})
     model = loop.build_model(cfg, loop.build_task(cfg))
-    decayed, spared = loop.decay_groups(model, cfg.train)
+    decayed, spared = decay_groups(model, cfg.train)
     names = {id(p): n for n, p in model.named_parameters()}
     assert all(p.dim() >= 2 for p in decayed["params"]) and "weight_decay" not in decayed
     assert spared["weight_decay"] == 0.0
     assert {names[id(p)] for p in spared["params"]} >= {"ln_final.weight", "ln_final.bias", "head.bias"}
-    assert len(loop.decay_groups(model, tiny_run().train)) == 1  # "all": one group, as before the option existed
+    assert len(decay_groups(model, tiny_run().train)) == 1  # "all": one group, as before the option existed
 
 
 def test_precision_auto_is_fp32_on_cpu_and_bf16_autocasts(cfg, reference, tmp_path):

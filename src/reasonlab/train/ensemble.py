@@ -30,8 +30,9 @@ from reasonlab.schedule import lr_at
 from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.base import IGNORE, trim_padding
-from reasonlab.train.loop import Trainer, decays, epoch_order, finished_summary, run_directory
+from reasonlab.train.loop import Trainer, finished_summary, run_directory
 from reasonlab.train.progress import Progress
+from reasonlab.train.step import decays, epoch_order
 
 # Fields a member may set on its own (role ``member``); everything else must match to share one stacked step.
 MEMBER_FIELDS = nested_fields(fields_with("member"))

@@ -15,7 +15,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.build import build_model, build_task
@@ -42,9 +41,10 @@ from reasonlab.store import (
     write_json,
     write_metrics,
 )
-from reasonlab.tasks.base import IGNORE, scored_positions, trim_padding
+from reasonlab.tasks.base import IGNORE, trim_padding
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
+from reasonlab.train.step import decay_groups, epoch_order, training_loss
 from reasonlab.version import __version__
 
 
@@ -75,17 +75,6 @@ def weight_norms(model: nn.Module) -> dict[str, float]:
 TIMES = ("data", "steps", "evaluation", "checkpoints")  # the parts of a run's time its summary reports
 
 
-def training_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked IGNORE. Positions
-    no row of the batch has a target at are not computed (the model's final block skips them)."""
-    if y.dim() == 1:
-        return F.cross_entropy(model(x), y)
-    columns = scored_positions(y)
-    if not isinstance(columns, str):
-        y = y[:, columns]
-    return F.cross_entropy(model(x, columns).flatten(0, 1), y.flatten(), ignore_index=IGNORE)
-
-
 def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
     """``checkpoint_log`` epochs spaced evenly in log scale from the end of warm-up (at least epoch 1) to the
     last epoch, so a run's dynamics can be read at its early, fast changes as well as its end."""
@@ -94,39 +83,6 @@ def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
     first = max(1.0, cfg.warmup_epochs)
     n = cfg.checkpoint_log
     return {round(first * (cfg.epochs / first) ** (i / max(n - 1, 1))) for i in range(n)}
-
-
-BUCKET_BATCHES = 32  # length bucketing: rows are sorted by length within windows of this many batches
-
-
-def epoch_order(n: int, seed: int, batch_size: int, lengths: torch.Tensor | None = None) -> torch.Tensor:
-    """The row order of one epoch: consecutive ``batch_size`` slices are its batches. A random permutation; with
-    ``lengths`` (right-padded rows), rows are sorted by length within windows of ``BUCKET_BATCHES`` batches and
-    the full batches shuffled, so a batch holds rows of similar length and trimming its padding saves compute
-    (the rows left over after the last full batch stay random and last)."""
-    gen = torch.Generator().manual_seed(seed)
-    perm = torch.randperm(n, generator=gen)
-    if lengths is None:
-        return perm
-    window = batch_size * BUCKET_BATCHES
-    chunks = [c[lengths[c].argsort(stable=True)] for c in perm.split(window)]
-    rows = torch.cat(chunks)
-    full = n // batch_size * batch_size
-    batches = rows[:full].view(-1, batch_size)
-    return torch.cat([batches[torch.randperm(len(batches), generator=gen)].flatten(), rows[full:]])
-
-
-def decays(p: torch.Tensor, cfg: TrainConfig, member_axis: bool = False) -> bool:
-    """Whether weight decay applies to ``p``: every parameter, or only matrices (2+ dimensions, so not
-    LayerNorm weights or biases), as ``train.weight_decay_on`` says."""
-    return cfg.weight_decay_on == "all" or p.dim() - member_axis >= 2
-
-
-def decay_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
-    params = list(model.parameters())
-    groups = [{"params": [p for p in params if decays(p, cfg)]},
-              {"params": [p for p in params if not decays(p, cfg)], "weight_decay": 0.0}]
-    return [g for g in groups if g["params"]]
 
 
 def run_label(cfg: RunConfig) -> str:
