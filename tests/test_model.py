@@ -58,18 +58,18 @@ def test_position_matters_unless_no_positions():
         assert torch.allclose(nopos(x), nopos(swapped), atol=1e-5)
 
 
-@pytest.mark.parametrize(
-    "kw",
-    [
-        {},
-        {"n_heads": 4},
-        {"positions": "rope", "n_heads": 2},
-        {"tied_head": True, "head_bias": False},
-        {"norm": "pre", "final_norm": True, "block_bias": True},
-        {"norm": "none", "activation": "gelu", "depth": 3},
-        {"depth": 1, "d_k": 6, "d_v": 10},
-    ],
-)
+SHAPES = [  # model variants the fast paths must agree with the full pass on
+    {},
+    {"n_heads": 4},
+    {"positions": "rope", "n_heads": 2},
+    {"tied_head": True, "head_bias": False},
+    {"norm": "pre", "final_norm": True, "block_bias": True},
+    {"norm": "none", "activation": "gelu", "depth": 3},
+    {"depth": 1, "d_k": 6, "d_v": 10},
+]
+
+
+@pytest.mark.parametrize("kw", SHAPES)
 def test_last_position_fast_path_matches_all(kw):
     model = make(**kw)
     x = tokens(4, seed=1)
@@ -81,18 +81,7 @@ def test_last_position_fast_path_matches_all(kw):
     assert torch.equal(last.argmax(-1), full[:, -1].argmax(-1))
 
 
-@pytest.mark.parametrize(
-    "kw",
-    [
-        {},
-        {"n_heads": 4},
-        {"positions": "rope", "n_heads": 2},
-        {"tied_head": True, "head_bias": False},
-        {"norm": "pre", "final_norm": True, "block_bias": True},
-        {"norm": "none", "activation": "gelu", "depth": 3},
-        {"depth": 1, "d_k": 6, "d_v": 10},
-    ],
-)
+@pytest.mark.parametrize("kw", SHAPES)
 def test_chosen_positions_fast_path_matches_all(kw):
     """Logits at chosen positions (the final block computing those alone, each seeing only keys up to itself)
     equal the full pass's at those positions, in any order and with negative indices."""
