@@ -14,21 +14,32 @@ The authors' code, at the commit the shipped log names (src/reasonlab/data/ancho
     git clone https://github.com/xuzhiqin1990/understanding_dl
     git -C understanding_dl checkout 3bc8533cf019d8bec78325ee572ab624d69137f6
 
-Only their ``data.py``, ``model.py`` and ``utils/seed.py`` are loaded (by path; they need torch and NumPy alone), so
-neither their ``utils`` package (pytz, matplotlib) nor ``warmup_scheduler`` (their ``train.py``) is needed, and
-nothing uses the network. Then, one thread as for the numbers in docs/anchor-composition.md (2.5-4 s per step,
-15-25 min per epoch, on a shared 2-core CPU)::
+Only their ``data.py``, ``model.py`` and ``utils/seed.py`` are loaded (by path, in ``authors_draws.py`` beside this
+script; they need torch and NumPy alone), so neither their ``utils`` package (pytz, matplotlib) nor
+``warmup_scheduler`` (their ``train.py``) is needed, and nothing uses the network. Then, one thread as for the
+numbers in docs/anchor-composition.md (2.5-4 s per step, 15-25 min per epoch, on a shared 2-core CPU)::
 
     OMP_NUM_THREADS=1 python scripts/replay_authors_draws.py \\
         --authors understanding_dl/code/book_jupyter_composition_task --out replay-work --epochs 24
 
+``--draws`` swaps one part of the realization for reasonlab's own seed-1 draw, to tell which part carries our run's
+fast escape: ``their-data-our-init`` trains on their data in their batch order from the initial weights ``Trainer``
+builds for the trajectory run; ``our-data-their-init`` trains on the ``Trainer``'s own data in its own batch order
+(``epoch_order``, untouched) from their initial weights; ``ours`` (a control) is the trajectory run's own draws
+through this script. The config trained is checked to draw what ``--profile trajectory`` draws (same data, initial
+weights, batch order and schedule). On their data the evaluation is on their groups (``Evaluator``); on ours it is on
+reasonlab's own evaluation sets, scored by the package (``score_sets``), with the same figures (offsets beyond ±20
+fall in the package's histogram end bins, ``<-20`` and ``>20``).
+
 Stage 1, cached in ``--out``: ``authors_data_seed1.npz`` (their 32 data groups) and ``authors_init_g{γ}.pt`` (their
-initial state dict and the global torch RNG state right after their model was built). Stage 2, in ``--out/g{γ}/``:
-a checkpoint per epoch (the last one, and those of evaluation epochs, are kept; a rerun resumes from the newest),
-``replay.json`` rewritten after every epoch, and one printed line per epoch. Training runs with flush-to-zero on,
-as reasonlab's ``train_run`` does (and as the trainer did when the replay the docs cite ran). ``--max-steps K``
-trains only the first K steps of epoch 1 from the initial weights and prints their losses and a digest of the
-weights (to check in a minute that two versions of the code compute the same numbers); it writes no checkpoint.
+initial state dict and the global torch RNG state right after their model was built). Stage 2, in ``--out/g{γ}/``
+(``--out/g{γ}-{draws}/`` with ``--draws`` other than ``theirs``): a checkpoint per epoch (the last one, and those of
+evaluation epochs, are kept; a rerun resumes from the newest), ``replay.json`` rewritten after every epoch, and one
+printed line per epoch. Training runs with flush-to-zero on, as reasonlab's ``train_run`` does (and as the trainer
+did when the replay the docs cite ran). ``--max-steps K`` trains only the first K steps of epoch 1 from the initial
+weights and prints their losses and digests of the initial weights, of the batches seen and of the weights after
+them (to check in a minute that two versions of the code compute the same numbers, and which draws two modes share);
+it writes no checkpoint.
 """
 
 from __future__ import annotations
@@ -37,160 +48,83 @@ import argparse
 import collections
 import contextlib
 import hashlib
-import importlib.util
 import io
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 
 import numpy as np
 import torch
+from authors_draws import (  # beside this script
+    AUTHORS_COMMIT,
+    AUTHORS_EPOCHS,
+    BATCH,
+    GROUPS,
+    PAIRS,
+    SEED,
+    STEPS_PER_EPOCH,
+    TRAINED,
+    batch_orders,
+    generate_draws,
+    load_authors,
+    reasonlab_names,
+)
 from torch import Tensor, nn
 
 import reasonlab
-from reasonlab.config import Pair, raw_config, resolve
+from reasonlab.config import Pair, RunConfig, raw_config, resolve
+from reasonlab.evaluate.scoring import histogram_bins, pooled, score_sets
 from reasonlab.numerics import flush_denormals
 from reasonlab.store import atomic_write_bytes, git_revision, write_json
 from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.tasks.anchor import AnchorTask
 from reasonlab.train import loop
 
-AUTHORS_COMMIT = "3bc8533cf019d8bec78325ee572ab624d69137f6"
-# git blob ids of the files used, at that commit (computed with LF line endings, as git stores them)
-AUTHORS_FILES = {"data.py": "d81cf8b43edc6a7aa03deaa21694ee3a6402fadb",
-                 "model.py": "cf1239dc2e862bf76a605bb5eb768932a1715c10",
-                 "utils/seed.py": "990e53d8311c4f553412862728eb8ae3ffa3f3ad"}
-# Their notebook (main.ipynb) and result_{γ}/config.json: the data groups in their order ("ab_xm0": pair (a, b) on
-# test keys, key ≡ position mod 9; "ab_xel": on the other keys), which of them train, and the run's settings.
-PAIRS = ["13", "23", "43", "31", "32", "34", "12", "14", "21", "41", "24", "42", "11", "22", "33", "44"]
-GROUPS = [p + "_xm0" for p in PAIRS] + [p + "_xel" for p in PAIRS]
-TRAINED = [0] * 16 + [1, 1, 0, 1, 1, 1] + [1] * 10
-AUTHORS_ARGS = dict(data_size=900000, seq_len=9, data_min=20, data_max=100, data_percent=[1] * 16 + [9] * 16,
-                    n_heads=1, d_k=200, d_v=200, d_model=400, d_feedforward=1200, vocab_size=201, max_pos=20,
-                    n_layers=2)
-SEED, BATCH, STEPS_PER_EPOCH = 1, 2048, 370
-AUTHORS_EPOCHS, AUTHORS_ACC_EVERY = 210, 3  # their n_epoch and print_acc_epoch: when their loop draws what
 OVERRIDES = ["train.lr_multiplier=20", "task.split_modulus=9", "train.cosine_epochs=200", f"seed={SEED}"]
-DATA_FILE, TOP_OFFSETS, EVAL_CHUNK = "authors_data_seed1.npz", 4, 4096
-WHAT = ("reasonlab's training step (Trainer._epoch) on the authors' seed-1 draws (their data, initial weights and "
-        "batch order), beside their log; made by scripts/replay_authors_draws.py")
-
-
-# ---- the authors' code ---------------------------------------------------------------------------------------
-def git_blob(path: Path) -> str:
-    data = path.read_bytes().replace(b"\r\n", b"\n")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def load_authors(folder: Path) -> SimpleNamespace:
-    """Their ``data``, ``model`` and ``utils/seed`` modules, loaded by path after checking they are the files of
-    ``AUTHORS_COMMIT``."""
-    modules: dict[str, ModuleType] = {}
-    for rel, blob in AUTHORS_FILES.items():
-        path = folder / rel
-        if not path.is_file():
-            sys.exit(f"--authors {folder}: no {rel}; give the folder code/book_jupyter_composition_task of a clone")
-        if git_blob(path) != blob:
-            sys.exit(f"{path}: not the file of commit {AUTHORS_COMMIT}; check that commit out")
-        name = Path(rel).stem
-        spec = importlib.util.spec_from_file_location(f"authors_{name}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        modules[name] = module
-    return SimpleNamespace(**modules)
-
-
-def generate_draws(code: SimpleNamespace, gamma: str, out: Path) -> tuple[Path, Path]:
-    """Stage 1: their seed-1 data and initial weights, made by their code in their order (``setup_seed``,
-    ``get_data``, ``myGPT_specific``), with the global torch RNG state right after the model's construction (where
-    their ``train`` goes on to draw its DataLoader seeds). Cached: files already in ``out`` are reused."""
-    data_path, init_path = out / DATA_FILE, out / f"authors_init_g{gamma}.pt"
-    if data_path.is_file() and init_path.is_file():
-        return data_path, init_path
-    args = SimpleNamespace(**AUTHORS_ARGS, data_mode=GROUPS, data_name=GROUPS, std_rate=float(gamma))
-    code.seed.setup_seed(SEED)
-    with contextlib.redirect_stdout(io.StringIO()):  # get_data prints every group
-        datas = code.data.get_data(args)
-    model = code.model.myGPT_specific(args, torch.device("cpu"))
-    rng = torch.get_rng_state()
-    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in datas.items()}
-    if data_path.is_file():  # made with another γ: the data do not depend on it
-        with np.load(data_path) as old:
-            if set(old.files) != set(arrays) or any(not np.array_equal(old[k], v) for k, v in arrays.items()):
-                sys.exit(f"{data_path}: differs from the data just generated; remove it or use another --out")
-        made = f"{init_path.name} (their data, already in {out}, generated again and equal)"
-    else:
-        made = f"{data_path.name} and {init_path.name}"
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(data_path, buf.getvalue())
-    buf = io.BytesIO()
-    torch.save({"state": model.state_dict(), "torch_rng": rng}, buf)
-    atomic_write_bytes(init_path, buf.getvalue())
-    print(f"stage 1: wrote {made} with the authors' code", flush=True)
-    return data_path, init_path
-
-
-def batch_orders(code: SimpleNamespace, arrays: dict[str, np.ndarray], rng: Tensor, epochs: int) -> list[Tensor]:
-    """The row order of each of their epochs (370 batches of 2048, flattened), replayed from the global RNG state
-    after their model's construction: each pass over a DataLoader draws from that generator (the iterator's base
-    seed and the RandomSampler's seed), so every pass their ``train`` makes is made here in the same order."""
-    lists = {k: arrays[k].tolist() for k in GROUPS}  # get_train_data joins Python lists
-    args = SimpleNamespace(data_name=GROUPS, data_train=TRAINED, batch_size=BATCH)
-    train_loader = code.data.get_train_data(args, lists)
-    groups = code.data.get_data_loader_group(args, lists)
-    del lists
-    held_out = [g for g, t in zip(GROUPS, TRAINED, strict=True) if g.endswith("_xel") and not t][0]
-
-    def one_pass(loader: torch.utils.data.DataLoader) -> list[list[int]]:
-        return list(iter(loader)._sampler_iter)  # the batches' indices, without loading the batches
-
-    torch.set_rng_state(rng)
-    orders = []
-    for epoch in range(epochs):
-        if epoch % AUTHORS_ACC_EVERY == 0 or epoch == AUTHORS_EPOCHS - 1:
-            for name in GROUPS:  # get_accuracy: last_word_acc over every group
-                one_pass(groups[name])
-            one_pass(groups[held_out])  # then last_word_devi
-        batches = one_pass(train_loader)  # train_step
-        if len(batches) != STEPS_PER_EPOCH:
-            sys.exit(f"their training loader gives {len(batches)} batches, not {STEPS_PER_EPOCH}")
-        orders.append(torch.tensor(batches).flatten())
-        for name, trained in zip(GROUPS, TRAINED, strict=True):
-            if not trained:  # _get_loss_of_each_data: the groups not trained on
-                one_pass(groups[name])
-    return orders
-
-
-def reasonlab_names(depth: int) -> dict[str, str]:
-    """Their parameter names -> reasonlab's Transformer's."""
-    names = {"embedding.tgt_emb.weight": "embed.weight", "embedding.pos_emb.weight": "pos_embed.weight",
-             "projection.weight": "head.weight", "projection.bias": "head.bias"}
-    parts = {"dec_self_attn.W_Q": "attn.W_Q", "dec_self_attn.W_K": "attn.W_K", "dec_self_attn.W_V": "attn.W_V",
-             "dec_self_attn.fc": "attn.W_O", "dec_self_attn.layernorm": "ln1", "pos_ffn.fc.0": "mlp.W_in",
-             "pos_ffn.fc.2": "mlp.W_out", "pos_ffn.layernorm": "ln2"}
-    for layer in range(depth):
-        for theirs, ours in parts.items():
-            for kind in ("weight", "bias"):
-                names[f"decoder.layers.{layer}.{theirs}.{kind}"] = f"blocks.{layer}.{ours}.{kind}"
-    return names
+TOP_OFFSETS, EVAL_CHUNK = 4, 4096
+# --draws: whose data (with its batch order) and whose initial weights -> (their data, their init, description)
+DRAWS = {"theirs": (True, True, "the authors' seed-1 draws (their data, initial weights and batch order)"),
+         "their-data-our-init": (True, False, "the authors' seed-1 data and batch order with reasonlab's own seed-1 "
+                                 "initial weights"),
+         "our-data-their-init": (False, True, "reasonlab's own seed-1 data and batch order with the authors' seed-1 "
+                                 "initial weights"),
+         "ours": (False, False, "reasonlab's own seed-1 draws, those of the trajectory run (a control)")}
+WHAT = "reasonlab's training step (Trainer._epoch) on {}, beside their log; made by scripts/replay_authors_draws.py"
+# the only fields in which the config trained here differs from `--profile trajectory`: none of them draws anything
+EXECUTION_ONLY = {"epochs", "eval_every", "eval_max_per_set", "checkpoint_every", "threads"}
 
 
 # ---- reasonlab's side ----------------------------------------------------------------------------------------
-def build_trainer(gamma: str, threads: int, run_dir: Path, arrays: dict[str, np.ndarray],
-                  init: dict) -> loop.Trainer:
+def check_trajectory(cfg: RunConfig) -> None:
+    """The config trained here draws what ``reasonlab train --profile trajectory`` draws at the same γ (data,
+    initial weights, batch order, schedule): the two differ only in ``EXECUTION_ONLY`` fields."""
+    ref = resolve(raw_config(None, "trajectory", [f"init.gamma={cfg.init.gamma}", f"seed={cfg.seed}"]))
+    dumps = [c.model_dump(mode="json", exclude={"profile"}) for c in (cfg, ref)]
+    for d in dumps:
+        d["train"] = {k: v for k, v in d["train"].items() if k not in EXECUTION_ONLY}
+    if dumps[0] != dumps[1]:
+        sys.exit("the paper profile with the log's settings no longer draws what the trajectory profile draws")
+
+
+def build_trainer(gamma: str, threads: int, run_dir: Path, arrays: dict[str, np.ndarray] | None,
+                  init: dict | None) -> loop.Trainer:
     """reasonlab's trainer at the `paper` profile with the log's settings, its training rows replaced by theirs
-    (in their loader's order) and its weights by their initial ones."""
+    (in their loader's order) when ``arrays`` are given and its weights by their initial ones when ``init`` is;
+    otherwise its own, exactly as ``Trainer`` builds them for the trajectory run."""
     cfg = resolve(raw_config(None, "paper", [f"init.gamma={gamma}", *OVERRIDES, f"train.threads={threads}"]))
+    check_trajectory(cfg)
     trainer = loop.Trainer(cfg, run_dir, progress=False)
-    rows = torch.from_numpy(np.concatenate([arrays[g] for g, t in zip(GROUPS, TRAINED, strict=True) if t]))
-    if len(rows) != trainer.n_train or trainer.steps_per_epoch != STEPS_PER_EPOCH:
-        sys.exit(f"the paper profile trains on {trainer.n_train} rows, theirs on {len(rows)}")
-    trainer.x, trainer.y = rows[:, :-1].contiguous(), rows[:, -1].contiguous()
-    names = reasonlab_names(cfg.model.depth)
-    trainer.model.load_state_dict({names[k]: v for k, v in init["state"].items()})
+    if arrays is not None:
+        rows = torch.from_numpy(np.concatenate([arrays[g] for g, t in zip(GROUPS, TRAINED, strict=True) if t]))
+        if len(rows) != trainer.n_train:
+            sys.exit(f"the paper profile trains on {trainer.n_train} rows, theirs on {len(rows)}")
+        trainer.x, trainer.y = rows[:, :-1].contiguous(), rows[:, -1].contiguous()
+    if trainer.steps_per_epoch != STEPS_PER_EPOCH:
+        sys.exit(f"the paper profile takes {trainer.steps_per_epoch} steps per epoch, theirs {STEPS_PER_EPOCH}")
+    if init is not None:
+        names = reasonlab_names(cfg.model.depth)
+        trainer.model.load_state_dict({names[k]: v for k, v in init["state"].items()})
     return trainer
 
 
@@ -270,8 +204,35 @@ class Evaluator:
                 "test_acc_per_pair": {g[:2]: acc[g] for g in acc if g.endswith("_xm0")}}
 
 
+class PackageEvaluator:
+    """The same figures on reasonlab's own evaluation sets (its own data), scored by the package (``score_sets``,
+    as the trainer scores them) on the first ``rows`` sequences per set: the pooled accuracy of the trained pairs'
+    test-key sets (equal sizes: the mean over pairs), the held-out pair's train-key inferential and symmetric
+    shares and its commonest offsets, read from the package's offset histogram (beyond ±20 in its end bins)."""
+
+    def __init__(self, trainer: loop.Trainer, task: AnchorTask, rows: int):
+        self.held, self.device, self.rows = held_out_pair(task), trainer.device, rows or None
+        self.sets = {k: v for k, v in trainer.data.eval_sets.items() if k.startswith(("test/", "heldout/"))}
+        if "symmetric" not in self.sets[self.held.eval_set()].targets:
+            sys.exit(f"the paper profile's {self.held.caption} has no symmetric answer")
+
+    def __call__(self, model: nn.Module) -> dict:
+        scores = score_sets(model, self.sets, self.rows, self.device)
+        held, held_test = (scores[self.held.eval_set(keys)] for keys in ("train_keys", "test_keys"))
+        bins = histogram_bins()
+        tops = sorted((i for i, n in enumerate(held.histogram) if n), key=lambda i: -held.histogram[i])
+        per_pair = {k.removeprefix("test/"): s.acc("designated") for k, s in scores.items() if k.startswith("test/")}
+        return {"seen_test_acc": pooled(scores, "test/"), "heldout_inferential": held.acc("inferential"),
+                "heldout_symmetric": held.acc("symmetric"),
+                "top_offsets": [[int(bins[i]) if bins[i].lstrip("-").isdigit() else bins[i],
+                                 held.histogram[i] / held.n] for i in tops[:TOP_OFFSETS]],
+                "heldout_test_keys": held_test.acc("inferential"),
+                "test_acc_per_pair": {k.replace("-", ""): v for k, v in per_pair.items()}
+                | {self.held.key.replace("-", ""): held_test.acc("inferential")}}
+
+
 def evaluation_line(epoch: int, pair: Pair, ours: dict, log: dict | None) -> str:
-    tops = ", ".join(f"{o:+d}: {s:.3f}" for o, s in ours["top_offsets"])
+    tops = ", ".join(f"{o:+d}: {s:.3f}" if isinstance(o, int) else f"{o}: {s:.3f}" for o, s in ours["top_offsets"])
     line = (f"  after {epoch} epochs: seen-pair test-key acc {ours['seen_test_acc']:.3f}, {pair.caption} inferential "
             f"{ours['heldout_inferential']:.3f}, symmetric {ours['heldout_symmetric']:.3f}; offsets {tops}")
     if log:
@@ -297,20 +258,25 @@ class Steps:
             raise Steps.Stop
 
 
-def weights_digest(model: nn.Module) -> str:
+def digest(tensors: dict[str, Tensor]) -> str:
     h = hashlib.sha256()
-    for name, v in model.state_dict().items():
+    for name, v in tensors.items():
         h.update(name.encode())
         h.update(v.detach().contiguous().numpy().tobytes())
     return h.hexdigest()
 
 
 def first_steps(trainer: loop.Trainer, k: int) -> None:
-    """``--max-steps``: the first ``k`` steps of epoch 1 through ``Trainer._epoch``, each step's loss recorded."""
+    """``--max-steps``: the first ``k`` steps of epoch 1 through ``Trainer._epoch``, each step's loss recorded,
+    with digests of the initial weights, of the batches those steps saw and of the weights after them (to compare
+    draws across ``--draws`` and with a plain ``Trainer``)."""
     losses: list[float] = []
+    batches = hashlib.sha256()
     step = trainer.train_step
+    print(f"initial weights: sha256 {digest(trainer.model.state_dict())}")
 
     def recorded(x: Tensor, y: Tensor) -> Tensor:
+        batches.update(digest({"x": x, "y": y}).encode())
         loss = step(x, y)
         losses.append(float(loss))
         return loss
@@ -320,8 +286,9 @@ def first_steps(trainer: loop.Trainer, k: int) -> None:
     with contextlib.suppress(Steps.Stop):
         trainer._epoch(0, 0, Steps(k))
     seconds = time.perf_counter() - started
-    print(f"first {k} steps: losses {[repr(v) for v in losses]}")
-    print(f"weights after them: sha256 {weights_digest(trainer.model)}  ({seconds / k:.2f} s per step)", flush=True)
+    print(f"first {k} steps: losses {[repr(v) for v in losses]}; batches: sha256 {batches.hexdigest()}")
+    print(f"weights after them: sha256 {digest(trainer.model.state_dict())}  ({seconds / k:.2f} s per step)",
+          flush=True)
 
 
 def checkpoints(folder: Path) -> dict[int, Path]:
@@ -344,24 +311,26 @@ def resume(folder: Path, trainer: loop.Trainer, settings: dict) -> dict:
     """The newest checkpoint's state restored into the trainer, or a fresh state."""
     found = checkpoints(folder)
     if not found:
-        return {"what": WHAT, "epoch": 0, "step": 0, "settings": settings, "epochs": [], "evaluations": []}
+        return {"what": WHAT.format(DRAWS[settings["draws"]][2]), "epoch": 0, "step": 0, "settings": settings,
+                "epochs": [], "evaluations": []}
     saved = torch.load(found[max(found)], weights_only=True)
-    for key in ("gamma", "eval_rows"):
-        if saved["settings"][key] != settings[key]:
-            sys.exit(f"{folder}: its checkpoints were made with {key} {saved['settings'][key]}; use another --out")
+    made = {"draws": "theirs"} | saved["settings"]  # checkpoints from before --draws replayed theirs
+    for key in ("gamma", "eval_rows", "draws"):
+        if made[key] != settings[key]:
+            sys.exit(f"{folder}: its checkpoints were made with {key} {made[key]}; use another --out")
     trainer.model.load_state_dict(saved.pop("model"))
     trainer.opt.load_state_dict(saved.pop("opt"))
     print(f"resumed after epoch {saved['epoch']} (step {saved['step']})", flush=True)
     return saved
 
 
-def replay(trainer: loop.Trainer, evaluate: Evaluator, folder: Path, settings: dict, epochs: int,
+def replay(trainer: loop.Trainer, evaluate: Evaluator | PackageEvaluator, folder: Path, settings: dict, epochs: int,
            eval_every: int) -> None:
     reference = authors_log()["runs"][settings["gamma"]]
     log_loss = {r["epoch"]: r["loss"] for r in reference["train_loss"]}
     log_eval = {r["epoch"]: r for r in reference["evaluations"]}
     state = resume(folder, trainer, settings)
-    if state["epoch"] == 0 and not state["evaluations"]:  # their initial weights, in our model
+    if state["epoch"] == 0 and not state["evaluations"]:  # the initial weights
         state["evaluations"].append({"epoch": 0, "replay": evaluate(trainer.model), "log": log_eval.get(0)})
         print(evaluation_line(0, evaluate.held, state["evaluations"][0]["replay"], log_eval.get(0)), flush=True)
     for epoch in range(state["epoch"] + 1, epochs + 1):
@@ -397,32 +366,41 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--eval-every", type=int, default=3, help="evaluate every N epochs (their log: 3)")
     p.add_argument("--eval-rows", type=int, default=2000, help="sequences per group evaluated; 0: all (as their log)")
     p.add_argument("--max-steps", type=int, help="debugging: only the first K steps of epoch 1, printed; no files")
+    p.add_argument("--draws", choices=DRAWS, default="theirs",
+                   help="whose data (with its batch order) and initial weights: " + "; ".join(
+                       f"{k}: {v[2]}" for k, v in DRAWS.items()))
     a = p.parse_args(argv)
     if not 1 <= a.epochs <= AUTHORS_EPOCHS or a.threads < 1 or a.eval_every < 1 or a.eval_rows < 0:
         p.error(f"--epochs 1..{AUTHORS_EPOCHS}, --threads >= 1, --eval-every >= 1, --eval-rows >= 0")
     if a.max_steps is not None and not 1 <= a.max_steps <= STEPS_PER_EPOCH:
         p.error(f"--max-steps 1..{STEPS_PER_EPOCH}")
     torch.set_num_threads(a.threads)
-    folder = a.out / f"g{a.gamma}"
+    their_data, their_init, _ = DRAWS[a.draws]
+    folder = a.out / (f"g{a.gamma}" if a.draws == "theirs" else f"g{a.gamma}-{a.draws}")
     folder.mkdir(parents=True, exist_ok=True)
     code = load_authors(a.authors)
     with flush_denormals():  # as reasonlab trains (train_run), and as the replay the docs cite ran
         data_path, init_path = generate_draws(code, a.gamma, a.out)
-        with np.load(data_path) as npz:
-            arrays = {g: npz[g] for g in GROUPS}
+        arrays, orders = None, None
         init = torch.load(init_path, weights_only=True)
-        orders = batch_orders(code, arrays, init["torch_rng"], 1 if a.max_steps else a.epochs)
-        trainer = build_trainer(a.gamma, a.threads, folder, arrays, init)
+        if their_data:
+            with np.load(data_path) as npz:
+                arrays = {g: npz[g] for g in GROUPS}
+            orders = batch_orders(code, arrays, init["torch_rng"], 1 if a.max_steps else a.epochs)
+        trainer = build_trainer(a.gamma, a.threads, folder, arrays, init if their_init else None)
         task = AnchorTask(trainer.cfg.task)
-        check_labels(task, arrays)
-        with authors_batch_order(orders, trainer.cfg.seed):
+        if arrays is not None:
+            check_labels(task, arrays)
+        with authors_batch_order(orders, trainer.cfg.seed) if orders else contextlib.nullcontext():
             if a.max_steps:
                 first_steps(trainer, a.max_steps)
                 return
-            settings = {"gamma": a.gamma, "eval_rows": a.eval_rows, "authors_commit": AUTHORS_COMMIT,
+            settings = {"gamma": a.gamma, "eval_rows": a.eval_rows, "draws": a.draws, "authors_commit": AUTHORS_COMMIT,
                         "overrides": [f"init.gamma={a.gamma}", *OVERRIDES], "profile": "paper",
                         "reasonlab": reasonlab.__version__, "torch": str(torch.__version__)}
-            replay(trainer, Evaluator(task, arrays, a.eval_rows), folder, settings, a.epochs, a.eval_every)
+            evaluate = (Evaluator(task, arrays, a.eval_rows) if arrays is not None
+                        else PackageEvaluator(trainer, task, a.eval_rows))
+            replay(trainer, evaluate, folder, settings, a.epochs, a.eval_every)
 
 
 if __name__ == "__main__":
