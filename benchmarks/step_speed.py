@@ -161,13 +161,12 @@ class MHAModel(nn.Module):
 
 
 def torch_mha(s: dict):
-    if s["family"] != "anchor":
-        raise ValueError("the anchor shapes only")
     return MHAModel(s), lambda m, x, y: loss_of(m(x), y)
 
 
 MODELS = {"reasonlab": reasonlab_model, "hf-gpt2": hf_gpt2, "transformer-lens": transformer_lens,
           "torch-mha": torch_mha}
+FAMILY_MODELS = {"anchor": list(MODELS), "modular": ["reasonlab", "hf-gpt2", "transformer-lens"]}
 
 
 def batch(s: dict) -> tuple[Tensor, Tensor]:
@@ -223,13 +222,11 @@ class Case:
 def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak: float) -> list[dict]:
     shape = SHAPES[shape_name]
     cases = []
-    for name, build in MODELS.items():
+    for name in FAMILY_MODELS[shape["family"]]:
         try:
-            cases.append(Case(name, build, shape))
+            cases.append(Case(name, MODELS[name], shape))
         except ImportError as e:
             print(f"  {name}: skipped ({e}); install the bench extra")
-        except ValueError:  # a model this family does not have
-            continue
     if compile_model:
         cases.append(Case("reasonlab+compile", reasonlab_model, shape, compile_model=True))
     for case in cases:  # warm-up: allocator, kernels, compilation

@@ -11,10 +11,15 @@ from torch import Tensor
 IGNORE = -100  # a target the loss and the scores skip (cross_entropy's ignore_index)
 
 
+def scored_columns(targets: Tensor) -> Tensor:
+    """Per position (the last axis), whether any row scores it; leading axes are rows (or members and rows)."""
+    return (targets != IGNORE).reshape(-1, targets.shape[-1]).any(0)
+
+
 def scored_positions(targets: Tensor) -> Tensor | Literal["all"]:
     """The positions some row of (B, T) ``targets`` is scored at, or "all": a model asked for logits at these
     alone skips the rest of its final block (a modular sequence is scored at one position in three)."""
-    read = (targets != IGNORE).any(0)
+    read = scored_columns(targets)
     return "all" if bool(read.all()) else read.nonzero()[:, 0]
 
 
@@ -59,5 +64,5 @@ class TaskData:
 def trim_padding(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """Drop the trailing columns that no row of the batch scores (right-padded rows of a causal model); the
     last axis is the position, any leading axes are rows (or ensemble members and rows)."""
-    width = int((y != IGNORE).reshape(-1, y.shape[-1]).any(0).nonzero().max()) + 1
+    width = int(scored_columns(y).nonzero().max()) + 1
     return x[..., :width], y[..., :width]
