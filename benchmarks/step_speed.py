@@ -2,7 +2,7 @@
 otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul peak as the yardstick.
 
     .venv-bench/bin/python benchmarks/step_speed.py [--shape anchor|modular|all|SHAPE] [--repeats 5] [--steps 3]
-                                                    [--compile] [--json out.json]
+                                                    [--compile] [--bf16] [--json out.json]
     .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
     .venv/bin/python benchmarks/step_speed.py --denormal-gemm --threads 1
 
@@ -185,9 +185,9 @@ def batch(s: dict) -> tuple[Tensor, Tensor]:
 class Case:
     """One model with its optimizer and a step function that does what the trainer does."""
 
-    def __init__(self, name: str, build, shape: dict, compile_model: bool = False):
+    def __init__(self, name: str, build, shape: dict, compile_model: bool = False, bf16: bool = False):
         torch.manual_seed(0)
-        self.name = name
+        self.name, self.bf16 = name, bf16
         self.model, self.loss = build(shape)
         apply_init_rate(self.model, GAMMA, generator=torch.Generator().manual_seed(0))
         if compile_model:
@@ -201,12 +201,16 @@ class Case:
     def _count_flops(self) -> int:
         counter = FlopCounterMode(display=False)
         with counter:
-            self.loss(self.model, self.x, self.y).backward()
+            self._loss().backward()
         self.opt.zero_grad(set_to_none=True)
         return counter.get_total_flops()
 
+    def _loss(self) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            return self.loss(self.model, self.x, self.y)
+
     def step(self) -> None:
-        loss = self.loss(self.model, self.x, self.y)
+        loss = self._loss()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(self.params, 1.0)
@@ -219,7 +223,7 @@ class Case:
         return (time.perf_counter() - start) / steps
 
 
-def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak: float) -> list[dict]:
+def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, bf16: bool, peak: float) -> list[dict]:
     shape = SHAPES[shape_name]
     cases = []
     for name in FAMILY_MODELS[shape["family"]]:
@@ -229,6 +233,8 @@ def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, peak
             print(f"  {name}: skipped ({e}); install the bench extra")
     if compile_model:
         cases.append(Case("reasonlab+compile", reasonlab_model, shape, compile_model=True))
+    if bf16:
+        cases.append(Case("reasonlab+bf16", reasonlab_model, shape, bf16=True))
     for case in cases:  # warm-up: allocator, kernels, compilation
         case.time_steps(2)
     times: dict[str, list[float]] = {c.name: [] for c in cases}
@@ -343,6 +349,25 @@ def print_late(result: dict, threads: int) -> None:
         print(f"| {name} | {n:,} |")
 
 
+def bf16_gemm(repeats: int) -> dict[str, tuple[float, float]]:
+    """Median seconds of one GEMM in fp32 and in bf16 at a few step shapes (rows = batch × tokens): what bf16
+    could gain on this CPU before casts and the fp32 parts of a step are counted."""
+    out = {}
+    for m, k, n in ((2048 * 9, 400, 1200), (64 * 71, 64, 256), (256 * 95, 128, 512)):
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        medians = []
+        for x, y in ((a, b), (a.bfloat16(), b.bfloat16())):
+            x @ y
+            times = []
+            for _ in range(max(repeats, 3)):
+                start = time.perf_counter()
+                x @ y
+                times.append(time.perf_counter() - start)
+            medians.append(statistics.median(times))
+        out[f"{m}×{k} by {k}×{n}"] = (medians[0], medians[1])
+    return out
+
+
 def denormal_gemm(repeats: int) -> dict[str, float]:
     """Median seconds of one float32 GEMM at the paper step's largest shape (2048×400 by 400×1200) on normal
     inputs, on denormal inputs, and on denormal inputs with flush-to-zero: why the trainer turns it on."""
@@ -368,6 +393,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--compile", action="store_true", help="also time reasonlab under torch.compile")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also time reasonlab under bf16 autocast, after fp32 and bf16 GEMMs alone")
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
     ap.add_argument("--denormal-gemm", action="store_true", help="time one GEMM on normal and denormal inputs")
@@ -387,9 +414,13 @@ def main() -> None:
     peak = matmul_peak(args.repeats)
     print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}; "
           f"fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
+    if args.bf16:
+        print("| GEMM | fp32 s | bf16 s | fp32 ÷ bf16 |\n|---|---|---|---|")
+        for name, (f32, b16) in bf16_gemm(args.repeats).items():
+            print(f"| {name} | {f32:.4f} | {b16:.4f} | {f32 / b16:.2f}× |")
     rows = []
     for shape in GROUPS.get(args.shape, [args.shape]):
-        rows += measure(shape, args.repeats, args.steps, args.compile, peak)
+        rows += measure(shape, args.repeats, args.steps, args.compile, args.bf16, peak)
     print("| shape | model | params | GFLOP/step | s/step, median (min, max) | utilization | time ÷ reasonlab |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
