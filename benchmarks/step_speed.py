@@ -78,19 +78,21 @@ GROUPS = {"anchor": ["cpu", "paper"], "modular": ["mod-s", "mod-m", "mod-l"]}
 GROUPS["all"] = GROUPS["anchor"] + GROUPS["modular"]
 
 
+def gemm_seconds(a: Tensor, b: Tensor, repeats: int, warm_up: bool = True) -> float:
+    """Median seconds of ``a @ b`` over at least 3 repeats (after one untimed product if ``warm_up``)."""
+    if warm_up:
+        a @ b
+    times = []
+    for _ in range(max(repeats, 3)):
+        start = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def matmul_peak(repeats: int) -> float:
     """Best median fp32 GEMM rate (FLOP/s) over square sizes: the limit a training step is compared with."""
-    best = 0.0
-    for n in (1024, 2048, 3072):
-        a, b = torch.randn(n, n), torch.randn(n, n)
-        a @ b
-        times = []
-        for _ in range(max(repeats, 3)):
-            start = time.perf_counter()
-            a @ b
-            times.append(time.perf_counter() - start)
-        best = max(best, 2 * n**3 / statistics.median(times))
-    return best
+    return max(2 * n**3 / gemm_seconds(torch.randn(n, n), torch.randn(n, n), repeats) for n in (1024, 2048, 3072))
 
 
 # ---- the models ------------------------------------------------------------------------------------------------
@@ -355,16 +357,7 @@ def bf16_gemm(repeats: int) -> dict[str, tuple[float, float]]:
     out = {}
     for m, k, n in ((2048 * 9, 400, 1200), (64 * 71, 64, 256), (256 * 95, 128, 512)):
         a, b = torch.randn(m, k), torch.randn(k, n)
-        medians = []
-        for x, y in ((a, b), (a.bfloat16(), b.bfloat16())):
-            x @ y
-            times = []
-            for _ in range(max(repeats, 3)):
-                start = time.perf_counter()
-                x @ y
-                times.append(time.perf_counter() - start)
-            medians.append(statistics.median(times))
-        out[f"{m}×{k} by {k}×{n}"] = (medians[0], medians[1])
+        out[f"{m}×{k} by {k}×{n}"] = (gemm_seconds(a, b, repeats), gemm_seconds(a.bfloat16(), b.bfloat16(), repeats))
     return out
 
 
@@ -376,12 +369,7 @@ def denormal_gemm(repeats: int) -> dict[str, float]:
     out = {}
     for name, x, flush in (("normal", a, False), ("denormal", tiny, False), ("denormal, flush-to-zero", tiny, True)):
         torch.set_flush_denormal(flush)
-        times = []
-        for _ in range(max(repeats, 3)):
-            start = time.perf_counter()
-            x @ b
-            times.append(time.perf_counter() - start)
-        out[name] = statistics.median(times)
+        out[name] = gemm_seconds(x, b, repeats, warm_up=False)
     torch.set_flush_denormal(False)
     return out
 
