@@ -63,20 +63,32 @@ def load_authors(folder: Path) -> SimpleNamespace:
     return SimpleNamespace(**modules)
 
 
-def generate_draws(code: SimpleNamespace, gamma: str, out: Path) -> tuple[Path, Path]:
-    """Stage 1: their seed-1 data and initial weights, made by their code in their order (``setup_seed``,
-    ``get_data``, ``myGPT_specific``), with the global torch RNG state right after the model's construction (where
-    their ``train`` goes on to draw its DataLoader seeds). Cached: files already in ``out`` are reused."""
-    data_path, init_path = out / DATA_FILE, out / f"authors_init_g{gamma}.pt"
-    if data_path.is_file() and init_path.is_file():
-        return data_path, init_path
+def their_draw(code: SimpleNamespace, gamma: str, seed: int) -> tuple[dict[str, np.ndarray], dict, Tensor]:
+    """Their data and initial weights at ``seed``, made by their code in their order (``setup_seed``, ``get_data``,
+    ``myGPT_specific``), with the global torch RNG state right after the model's construction (where their
+    ``train`` goes on to draw its DataLoader seeds)."""
     args = SimpleNamespace(**AUTHORS_ARGS, data_mode=GROUPS, data_name=GROUPS, std_rate=float(gamma))
-    code.seed.setup_seed(SEED)
+    code.seed.setup_seed(seed)
     with contextlib.redirect_stdout(io.StringIO()):  # get_data prints every group
         datas = code.data.get_data(args)
     model = code.model.myGPT_specific(args, torch.device("cpu"))
     rng = torch.get_rng_state()
-    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in datas.items()}
+    return {k: np.asarray(v, dtype=np.int64) for k, v in datas.items()}, model.state_dict(), rng
+
+
+def save_init(path: Path, state: dict, rng: Tensor) -> None:
+    buf = io.BytesIO()
+    torch.save({"state": state, "torch_rng": rng}, buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def generate_draws(code: SimpleNamespace, gamma: str, out: Path) -> tuple[Path, Path]:
+    """Stage 1: their seed-1 data and initial weights (``their_draw``). Cached: files already in ``out`` are
+    reused."""
+    data_path, init_path = out / DATA_FILE, out / f"authors_init_g{gamma}.pt"
+    if data_path.is_file() and init_path.is_file():
+        return data_path, init_path
+    arrays, state, rng = their_draw(code, gamma, SEED)
     if data_path.is_file():  # made with another γ: the data do not depend on it
         with np.load(data_path) as old:
             if set(old.files) != set(arrays) or any(not np.array_equal(old[k], v) for k, v in arrays.items()):
@@ -87,11 +99,20 @@ def generate_draws(code: SimpleNamespace, gamma: str, out: Path) -> tuple[Path, 
         buf = io.BytesIO()
         np.savez_compressed(buf, **arrays)
         atomic_write_bytes(data_path, buf.getvalue())
-    buf = io.BytesIO()
-    torch.save({"state": model.state_dict(), "torch_rng": rng}, buf)
-    atomic_write_bytes(init_path, buf.getvalue())
+    save_init(init_path, state, rng)
     print(f"stage 1: wrote {made} with the authors' code", flush=True)
     return data_path, init_path
+
+
+def authors_init_at(code: SimpleNamespace, gamma: str, seed: int, out: Path) -> Path:
+    """Their initial weights at another seed (``their_draw``; its data are not kept), for telling one draw's luck
+    from the law of their init. Cached."""
+    path = out / f"authors_init_g{gamma}_seed{seed}.pt"
+    if not path.is_file():
+        _, state, rng = their_draw(code, gamma, seed)
+        save_init(path, state, rng)
+        print(f"stage 1: wrote {path.name} with the authors' code", flush=True)
+    return path
 
 
 def batch_orders(code: SimpleNamespace, arrays: dict[str, np.ndarray], rng: Tensor, epochs: int) -> list[Tensor]:

@@ -29,7 +29,10 @@ builds for the trajectory run; ``our-data-their-init`` trains on the ``Trainer``
 through this script. The config trained is checked to draw what ``--profile trajectory`` draws (same data, initial
 weights, batch order and schedule). On their data the evaluation is on their groups (``Evaluator``); on ours it is on
 reasonlab's own evaluation sets, scored by the package (``score_sets``), with the same figures (offsets beyond ±20
-fall in the package's histogram end bins, ``<-20`` and ``>20``).
+fall in the package's histogram end bins, ``<-20`` and ``>20``). ``--init-seed S`` takes the initial weights, on
+whichever side they come from, at seed S instead (their code after ``setup_seed(S)``; or a trajectory run of seed S),
+the data and batch order staying seed 1's: several draws of each init law on the same data tell one draw's luck
+from a difference between the laws (folder suffix ``-init{S}``).
 
 Stage 1, cached in ``--out``: ``authors_data_seed1.npz`` (their 32 data groups) and ``authors_init_g{γ}.pt`` (their
 initial state dict and the global torch RNG state right after their model was built). Stage 2, in ``--out/g{γ}/``
@@ -65,6 +68,7 @@ from authors_draws import (  # beside this script
     SEED,
     STEPS_PER_EPOCH,
     TRAINED,
+    authors_init_at,
     batch_orders,
     generate_draws,
     load_authors,
@@ -108,13 +112,17 @@ def check_trajectory(cfg: RunConfig) -> None:
 
 
 def build_trainer(gamma: str, threads: int, run_dir: Path, arrays: dict[str, np.ndarray] | None,
-                  init: dict | None) -> loop.Trainer:
+                  init: dict | None, init_seed: int = SEED) -> loop.Trainer:
     """reasonlab's trainer at the `paper` profile with the log's settings, its training rows replaced by theirs
     (in their loader's order) when ``arrays`` are given and its weights by their initial ones when ``init`` is;
-    otherwise its own, exactly as ``Trainer`` builds them for the trajectory run."""
+    otherwise its own, exactly as ``Trainer`` builds them for the trajectory run (at ``init_seed``: the weights a
+    trajectory run of that seed starts from)."""
     cfg = resolve(raw_config(None, "paper", [f"init.gamma={gamma}", *OVERRIDES, f"train.threads={threads}"]))
     check_trajectory(cfg)
     trainer = loop.Trainer(cfg, run_dir, progress=False)
+    if init is None and init_seed != SEED:
+        other = loop.Trainer(cfg.model_copy(update={"seed": init_seed}), run_dir, progress=False)
+        trainer.model.load_state_dict(other.model.state_dict())
     if arrays is not None:
         rows = torch.from_numpy(np.concatenate([arrays[g] for g, t in zip(GROUPS, TRAINED, strict=True) if t]))
         if len(rows) != trainer.n_train:
@@ -311,11 +319,14 @@ def resume(folder: Path, trainer: loop.Trainer, settings: dict) -> dict:
     """The newest checkpoint's state restored into the trainer, or a fresh state."""
     found = checkpoints(folder)
     if not found:
-        return {"what": WHAT.format(DRAWS[settings["draws"]][2]), "epoch": 0, "step": 0, "settings": settings,
+        what = WHAT.format(DRAWS[settings["draws"]][2])
+        if settings["init_seed"] != SEED:
+            what += f"; the initial weights are those of seed {settings['init_seed']} instead"
+        return {"what": what, "epoch": 0, "step": 0, "settings": settings,
                 "epochs": [], "evaluations": []}
     saved = torch.load(found[max(found)], weights_only=True)
-    made = {"draws": "theirs"} | saved["settings"]  # checkpoints from before --draws replayed theirs
-    for key in ("gamma", "eval_rows", "draws"):
+    made = {"draws": "theirs", "init_seed": SEED} | saved["settings"]  # from before --draws / --init-seed
+    for key in ("gamma", "eval_rows", "draws", "init_seed"):
         if made[key] != settings[key]:
             sys.exit(f"{folder}: its checkpoints were made with {key} {made[key]}; use another --out")
     trainer.model.load_state_dict(saved.pop("model"))
@@ -366,6 +377,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--eval-every", type=int, default=3, help="evaluate every N epochs (their log: 3)")
     p.add_argument("--eval-rows", type=int, default=2000, help="sequences per group evaluated; 0: all (as their log)")
     p.add_argument("--max-steps", type=int, help="debugging: only the first K steps of epoch 1, printed; no files")
+    p.add_argument("--init-seed", type=int, default=SEED,
+                   help="the seed of the initial weights, on either side (their code's setup_seed, or the trajectory "
+                        "run's seed); data and batch order stay seed 1's. To tell one draw's luck from the init's law")
     p.add_argument("--draws", choices=DRAWS, default="theirs",
                    help="whose data (with its batch order) and initial weights: " + "; ".join(
                        f"{k}: {v[2]}" for k, v in DRAWS.items()))
@@ -376,18 +390,21 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"--max-steps 1..{STEPS_PER_EPOCH}")
     torch.set_num_threads(a.threads)
     their_data, their_init, _ = DRAWS[a.draws]
-    folder = a.out / (f"g{a.gamma}" if a.draws == "theirs" else f"g{a.gamma}-{a.draws}")
+    folder = a.out / ((f"g{a.gamma}" if a.draws == "theirs" else f"g{a.gamma}-{a.draws}")
+                      + ("" if a.init_seed == SEED else f"-init{a.init_seed}"))
     folder.mkdir(parents=True, exist_ok=True)
     code = load_authors(a.authors)
     with flush_denormals():  # as reasonlab trains (train_run), and as the replay the docs cite ran
         data_path, init_path = generate_draws(code, a.gamma, a.out)
         arrays, orders = None, None
         init = torch.load(init_path, weights_only=True)
+        weights = (None if not their_init else init if a.init_seed == SEED
+                   else torch.load(authors_init_at(code, a.gamma, a.init_seed, a.out), weights_only=True))
         if their_data:
             with np.load(data_path) as npz:
                 arrays = {g: npz[g] for g in GROUPS}
             orders = batch_orders(code, arrays, init["torch_rng"], 1 if a.max_steps else a.epochs)
-        trainer = build_trainer(a.gamma, a.threads, folder, arrays, init if their_init else None)
+        trainer = build_trainer(a.gamma, a.threads, folder, arrays, weights, a.init_seed)
         task = AnchorTask(trainer.cfg.task)
         if arrays is not None:
             check_labels(task, arrays)
@@ -395,7 +412,8 @@ def main(argv: list[str] | None = None) -> None:
             if a.max_steps:
                 first_steps(trainer, a.max_steps)
                 return
-            settings = {"gamma": a.gamma, "eval_rows": a.eval_rows, "draws": a.draws, "authors_commit": AUTHORS_COMMIT,
+            settings = {"gamma": a.gamma, "eval_rows": a.eval_rows, "draws": a.draws, "init_seed": a.init_seed,
+                        "authors_commit": AUTHORS_COMMIT,
                         "overrides": [f"init.gamma={a.gamma}", *OVERRIDES], "profile": "paper",
                         "reasonlab": reasonlab.__version__, "torch": str(torch.__version__)}
             evaluate = (Evaluator(task, arrays, a.eval_rows) if arrays is not None
