@@ -299,6 +299,23 @@ def first_steps(trainer: loop.Trainer, k: int) -> None:
           flush=True)
 
 
+def init_stats(model: nn.Module) -> None:
+    """``--init-stats``: per parameter, the statistics of the initial weights that tell two init laws apart — mean,
+    std, the largest |w| in stds, and for a matrix its top singular value over the random-matrix edge
+    std·(√rows + √cols) (≈ 1 for i.i.d. entries)."""
+    print(f"{'parameter':28s} {'shape':>12s} {'mean':>9s} {'std':>8s} {'max/std':>8s} {'σ1/edge':>8s}")
+    for name, w in model.state_dict().items():
+        w = w.double()
+        std = w.std().item() if w.numel() > 1 else 0.0
+        line = f"{name:28s} {'x'.join(map(str, w.shape)):>12s} {w.mean().item():+9.5f} {std:8.5f}"
+        if std > 0:
+            line += f" {w.abs().max().item() / std:8.2f}"
+            if w.dim() == 2:
+                edge = std * (w.shape[0] ** 0.5 + w.shape[1] ** 0.5)
+                line += f" {torch.linalg.matrix_norm(w, ord=2).item() / edge:8.3f}"
+        print(line)
+
+
 def checkpoints(folder: Path) -> dict[int, Path]:
     return {int(p.stem.split("-")[1]): p for p in folder.glob("epoch-*.pt") if p.stem.split("-")[1].isdigit()}
 
@@ -377,6 +394,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--eval-every", type=int, default=3, help="evaluate every N epochs (their log: 3)")
     p.add_argument("--eval-rows", type=int, default=2000, help="sequences per group evaluated; 0: all (as their log)")
     p.add_argument("--max-steps", type=int, help="debugging: only the first K steps of epoch 1, printed; no files")
+    p.add_argument("--init-stats", action="store_true",
+                   help="print per-parameter statistics of the initial weights trained from, and stop; no files")
     p.add_argument("--init-seed", type=int, default=SEED,
                    help="the seed of the initial weights, on either side (their code's setup_seed, or the trajectory "
                         "run's seed); data and batch order stay seed 1's. To tell one draw's luck from the init's law")
@@ -409,6 +428,9 @@ def main(argv: list[str] | None = None) -> None:
         if arrays is not None:
             check_labels(task, arrays)
         with authors_batch_order(orders, trainer.cfg.seed) if orders else contextlib.nullcontext():
+            if a.init_stats:
+                init_stats(trainer.model)
+                return
             if a.max_steps:
                 first_steps(trainer, a.max_steps)
                 return
