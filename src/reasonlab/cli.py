@@ -18,7 +18,16 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from reasonlab.config import ConfigError, Pair, RunConfig, raw_config, resolve, unknown_name
+from reasonlab.config import (
+    ConfigError,
+    Pair,
+    RunConfig,
+    raw_config,
+    resolve,
+    study_profiles,
+    unknown_name,
+)
+from reasonlab.config import studies as profiled_studies
 from reasonlab.errors import UserError
 from reasonlab.studies import anchor
 
@@ -115,11 +124,10 @@ def _resolved(config: Path | None, profile: str | None, overrides: list[str], st
 
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
-    "--profile", "-p", help="built-in profile of the study: anchor: cpu, cpu-wide, paper; mixture: "
-    "transformer-cpu, emb-mlp-cpu, lm-cpu and their -paper forms; modular, scan, cogs, addition, prontoqa: cpu, "
-    "gpu (modular also paper)")]
-StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: anchor, mixture, modular, "
-                                       "scan, cogs, addition or prontoqa")]
+    "--profile", "-p", help="built-in profile of the study: " + "; ".join(
+        f"{study}: {', '.join(study_profiles(study))}" for study in profiled_studies()))]
+StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile names: "
+                                       + ", ".join(profiled_studies()))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
                                          "the sweep's runs); train nothing, write nothing")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="run a paper- or GPU-scale profile even without a CUDA "
