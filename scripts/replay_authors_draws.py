@@ -411,9 +411,9 @@ def main(argv: list[str] | None = None) -> None:
     their_data, their_init, _ = DRAWS[a.draws]
     folder = a.out / ((f"g{a.gamma}" if a.draws == "theirs" else f"g{a.gamma}-{a.draws}")
                       + ("" if a.init_seed == SEED else f"-init{a.init_seed}"))
-    folder.mkdir(parents=True, exist_ok=True)
     code = load_authors(a.authors)
     with flush_denormals():  # as reasonlab trains (train_run), and as the replay the docs cite ran
+        a.out.mkdir(parents=True, exist_ok=True)  # stage 1's cache
         data_path, init_path = generate_draws(code, a.gamma, a.out)
         arrays, orders = None, None
         init = torch.load(init_path, weights_only=True)
@@ -440,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
                         "reasonlab": reasonlab.__version__, "torch": str(torch.__version__)}
             evaluate = (Evaluator(task, arrays, a.eval_rows) if arrays is not None
                         else PackageEvaluator(trainer, task, a.eval_rows))
+            folder.mkdir(parents=True, exist_ok=True)  # not for --init-stats / --max-steps: no files
             replay(trainer, evaluate, folder, settings, a.epochs, a.eval_every)
 
 
