@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -209,6 +210,24 @@ def test_results_cli_and_csv(finished_sweep, tmp_path):
     assert result.exit_code == 0, result.output
     lines = csv_path.read_text().splitlines()
     assert lines[0].startswith("run_id,init.gamma,seed,label") and len(lines) == 5
+
+
+def test_results_markdown_is_the_printed_table(finished_sweep, tmp_path):
+    """--markdown writes the same rows and cells as the CSV, as a Markdown table a doc can hold verbatim."""
+    out, _, _ = finished_sweep
+    md, csv_path = tmp_path / "r.md", tmp_path / "r.csv"
+    result = runner.invoke(app, ["results", str(out / "tiny"), "--markdown", str(md), "--csv", str(csv_path)])
+    assert result.exit_code == 0, result.output
+    lines = md.read_text().splitlines()
+    rows = list(csv.reader(csv_path.read_text().splitlines()))
+    assert lines[0] == "| " + " | ".join(rows[0]) + " |" and set(lines[1]) == set("-|")
+    assert len(lines) == len(rows) + 1 == 6
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines[2:]]
+    assert [c[0] for c in cells] == [r[0] for r in rows[1:]]  # run ids, same order
+    labels = rows[0].index("label")
+    assert [c[labels] for c in cells] == [r[labels] for r in rows[1:]]
+    bad = runner.invoke(app, ["results", str(out / "tiny"), "--markdown", str(tmp_path / "no" / "r.md")])
+    assert bad.exit_code == 2 and "--markdown" in bad.output and not (tmp_path / "no").exists()
 
 
 def test_two_sweeps_on_one_store(tmp_path):

@@ -312,36 +312,34 @@ def results(
     target: Annotated[Path, typer.Argument(help="a sweep directory, or a store root holding sweeps")],
     sql: Annotated[str | None, typer.Option(help='one DuckDB SELECT over the tables runs, metrics, offsets')] = None,
     csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="also write it as a Markdown table (for a doc)")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
 ) -> None:
     """Print a sweep's results table, or the result of SQL over all runs' tables and metrics."""
     try:
-        _print_results(target, sql, show_all, csv)
+        _print_results(target, sql, show_all, csv, markdown)
     except UserError as e:
         _fail(str(e))
 
 
-def _print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None) -> None:
-    from reasonlab.sweep.results import query, table_view, write_csv
+def _print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None,
+                   markdown: Path | None = None) -> None:
+    from reasonlab.sweep.results import format_cell, query, table_view, write_csv, write_markdown
 
-    if csv is not None and not csv.parent.is_dir():
-        raise ConfigError(f"--csv {csv}: no directory {csv.parent}; create it or choose another path")
+    for flag, path in (("--csv", csv), ("--markdown", markdown)):
+        if path is not None and not path.parent.is_dir():
+            raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
     columns, rows = query(target, sql) if sql else table_view(target, show_all)
     table = Table(title=str(target) if not sql else None, title_justify="left")
     for col in columns:
         table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(format_cell(v) for v in row))
     console.print(table)
-    if csv is not None:
-        write_csv(csv, columns, rows)
-        console.print(f"wrote {csv}")
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    for path, write in ((csv, write_csv), (markdown, write_markdown)):
+        if path is not None:
+            write(path, columns, rows)
+            console.print(f"wrote {path}")
 
 
 @app.command()

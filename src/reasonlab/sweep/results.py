@@ -218,6 +218,24 @@ def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> None:
     atomic_write_text(Path(path), buf.getvalue())
 
 
+def format_cell(value: Any) -> str:
+    """One table cell as ``reasonlab results`` prints it: floats to four significant digits, a missing value as —."""
+    if value is None:
+        return "—"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
+    """The table as GitHub Markdown, cells as printed: what a doc's run table is pasted from, so its figures come
+    from the store rather than being copied by hand."""
+    def cell(v: Any) -> str:
+        return format_cell(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+
+
 def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     """The sweep's declared axes (a linked axis ``a+b`` as its fields), else the config columns whose value
     differs between runs."""
