@@ -18,6 +18,7 @@ from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
 from reasonlab.schedule import lr_at
 from reasonlab.store import Metrics, read_metrics
+from reasonlab.sweep.results import run_row
 from reasonlab.tasks.base import IGNORE, scored_positions
 from reasonlab.train import loop
 from reasonlab.train.loop import Trainer, build_model, build_task, train_run
@@ -405,6 +406,11 @@ def test_escape_points_follow_the_metrics(reference):
             assert (point["epoch"], point["step"], point["lr_sum"]) == (first[0], first[1], sums[first[1]])
             assert set(point["heldout"]) >= {"4-3/train_keys/inferential", "4-3/train_keys/symmetric"}
     assert any(p is not None for p in summary["escape"].values()) or max(r.value for r in seen) < 0.5
+    row = run_row(summary)  # the results table carries each escape point and what (4,3) answered there
+    for key, point in summary["escape"].items():
+        assert row[f"escape.{key}.lr_sum"] == (point or {}).get("lr_sum")
+        for name, value in ((point or {}).get("heldout") or {}).items():
+            assert row[f"escape.{key}.heldout." + name.replace("/", ".")] == value
 
 
 def test_flush_to_zero_is_on_during_a_run_and_restored_after(tmp_path, monkeypatch):

@@ -64,6 +64,9 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
     for key, point in (summary.get("escape") or {}).items():  # anchor runs: where the plateau was left
         row.update({f"escape.{key}.{k}": (point or {}).get(k) for k in ("epoch", "step", "lr_sum")})
+        # and what the held-out pairs answered there (escape.at50.heldout.4-3.train_keys.inferential, ...)
+        row.update(flatten({k.replace("/", "."): v for k, v in ((point or {}).get("heldout") or {}).items()},
+                           f"escape.{key}.heldout."))
     return row
 
 
