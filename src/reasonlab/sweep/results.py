@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,18 +56,23 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _figures(figures: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """Figures keyed by evaluation-set path (``heldout/4-3/train_keys/inferential``) as dotted columns."""
+    return flatten({k.replace("/", "."): v for k, v in figures.items()}, prefix)
+
+
 def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
     row["version"] = summary.get("versions", {}).get("reasonlab")
     row.update(flatten(summary.get("config", {})))
-    row.update(flatten({k.replace("/", "."): v for k, v in summary.get("final", {}).items()}, "final."))
-    row.update(flatten({k.replace("/", "."): v for k, v in summary.get("best", {}).items()}, "best."))
+    row.update(_figures(summary.get("final", {}), "final."))
+    row.update(_figures(summary.get("best", {}), "best."))
     row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
     for key, point in (summary.get("escape") or {}).items():  # anchor runs: where the plateau was left
-        row.update({f"escape.{key}.{k}": (point or {}).get(k) for k in ("epoch", "step", "lr_sum")})
+        point = point or {}
+        row.update({f"escape.{key}.{k}": point.get(k) for k in ("epoch", "step", "lr_sum")})
         # and what the held-out pairs answered there (escape.at50.heldout.4-3.train_keys.inferential, ...)
-        row.update(flatten({k.replace("/", "."): v for k, v in ((point or {}).get("heldout") or {}).items()},
-                           f"escape.{key}.heldout."))
+        row.update(_figures(point.get("heldout") or {}, f"escape.{key}.heldout."))
     return row
 
 
@@ -231,11 +237,10 @@ def format_cell(value: Any) -> str:
 def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
     """The table as GitHub Markdown, cells as printed: what a doc's run table is pasted from, so its figures come
     from the store rather than being copied by hand."""
-    def cell(v: Any) -> str:
-        return format_cell(v).replace("|", "\\|").replace("\n", " ")
+    def line(cells: Iterable[Any]) -> str:
+        return "| " + " | ".join(format_cell(v).replace("|", "\\|").replace("\n", " ") for v in cells) + " |"
 
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    lines = [line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]
     atomic_write_text(Path(path), "\n".join(lines) + "\n")
 
 
