@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 from conftest import reproduce_tiny
@@ -93,3 +95,21 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     assert "(ΔL̄ > 0, E2)" in summary and "target ≥ 0.2:" in summary
     for name in ("delta-l", "cosine"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
+    assert "### Over seeds" in summary and "ΔL̄ rises with γ:" in summary and "| 1.0 | 3 |" in summary
+    # a committed sweep has no checkpoints: its summary comes back from the runs' kept cosines, without training
+    for ckpt in sweep_dir.glob("*/checkpoints"):
+        shutil.rmtree(ckpt)
+    (sweep_dir / "summary.md").unlink()
+    reproduce_tiny("prontoqa-tinystories", tmp_path, tiny)
+    assert (sweep_dir / "summary.md").read_text().split("## γ (with LayerNorm)")[1] == \
+        summary.split("## γ (with LayerNorm)")[1]
+
+
+def test_ordering_verdict_separates_rising_means_from_noise():
+    from reasonlab.studies.prontoqa_tinystories import ordering_verdict
+
+    assert ordering_verdict({0.3: [0.1, 0.2], 0.5: [0.3, 0.4], 0.8: [0.5, 0.6]}) == "**held**"
+    assert ordering_verdict({0.3: [0.1, 0.4], 0.5: [0.3, 0.5]}).startswith("**not separable from noise**")
+    assert ordering_verdict({0.3: [0.5, 0.6], 0.5: [0.3, 0.4]}) == "**did not hold**"
+    assert "one seed" in ordering_verdict({0.3: [0.1], 0.5: [0.2]})
+    assert ordering_verdict({0.3: [0.1]}).startswith("not testable")
