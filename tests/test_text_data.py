@@ -113,3 +113,17 @@ def test_ordering_verdict_separates_rising_means_from_noise():
     assert ordering_verdict({0.3: [0.5, 0.6], 0.5: [0.3, 0.4]}) == "**did not hold**"
     assert "one seed" in ordering_verdict({0.3: [0.1], 0.5: [0.2]})
     assert ordering_verdict({0.3: [0.1]}).startswith("not testable")
+
+
+def test_a_kept_cosine_file_not_of_this_run_is_refused(tmp_path):
+    from reasonlab.errors import StoreError
+    from reasonlab.studies.prontoqa_tinystories import embedding_cosines, study_configs
+
+    cfg = study_configs("cpu")["main"][0]
+    kept = tmp_path / "analysis" / "embedding-cosine.json"
+    kept.parent.mkdir()
+    for text, says in (('{"cosine": {}}', "not an embedding-cosine file"),
+                       ('{"run_id": "other", "cosine": {}, "n_exclusive": [1, 2]}', "written for run 'other'")):
+        kept.write_text(text)
+        with pytest.raises(StoreError, match=says):
+            embedding_cosines(cfg, tmp_path)

@@ -63,8 +63,10 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
     cached = run_dir / "analysis" / "embedding-cosine.json"
     if cached.is_file():
         kept = read_json(cached, "embedding-cosine file")
-        if kept.get("run_id") != cfg.run_id():
-            raise StoreError(f"{cached}: written for run {kept.get('run_id')!r}, not {cfg.run_id()}; delete it")
+        if not isinstance(kept, dict) or set(kept) != {"run_id", "cosine", "n_exclusive"}:
+            raise StoreError(f"{cached}: not an embedding-cosine file reasonlab wrote; delete it to measure again")
+        if kept["run_id"] != cfg.run_id():
+            raise StoreError(f"{cached}: written for run {kept['run_id']!r}, not {cfg.run_id()}; delete it")
         return {"cosine": kept["cosine"], "n_exclusive": tuple(kept["n_exclusive"])}
     tok = WordTokenizer.from_json((run_dir / "tokenizer.json").read_text())
     task = TextMixtureTask(cfg.task)
@@ -183,7 +185,9 @@ def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured:
 
 
 def _spread(values: list[float]) -> str:
-    """A seed mean with its range: ``mean [min, max]`` (one value alone)."""
+    """A seed mean with its range: ``mean [min, max]`` (one value alone, — for none)."""
+    if not values:
+        return "—"
     if len(values) == 1:
         return f"{values[0]:.3f}"
     return f"{mean(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
@@ -222,8 +226,7 @@ def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
         final[g] = [m["delta_L_train_final"] for m in ms if m["delta_L_train_final"] is not None]
         cos = {(when, src): [stage_cosine(m, when)[src] for m in ms] for when in ("early", "final")
                for src in ("prontoqa", "tinystories")}
-        lines.append(f"| {g} | {len(ms)} | {_spread(window[g]) if window[g] else '—'} | "
-                     f"{_spread(final[g]) if final[g] else '—'} | "
+        lines.append(f"| {g} | {len(ms)} | {_spread(window[g])} | {_spread(final[g])} | "
                      + " | ".join(_spread(cos[k]) for k in sorted(cos)) + " |")
     lines += ["", f"ΔL̄ rises with γ: {ordering_verdict(window)}.", "",
               f"The final ΔL rises with γ: {ordering_verdict(final)}.", ""]
