@@ -3,11 +3,15 @@ model (its figure and its table of our evaluations beside the log's)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
-from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.studies.anchor_trajectory import authors_log, trajectories
 
 TINY = ["task.n_train_per_pair=64", "task.n_test_per_pair=16", "model.d_model=16", "model.d_k=8", "model.d_v=8",
         "model.d_ff=32", "train.batch_size=64", "train.warmup_epochs=1", "train.cosine_epochs=20",
@@ -37,6 +41,37 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     sweep = tmp_path / "anchor-trajectory"
     assert (sweep / "figures" / "trajectory.png").stat().st_size > 10_000
     table = [line for line in (sweep / "summary.md").read_text().splitlines() if line.startswith("| 0.")]
-    assert [row.split(" | ")[1] for row in table if row.startswith("| 0.5 ")] == ["3", "6", "9"]
-    assert [row.split(" | ")[1] for row in table if row.startswith("| 0.8 ")] == [str(e) for e in range(3, 28, 3)]
-    assert "/ 0.729 |" in next(row for row in table if row.startswith("| 0.8 | 18 |"))  # the log's (4,3) at 18
+    assert [row.split(" | ")[2] for row in table if row.startswith("| 0.5 | 1 ")] == ["3", "6", "9"]
+    assert [row.split(" | ")[2] for row in table if row.startswith("| 0.8 | 1 ")] == [str(e) for e in range(3, 28, 3)]
+    assert "/ 0.729 |" in next(row for row in table if row.startswith("| 0.8 | 1 | 18 |"))  # the log's (4,3) at 18
+
+    # An unfinished run's snapshot (config and metrics so far, no summary) is drawn beside finished runs, keyed by
+    # γ and seed from its own config, and the script's table lists it.
+    small = next(d for d in sweep.iterdir() if (d / "config.yaml").is_file() and "gamma: 0.8" in
+                 (d / "config.yaml").read_text())
+    snapshot = tmp_path / "snap" / f"{small.name}.partial"
+    snapshot.mkdir(parents=True)
+    for name in ("config.yaml", "metrics.parquet"):
+        (snapshot / name).write_bytes((small / name).read_bytes())
+    ours = trajectories([snapshot])
+    assert list(ours) == ["0.8"] and list(ours["0.8"]) == [1]
+    assert [e["epoch"] for e in ours["0.8"][1]["evaluations"]] == list(range(3, 28, 3))
+    assert all("lr_sum" in e for e in ours["0.8"][1]["evaluations"])
+    script = Path(__file__).parents[1] / "scripts" / "trajectory_figure.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(snapshot)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "| 0.8 | 1 | 27 |" in (tmp_path / "fig" / "summary.md").read_text()
+    bad = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(tmp_path)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a run folder" in bad.stderr
+
+
+def test_seeds_arm_adds_seeds_of_the_small_initialization(tmp_path):
+    result = CliRunner().invoke(app, ["reproduce", "anchor-trajectory", "--profile", "seeds", "--out", str(tmp_path),
+                                      "--dry-run"])
+    assert result.exit_code == 0, result.output
+    runs = [line.split()[1] for line in result.output.splitlines() if "init.gamma+train.epochs+seed=" in line]
+    assert runs == ["init.gamma+train.epochs+seed=0.5/9/1", "init.gamma+train.epochs+seed=0.8/27/1",
+                    "init.gamma+train.epochs+seed=0.8/27/2", "init.gamma+train.epochs+seed=0.8/27/3"]
+    assert not tmp_path.joinpath("anchor-trajectory").exists()

@@ -1,9 +1,11 @@
 """``reasonlab reproduce anchor-trajectory``: the authors' logged paper-scale runs retraced on this CPU (spec §6b).
 
-Two runs of the ``trajectory`` profile (the ``paper`` model and data with the settings of the authors' logs),
+Runs of the ``trajectory`` profile (the ``paper`` model and data with the settings of the authors' logs),
 truncated where the log shows the outcome: γ 0.5 to epoch 9 (it fits within warm-up and is symmetric at once),
-γ 0.8 to epoch 27 (it fits between epochs 18 and 24, composing while it fits). Hours per run here: train them in
-the background; the sweep resumes. The figure puts every evaluation beside the authors' logged points.
+γ 0.8 to epoch 27 (it fits between epochs 18 and 24, composing while it fits). The ``paper`` arm is seed 1 of
+each; the ``seeds`` arm adds γ 0.8 at seeds 2 and 3, since at γ 0.8 when and onto what a run leaves its plateau
+depends on the random draw (docs/anchor-composition.md). Hours per run here: train them in the background; the
+sweep resumes. The figure puts every evaluation beside the authors' logged points, one line per seed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reasonlab.config import Pair
+from reasonlab.config import Pair, load_yaml, resolve
 from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_trajectory
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -22,7 +24,10 @@ from reasonlab.sweep.runner import run_study
 
 PAIR = AUTHORS_PAIR  # the study retraces the authors' logged runs, which hold out (4,3)
 AUTHORS_STEPS_PER_EPOCH = 370  # 759,375 training sequences in batches of 2048, as their logs' setting states
-GRIDS: dict[str, dict[str, list]] = {"paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}}
+GRIDS: dict[str, dict[str, list]] = {
+    "paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]},
+    "seeds": {"init.gamma+train.epochs+seed": [[0.5, 9, 1], [0.8, 27, 1], [0.8, 27, 2], [0.8, 27, 3]]},
+}
 
 
 def authors_log() -> dict:
@@ -53,6 +58,17 @@ def run_curves(run_dir: Path, pair: Pair = PAIR) -> dict:
     return {"evaluations": [evals[e] for e in sorted(evals)], "train_loss": sorted(losses, key=lambda r: r["epoch"])}
 
 
+def trajectories(run_dirs: list[Path]) -> dict[str, dict[int, dict]]:
+    """``run_curves`` of each run folder, keyed by γ (as text) and seed, read from its ``config.yaml`` and
+    ``metrics.parquet``: finished runs and unfinished ones alike (a ``.partial`` folder or a committed snapshot
+    of one), so a figure can be drawn while the runs still train, or from committed results without training."""
+    out: dict[str, dict[int, dict]] = {}
+    for d in run_dirs:
+        cfg = resolve(load_yaml(Path(d) / "config.yaml"))
+        out.setdefault(f"{cfg.init.gamma:g}", {})[cfg.seed] = run_curves(Path(d))
+    return out
+
+
 def authors_lr_sums() -> dict[int, float]:
     """Σlr at the end of each epoch of the authors' logged runs: the ``trajectory`` profile's schedule (theirs,
     to 9e-5 relative) over 370 steps per epoch, to the last epoch either log reaches."""
@@ -66,33 +82,41 @@ def authors_lr_sums() -> dict[int, float]:
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-    """Train (or resume, or skip) the two runs, then draw them beside the authors' log and write summary.md."""
+    """Train (or resume, or skip) the arm's runs, then draw them beside the authors' log and write summary.md."""
     spec = SweepSpec(name="anchor-trajectory", study="anchor", profile="trajectory", grid=GRIDS[profile])
     configs, report, rows = run_study(spec, out, make_executor, console, overrides)
     done = {r["run_id"] for r in rows}
-    ours = {f"{c.init.gamma:g}": run_curves(report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done}
-    reference = authors_log()
-    figures = plot_trajectory(ours, reference, report.sweep_dir / "figures" / "trajectory", configs[0].profile)
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(ours, reference, configs[0].profile))
-    for p in figures:
-        console.print(f"figure: {p}")
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    ours = trajectories([report.sweep_dir / c.run_id() for c in configs if c.run_id() in done])
+    for p in draw(ours, report.sweep_dir, configs[0].profile):
+        console.print(f"written: {p}")
     return report.sweep_dir
 
 
-def summary_markdown(ours: dict, reference: dict, profile: str) -> str:
-    """Each of our evaluations beside the authors' at the same epoch."""
+def draw(ours: dict[str, dict[int, dict]], out_dir: Path, profile: str) -> list[Path]:
+    """The figure (``figures/trajectory.png``/``.svg``) and ``summary.md`` of the given trajectories."""
+    reference = authors_log()
+    figures = plot_trajectory(ours, reference, out_dir / "figures" / "trajectory", profile)
+    atomic_write_text(out_dir / "summary.md", summary_markdown(ours, reference, profile))
+    return [*figures, out_dir / "summary.md"]
+
+
+def summary_markdown(ours: dict[str, dict[int, dict]], reference: dict, profile: str) -> str:
+    """Each of our evaluations (per γ and seed) beside the authors' at the same epoch."""
     lines = ["# anchor-trajectory", "", f"Profile: {profile}.", "",
              f"Reference: the authors' logs ({reference['source']['repository']} at "
              f"{reference['source']['commit'][:12]}), {reference['setting']}.", "",
              "![trajectory](figures/trajectory.png)", "",
-             f"| γ | epoch | seen-pair test acc (ours / log) | {PAIR.caption} inferential (ours / log) | "
-             f"{PAIR.caption} symmetric (ours / log) |", "|---|---|---|---|---|"]
-    for gamma, run in sorted(ours.items()):
+             "The authors' log is their seed 1; our seeds are other random draws (data, initial weights, batch "
+             "order) of the same settings.", "",
+             f"| γ | seed | epoch | Σlr | seen-pair test acc (ours / log) | {PAIR.caption} inferential (ours / log) | "
+             f"{PAIR.caption} symmetric (ours / log) |", "|---|---|---|---|---|---|---|"]
+    for gamma, seeds in sorted(ours.items(), key=lambda kv: float(kv[0])):
         logged = {e["epoch"]: e for e in reference["runs"].get(gamma, {}).get("evaluations", [])}
-        for e in run["evaluations"]:
-            ref = logged.get(e["epoch"], {})
-            cells = [f"{e.get(k, float('nan')):.3f} / " + (f"{ref[k]:.3f}" if k in ref else "—")
-                     for k in ("seen_test_acc", "heldout_inferential", "heldout_symmetric")]
-            lines.append(f"| {gamma} | {e['epoch']} | " + " | ".join(cells) + " |")
+        for seed, run in sorted(seeds.items()):
+            for e in run["evaluations"]:
+                ref = logged.get(e["epoch"], {})
+                cells = [f"{e.get(k, float('nan')):.3f} / " + (f"{ref[k]:.3f}" if k in ref else "—")
+                         for k in ("seen_test_acc", "heldout_inferential", "heldout_symmetric")]
+                lr_sum = f"{e['lr_sum']:.3f}" if "lr_sum" in e else "—"
+                lines.append(f"| {gamma} | {seed} | {e['epoch']} | {lr_sum} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,44 @@
+"""Draw the anchor-trajectory figure and summary from run folders, without training.
+
+The committed trajectory runs (``results/anchor-trajectory/``) include snapshots of unfinished runs (``.partial``
+folders: config and every metrics row so far), which ``reasonlab reproduce anchor-trajectory`` would train on
+rather than draw. This draws any mix of finished and unfinished runs beside the authors' log::
+
+    python scripts/trajectory_figure.py --out results/anchor-trajectory \\
+        results/anchor-trajectory/eccb67ef6ca2 results/anchor-trajectory/4d2848961e74.partial \\
+        results/anchor-trajectory/seeds/*.partial
+
+It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reasonlab.config import load_yaml, resolve
+from reasonlab.errors import UserError
+from reasonlab.studies.anchor_trajectory import draw, trajectories
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders (with config.yaml and metrics.parquet)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for figures/ and summary.md")
+    args = parser.parse_args()
+    try:
+        for d in args.runs:
+            if not (d / "config.yaml").is_file() or not (d / "metrics.parquet").is_file():
+                raise UserError(f"{d}: not a run folder (needs config.yaml and metrics.parquet)")
+        profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
+        for path in draw(trajectories(args.runs), args.out, profile.split("; changed:")[0]):
+            print(f"written: {path}")
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
