@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pyarrow.parquet as pq
 import pytest
@@ -10,8 +11,9 @@ import torch
 from conftest import tiny_run_dict
 
 from reasonlab.config import ConfigError, resolve
-from reasonlab.evaluate.modular import early_stopping, is_atypical, phase_label
+from reasonlab.evaluate.modular import early_stopping, is_atypical, phase_label, plateau_exits
 from reasonlab.store import MetricRow
+from reasonlab.sweep.results import run_row
 from reasonlab.tasks.modular import (
     IGNORE,
     ModularTask,
@@ -209,6 +211,21 @@ def test_early_stopping_and_transience():
     assert steady["t_star_epoch"] == 1 and not steady["transient"]
 
 
+def test_plateau_exits_on_synthetic_rows():
+    """The first epoch whose training loss is at most 0.9 / 0.5 of chance, with its step, Σlr and the last-shot
+    accuracies of that epoch's evaluation; a level never reached is None."""
+    chance = math.log(11)
+    loss = {1: 2.39, 2: 2.30, 3: 2.10, 4: 1.50, 5: 1.10}
+    rows = [MetricRow(e, 500 * e, "train", "loss", v) for e, v in loss.items()]
+    rows += [MetricRow(e, 500 * e, "train", "lr_sum", 0.25 * e) for e in loss]
+    rows += [MetricRow(e, 500 * e, "pooled", "ood_test_last_shot", e / 10) for e in loss]
+    out = plateau_exits(rows, chance)
+    assert out["left"]["epoch"] == 3 and out["left"]["step"] == 1500 and out["left"]["lr_sum"] == 0.75
+    assert out["left"]["loss"] == 2.10 and out["left"]["last_shot"] == {"ood_test": 0.3}
+    assert out["half"]["epoch"] == 5 and out["half"]["fraction"] == 0.5
+    assert plateau_exits(rows[:2], chance) == {"left": None, "half": None}
+
+
 def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     cfg = resolve(tiny_modular())
     run_dir, summary = train_run(cfg, tmp_path, progress=False, log=lambda _: None)
@@ -224,6 +241,11 @@ def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     best = json.loads((run_dir / "checkpoints" / "best.json").read_text())  # the early-stopped weights
     assert best["epoch"] == summary["best"]["t_star_epoch"] and (run_dir / "checkpoints" / "best.safetensors").is_file()
     assert best["value"] == summary["best"]["ood_test_peak"]
+    # its plateau exits are read from its own training losses, against chance ln p, and reach the results table
+    assert summary["plateau"] == plateau_exits([MetricRow(**r) for r in rows], math.log(cfg.task.p))
+    row = run_row(summary)
+    for key, point in summary["plateau"].items():
+        assert row[f"plateau.{key}.step"] == (point or {}).get("step")
 
 
 def test_paper_profile_is_the_reference_recipe():
@@ -318,6 +340,7 @@ def test_train_cli_prints_a_modular_run(tmp_path):
     result = CliRunner().invoke(app, ["train", str(tmp_path / "m.yaml"), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "ood_test_last_shot" in result.output and "t_star_epoch" in result.output
+    assert "plateau: loss ≤ 0.9·ln p" in result.output and "plateau: loss ≤ 0.5·ln p" in result.output
 
 
 def _row(depth, n, alpha, seed, ood, peak=None, **extra):

@@ -556,6 +556,14 @@ def _escape_text(e: dict) -> str:
     return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}; {pairs}"
 
 
+def _plateau_text(e: dict) -> str:
+    """One plateau exit: where the training loss first fell to a fraction of chance, and the last-shot accuracies
+    there."""
+    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
+    accs = ", ".join(f"{k} {v:.2f}" for k, v in e["last_shot"].items())
+    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}, loss {e['loss']:.3f}; last shot: {accs}"
+
+
 def _print_summary(run_dir: Path, summary: dict) -> None:
     """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
     cfg = summary.get("config", {})
@@ -584,6 +592,11 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
             rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", text))
     else:
         rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
+        from reasonlab.evaluate.modular import PLATEAU_LEVELS
+
+        for key, point in (summary.get("plateau") or {}).items():  # modular runs
+            level = f"plateau: loss ≤ {PLATEAU_LEVELS[key]:g}·ln p"
+            rows.append((level, _plateau_text(point) if point else "not reached"))
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),

@@ -60,7 +60,8 @@ class TaskKind(_Entry):
     summarize: ``(scores, eval_sets, thresholds) -> report`` with ``pooled``, ``figures``, ``final``, ``label``,
         ``outcome``, ``histograms`` (and optionally ``select``: the early-stopping score, higher is better).
     best_of_run: ``(metric rows, thresholds) -> dict``: figures read over a run's whole history.
-    extras: ``(metric rows, thresholds) -> dict`` merged into the run summary (e.g. anchor escape points).
+    extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
+        plateau exits).
     probes: a module with ``PROBES`` (name -> function of a loaded run) and ``headline(name, numbers)``.
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
     phase: ``PhaseRule``-like object: ``axes`` (default x, y) and ``draw(rows, sweep_dir, x, y, options)``.
@@ -223,6 +224,7 @@ for _entry in (
              f"{_E}.mixture:text_summary"),
     TaskKind("modular", f"{_C}:ModularTaskConfig", "reasonlab.tasks.modular:ModularTask",
              f"{_E}.modular:modular_summary", best_of_run=f"{_E}.modular:best_of_run",
+             extras=f"{_E}.modular:plateau_summary",
              probes="reasonlab.analysis.modular_probes", phase="reasonlab.report.phase:MODULAR_PHASE"),
     TaskKind("seq2seq", f"{_C}:Seq2SeqTaskConfig", "reasonlab.tasks.seq2seq:Seq2SeqTask",
              f"{_E}.sequence:seq2seq_summary", best_of_run=f"{_E}.sequence:best_of_run"),

@@ -6,7 +6,7 @@ registry entry; nothing here names a task kind.
 
 from __future__ import annotations
 
-from reasonlab.config import ThresholdConfig
+from reasonlab.config import RunConfig, ThresholdConfig
 from reasonlab.evaluate.scores import SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
@@ -32,10 +32,11 @@ def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
     return task_kind(kind).get("best_of_run")(rows, th)
 
 
-def summary_extras(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
-    """Extra fields of the task's run summary (e.g. the anchor task's escape points), if it has any."""
-    extras = task_kind(kind).get("extras")
-    return extras(rows, th) if extras is not None else {}
+def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
+    """Extra fields of the task's run summary (the anchor task's escape points, the modular task's plateau
+    exits), if it has any."""
+    extras = task_kind(cfg.task.kind).get("extras")
+    return extras(rows, cfg) if extras is not None else {}
 
 
 def max_heldout(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, float]:

@@ -12,18 +12,21 @@ keeps as ``checkpoints/best.safetensors``); o.o.d. generalization is
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from reasonlab.config import ConfigError, ThresholdConfig
+from reasonlab.config import ConfigError, RunConfig, ThresholdConfig
 from reasonlab.evaluate.phase import DIVERGED, check_single_setting
 from reasonlab.evaluate.scores import SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
 GOOD = 0.8  # τ_good of spec §5
+# Plateau exits: the training loss first at or below these fractions of chance (ln p, every residue equally likely)
+PLATEAU_LEVELS = {"left": 0.9, "half": 0.5}
 TRANSIENT_DROP = 0.10
 SETS = {"id_train": "id/train", "id_test": "id/test", "ood_train": "ood/train", "ood_test": "ood/test"}
 SIGNATURES = {"id-memorization": (True, False, False, False), "id-generalization": (True, True, False, False),
@@ -59,6 +62,35 @@ def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
     shown = {k: v for k, v in figures.items() if k.endswith("_last_shot")}
     return {"pooled": figures, "figures": shown, "final": figures, "label": label, "outcome": outcome,
             "histograms": {}, "select": figures["ood_test_last_shot"]}
+
+
+def plateau_exits(rows: list[MetricRow], chance_loss: float) -> dict[str, dict | None]:
+    """Where a run left its loss plateau at chance (``chance_loss`` = ln p): for the mean training loss of an
+    epoch first at or below 0.9 and 0.5 of it (``left``, ``half``), the epoch, step, Σlr, that loss and the four
+    sets' last-shot accuracies at that epoch's evaluation. Runs with many tasks can sit on the plateau for most of
+    their steps, so this is what a search over settings is steered by (docs/modular-icl.md)."""
+    losses: dict[int, tuple[int, float]] = {}
+    lr_sum: dict[int, float] = {}
+    last_shot: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r.split == "train" and r.metric == "loss":
+            losses[r.epoch] = (r.step, r.value)
+        elif r.split == "train" and r.metric == "lr_sum":
+            lr_sum[r.step] = r.value
+        elif r.split == "pooled" and r.metric.endswith("_last_shot"):
+            last_shot.setdefault(r.epoch, {})[r.metric.removesuffix("_last_shot")] = r.value
+    out: dict[str, dict | None] = {}
+    for key, fraction in PLATEAU_LEVELS.items():
+        hit = next((e for e in sorted(losses) if losses[e][1] <= fraction * chance_loss), None)
+        out[key] = None if hit is None else {
+            "fraction": fraction, "epoch": hit, "step": losses[hit][0], "lr_sum": lr_sum.get(losses[hit][0]),
+            "loss": losses[hit][1], "last_shot": last_shot.get(hit, {})}
+    return out
+
+
+def plateau_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict]:
+    """The modular task's extra summary field (registry): its plateau exits."""
+    return {"plateau": plateau_exits(rows, math.log(cfg.task.p))}
 
 
 def early_stopping(rows: list[MetricRow], fit: float = 0.9) -> dict[str, object]:

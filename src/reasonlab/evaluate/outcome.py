@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from reasonlab.config import Pair, ThresholdConfig
+from reasonlab.config import Pair, RunConfig, ThresholdConfig
 from reasonlab.evaluate.scores import SetScore, histogram_bins, pooled
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
@@ -116,6 +116,6 @@ def escape_points(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict 
     return out
 
 
-def escape_summary(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict]:
+def escape_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict]:
     """The anchor task's extra summary field (registry): its escape points."""
-    return {"escape": escape_points(rows, th)}
+    return {"escape": escape_points(rows, cfg.thresholds)}

@@ -61,6 +61,14 @@ def _figures(figures: dict[str, Any], prefix: str) -> dict[str, Any]:
     return flatten({k.replace("/", "."): v for k, v in figures.items()}, prefix)
 
 
+# Where a run left its plateau, by task kind: the summary field, each point's scalars, and its nested figures.
+# Anchor runs: seen-pair accuracy levels, with what the held-out pairs answered there
+# (escape.at50.heldout.4-3.train_keys.inferential, ...); modular runs: training-loss levels under chance, with
+# the four sets' last-shot accuracies there (plateau.left.last_shot.ood_test, ...).
+PLATEAU_POINTS = (("escape", ("epoch", "step", "lr_sum"), "heldout"),
+                  ("plateau", ("epoch", "step", "lr_sum", "loss"), "last_shot"))
+
+
 def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
     row["version"] = summary.get("versions", {}).get("reasonlab")
@@ -68,11 +76,11 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row.update(_figures(summary.get("final", {}), "final."))
     row.update(_figures(summary.get("best", {}), "best."))
     row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
-    for key, point in (summary.get("escape") or {}).items():  # anchor runs: where the plateau was left
-        point = point or {}
-        row.update({f"escape.{key}.{k}": point.get(k) for k in ("epoch", "step", "lr_sum")})
-        # and what the held-out pairs answered there (escape.at50.heldout.4-3.train_keys.inferential, ...)
-        row.update(_figures(point.get("heldout") or {}, f"escape.{key}.heldout."))
+    for field, scalars, nested in PLATEAU_POINTS:
+        for key, point in (summary.get(field) or {}).items():
+            point = point or {}
+            row.update({f"{field}.{key}.{k}": point.get(k) for k in scalars})
+            row.update(_figures(point.get(nested) or {}, f"{field}.{key}.{nested}."))
     return row
 
 
@@ -257,7 +265,8 @@ def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
 # The main figures shown by ``reasonlab results`` beside the axes: anchor seen-pair accuracy, benchmark exact
 # match and PrOntoQA judgement.
 MAIN_FIGURES = ("final.seen_test_acc", "final.train_exact", "final.id_exact", "final.ood_exact",
-                "final.id_judgement", "escape.at50.lr_sum", "escape.at90.lr_sum")
+                "final.id_judgement", "escape.at50.lr_sum", "escape.at90.lr_sum", "plateau.left.step",
+                "plateau.half.step")
 
 
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:

@@ -320,7 +320,7 @@ class Trainer:
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
             "label": report["label"], "outcome": report["outcome"],
             "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
-            **summary_extras(cfg.task.kind, self.rows, cfg.thresholds),
+            **summary_extras(cfg, self.rows),
             "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "time_s": {k: round(v, 2) for k, v in self.times.items()},
