@@ -41,9 +41,10 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     sweep = tmp_path / "anchor-trajectory"
     assert (sweep / "figures" / "trajectory.png").stat().st_size > 10_000
     table = [line for line in (sweep / "summary.md").read_text().splitlines() if line.startswith("| 0.")]
-    assert [row.split(" | ")[2] for row in table if row.startswith("| 0.5 | 1 ")] == ["3", "6", "9"]
-    assert [row.split(" | ")[2] for row in table if row.startswith("| 0.8 | 1 ")] == [str(e) for e in range(3, 28, 3)]
-    assert "/ 0.729 |" in next(row for row in table if row.startswith("| 0.8 | 1 | 18 |"))  # the log's (4,3) at 18
+    assert [row.split(" | ")[2] for row in table if row.startswith("| 0.5 | seed 1 ")] == ["3", "6", "9"]
+    epochs = [row.split(" | ")[2] for row in table if row.startswith("| 0.8 | seed 1 ")]
+    assert epochs == [str(e) for e in range(3, 28, 3)]
+    assert "/ 0.729 |" in next(row for row in table if row.startswith("| 0.8 | seed 1 | 18 |"))  # the log's (4,3) at 18
 
     # An unfinished run's snapshot (config and metrics so far, no summary) is drawn beside finished runs, keyed by
     # γ and seed from its own config, and the script's table lists it.
@@ -54,14 +55,21 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     for name in ("config.yaml", "metrics.parquet"):
         (snapshot / name).write_bytes((small / name).read_bytes())
     ours = trajectories([snapshot])
-    assert list(ours) == ["0.8"] and list(ours["0.8"]) == [1]
-    assert [e["epoch"] for e in ours["0.8"][1]["evaluations"]] == list(range(3, 28, 3))
-    assert all("lr_sum" in e for e in ours["0.8"][1]["evaluations"])
+    assert list(ours) == ["0.8"] and list(ours["0.8"]) == ["seed 1"]
+    assert [e["epoch"] for e in ours["0.8"]["seed 1"]["evaluations"]] == list(range(3, 28, 3))
+    assert all("lr_sum" in e for e in ours["0.8"]["seed 1"]["evaluations"])
+    # the same run trained again (another machine) is a line of its own, named after its folder
+    again = tmp_path / "rerun" / snapshot.name
+    again.mkdir(parents=True)
+    for name in ("config.yaml", "metrics.parquet"):
+        (again / name).write_bytes((snapshot / name).read_bytes())
+    assert list(trajectories([snapshot, again])["0.8"]) == ["seed 1", "seed 1 (rerun)"]
     script = Path(__file__).parents[1] / "scripts" / "trajectory_figure.py"
-    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(snapshot)],
+    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(snapshot), str(again)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "| 0.8 | 1 | 27 |" in (tmp_path / "fig" / "summary.md").read_text()
+    table = (tmp_path / "fig" / "summary.md").read_text()
+    assert "| 0.8 | seed 1 | 27 |" in table and "| 0.8 | seed 1 (rerun) | 27 |" in table
     bad = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(tmp_path)],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a run folder" in bad.stderr

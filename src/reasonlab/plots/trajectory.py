@@ -20,12 +20,12 @@ SERIES = (("seen_test_acc", "seen-pair test-key acc", "tab:gray"),
           ("heldout_symmetric", f"{AUTHORS_PAIR.caption} symmetric", "tab:orange"))
 
 
-SEED_STYLES = ("-", "--", ":", "-.")  # one line style per seed, in seed order
+SEED_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))  # one line style per run, in name order
 
 
-def plot_trajectory(ours: dict[str, dict[int, dict]], reference: dict, out_base: Path, profile: str) -> list[Path]:
-    """One column per γ: accuracies per epoch (ours: one line per seed; the log: open markers) over the training
-    loss per epoch. ``ours`` maps γ (as text) to seed to ``evaluations`` and ``train_loss`` lists;
+def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base: Path, profile: str) -> list[Path]:
+    """One column per γ: accuracies per epoch (ours: one line per run, e.g. ``seed 3``; the log: open markers) over
+    the training loss per epoch. ``ours`` maps γ (as text) to a run's name to ``evaluations`` and ``train_loss``;
     ``reference["runs"]`` maps γ to the same lists of the authors' logged run."""
     gammas = sorted(set(ours) | set(reference["runs"]), key=float)
     fig, axes = plt.subplots(2, len(gammas), figsize=(6 * len(gammas), 7), squeeze=False, sharex="col",
@@ -37,18 +37,18 @@ def plot_trajectory(ours: dict[str, dict[int, dict]], reference: dict, out_base:
         for key, label, colour in SERIES:
             pts = [(e["epoch"], e[key]) for e in log.get("evaluations", []) if e["epoch"] <= max(last, 27)]
             ax_acc.plot(*zip(*pts, strict=True), "o", mfc="none", color=colour, label=f"{label} (authors' log)")
-            for (seed, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
+            for (name, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
                 if mine := [(e["epoch"], e[key]) for e in run["evaluations"] if key in e]:
-                    ax_acc.plot(*zip(*mine, strict=True), style, marker="s", ms=4, color=colour,
-                                label=f"{label} (reasonlab seed {seed})")
+                    ax_acc.plot(*zip(*mine, strict=True), linestyle=style, marker="s", ms=4, color=colour,
+                                label=f"{label} (reasonlab {name})")
         ax_acc.set(title=f"γ {gamma}" + ("" if runs else " (not trained yet)"), ylabel="accuracy", ylim=(-0.02, 1.02))
         ax_acc.legend(fontsize=6, loc="center right")
         losses = [(r["epoch"], r["loss"]) for r in log.get("train_loss", []) if r["epoch"] <= max(last, 27)]
         ax_loss.plot(*zip(*losses, strict=True), "o", mfc="none", color="black", label="authors' log (their seed 1)")
-        for (seed, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
+        for (name, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
             if run["train_loss"]:
                 mine = [(r["epoch"], r["loss"]) for r in run["train_loss"]]
-                ax_loss.plot(*zip(*mine, strict=True), style, color="tab:blue", label=f"reasonlab seed {seed}")
+                ax_loss.plot(*zip(*mine, strict=True), linestyle=style, color="tab:blue", label=f"reasonlab {name}")
         ax_loss.set(xlabel="epoch", ylabel="mean training loss", yscale="log")
         ax_loss.legend(fontsize=7)
     source = reference["source"]

@@ -58,14 +58,18 @@ def run_curves(run_dir: Path, pair: Pair = PAIR) -> dict:
     return {"evaluations": [evals[e] for e in sorted(evals)], "train_loss": sorted(losses, key=lambda r: r["epoch"])}
 
 
-def trajectories(run_dirs: list[Path]) -> dict[str, dict[int, dict]]:
-    """``run_curves`` of each run folder, keyed by γ (as text) and seed, read from its ``config.yaml`` and
-    ``metrics.parquet``: finished runs and unfinished ones alike (a ``.partial`` folder or a committed snapshot
-    of one), so a figure can be drawn while the runs still train, or from committed results without training."""
-    out: dict[str, dict[int, dict]] = {}
-    for d in run_dirs:
-        cfg = resolve(load_yaml(Path(d) / "config.yaml"))
-        out.setdefault(f"{cfg.init.gamma:g}", {})[cfg.seed] = run_curves(Path(d))
+def trajectories(run_dirs: list[Path]) -> dict[str, dict[str, dict]]:
+    """``run_curves`` of each run folder, keyed by γ (as text) and its line's name (``seed S``), read from its
+    ``config.yaml`` and ``metrics.parquet``: finished runs and unfinished ones alike (a ``.partial`` folder or a
+    committed snapshot of one), so a figure can be drawn while the runs still train, or from committed results
+    without training. A second run of the same γ and seed (the same config trained again, e.g. on another
+    machine) is named after its parent folder: ``seed S (FOLDER)``."""
+    out: dict[str, dict[str, dict]] = {}
+    for d in map(Path, run_dirs):
+        cfg = resolve(load_yaml(d / "config.yaml"))
+        lines = out.setdefault(f"{cfg.init.gamma:g}", {})
+        name = f"seed {cfg.seed}"
+        lines[f"{name} ({d.parent.name})" if name in lines else name] = run_curves(d)
     return out
 
 
@@ -92,7 +96,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     return report.sweep_dir
 
 
-def draw(ours: dict[str, dict[int, dict]], out_dir: Path, profile: str) -> list[Path]:
+def draw(ours: dict[str, dict[str, dict]], out_dir: Path, profile: str) -> list[Path]:
     """The figure (``figures/trajectory.png``/``.svg``) and ``summary.md`` of the given trajectories."""
     reference = authors_log()
     figures = plot_trajectory(ours, reference, out_dir / "figures" / "trajectory", profile)
@@ -100,7 +104,7 @@ def draw(ours: dict[str, dict[int, dict]], out_dir: Path, profile: str) -> list[
     return [*figures, out_dir / "summary.md"]
 
 
-def summary_markdown(ours: dict[str, dict[int, dict]], reference: dict, profile: str) -> str:
+def summary_markdown(ours: dict[str, dict[str, dict]], reference: dict, profile: str) -> str:
     """Each of our evaluations (per γ and seed) beside the authors' at the same epoch."""
     lines = ["# anchor-trajectory", "", f"Profile: {profile}.", "",
              f"Reference: the authors' logs ({reference['source']['repository']} at "
@@ -108,15 +112,15 @@ def summary_markdown(ours: dict[str, dict[int, dict]], reference: dict, profile:
              "![trajectory](figures/trajectory.png)", "",
              "The authors' log is their seed 1; our seeds are other random draws (data, initial weights, batch "
              "order) of the same settings.", "",
-             f"| γ | seed | epoch | Σlr | seen-pair test acc (ours / log) | {PAIR.caption} inferential (ours / log) | "
+             f"| γ | run | epoch | Σlr | seen-pair test acc (ours / log) | {PAIR.caption} inferential (ours / log) | "
              f"{PAIR.caption} symmetric (ours / log) |", "|---|---|---|---|---|---|---|"]
     for gamma, seeds in sorted(ours.items(), key=lambda kv: float(kv[0])):
         logged = {e["epoch"]: e for e in reference["runs"].get(gamma, {}).get("evaluations", [])}
-        for seed, run in sorted(seeds.items()):
+        for name, run in sorted(seeds.items()):
             for e in run["evaluations"]:
                 ref = logged.get(e["epoch"], {})
                 cells = [f"{e.get(k, float('nan')):.3f} / " + (f"{ref[k]:.3f}" if k in ref else "—")
                          for k in ("seen_test_acc", "heldout_inferential", "heldout_symmetric")]
                 lr_sum = f"{e['lr_sum']:.3f}" if "lr_sum" in e else "—"
-                lines.append(f"| {gamma} | {seed} | {e['epoch']} | {lr_sum} | " + " | ".join(cells) + " |")
+                lines.append(f"| {gamma} | {name} | {e['epoch']} | {lr_sum} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
