@@ -6,7 +6,7 @@ rather than draw. This draws any mix of finished and unfinished runs beside the 
 
     python scripts/trajectory_figure.py --out results/anchor-trajectory \\
         results/anchor-trajectory/eccb67ef6ca2 results/anchor-trajectory/4d2848961e74.partial \\
-        results/anchor-trajectory/seeds/*.partial
+        results/anchor-trajectory/seeds/*.partial results/anchor-trajectory/seeds/rerun-2026-12-02/*.partial
 
 It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``.
 """
