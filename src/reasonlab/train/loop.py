@@ -323,7 +323,7 @@ class Trainer:
             **summary_extras(cfg, self.rows),
             "histograms": report["histograms"],
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
-            "time_s": {k: round(v, 2) for k, v in self.times.items()},
+            "time_s": {k: float(f"{v:.3g}") for k, v in self.times.items()},  # 3 digits: a short part stays > 0
             "n_params": sum(p.numel() for p in self.model.parameters()),
             "device": str(self.device), "threads": torch.get_num_threads(),
             "versions": {"reasonlab": __version__, "torch": torch.__version__,
