@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -96,6 +97,17 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     for name in ("delta-l", "cosine"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
     assert "### Over seeds" in summary and "ΔL̄ rises with γ:" in summary and "| 1.0 | 3 |" in summary
+    # every run's summary carries its ΔL̄, which the sweep's results table shows beside the axes
+    from reasonlab.evaluate.language import delta_l_window
+    from reasonlab.store import Metrics
+    from reasonlab.sweep.results import read_results
+
+    table = {r["run_id"]: r for r in read_results(sweep_dir)}
+    for run_dir in (p.parent for p in sweep_dir.glob("*/summary.json")):
+        run = json.loads((run_dir / "summary.json").read_text())
+        expected = delta_l_window(Metrics.read(run_dir / "metrics.parquet"), run["steps"])
+        assert expected is not None and run["delta_L_window"]["train"] == expected
+        assert table[run["run_id"]]["delta_L_window.train"] == expected
     # a committed sweep has no checkpoints: its summary comes back from the runs' kept cosines, without training
     for ckpt in sweep_dir.glob("*/checkpoints"):
         shutil.rmtree(ckpt)

@@ -61,7 +61,7 @@ class TaskKind(_Entry):
         ``outcome``, ``histograms`` (and optionally ``select``: the early-stopping score, higher is better).
     best_of_run: ``(metric rows, thresholds) -> dict``: figures read over a run's whole history.
     extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
-        plateau exits).
+        plateau exits, the language mixture's ΔL̄).
     probes: a module with ``PROBES`` (name -> function of a loaded run) and ``headline(name, numbers)``.
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
     phase: ``PhaseRule``-like object: ``axes`` (default x, y) and ``draw(rows, sweep_dir, x, y, options)``.
@@ -221,7 +221,7 @@ for _entry in (
     TaskKind("mixture", f"{_C}:MixtureTaskConfig", "reasonlab.tasks.mixture:MixtureTask",
              f"{_E}.mixture:mixture_summary", run_figure="reasonlab.plots.run:mixture_figure"),
     TaskKind("text_mixture", f"{_C}:TextMixtureTaskConfig", "reasonlab.tasks.text.mixture:TextMixtureTask",
-             f"{_E}.mixture:text_summary"),
+             f"{_E}.mixture:text_summary", extras=f"{_E}.language:delta_l_summary"),
     TaskKind("modular", f"{_C}:ModularTaskConfig", "reasonlab.tasks.modular:ModularTask",
              f"{_E}.modular:modular_summary", best_of_run=f"{_E}.modular:best_of_run",
              extras=f"{_E}.modular:plateau_summary",

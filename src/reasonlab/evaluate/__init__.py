@@ -34,7 +34,7 @@ def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
 
 def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
     """Extra fields of the task's run summary (the anchor task's escape points, the modular task's plateau
-    exits), if it has any."""
+    exits, the language mixture's ΔL̄), if it has any."""
     extras = task_kind(cfg.task.kind).get("extras")
     return extras(rows, cfg) if extras is not None else {}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from reasonlab.config import RunConfig
 from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.text.tokenizer import WordTokenizer
 
@@ -19,6 +20,15 @@ def delta_l_window(rows: list[MetricRow], total_steps: int, split: str = "train"
     values = [v for step, v in Metrics(rows).series("pooled", f"delta_L_{split}", clock="step")
               if lo <= step / total_steps <= hi]
     return sum(values) / len(values) if values else None
+
+
+def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str, float | None]]:
+    """The text mixture's extra summary field (registry): ΔL̄ on the training subsets and the eval split, so a
+    sweep's results table ranks settings by it. The last evaluation is the run's last step (every run evaluates at
+    its end)."""
+    total = max((r.step for r in rows), default=0)
+    return {"delta_L_window": {split: delta_l_window(rows, total, split) if total else None
+                               for split in ("train", "eval")}}
 
 
 def exclusive_tokens(tok: WordTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,

@@ -21,7 +21,7 @@ from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
-from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+from reasonlab.evaluate.language import delta_l_summary, exclusive_tokens
 from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
@@ -51,8 +51,8 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
     rows = Metrics.read(run_dir / "metrics.parquet")
     summary = json.loads((run_dir / "summary.json").read_text())
-    out = {"delta_L_train_window": delta_l_window(rows, summary["steps"], "train"),
-           "delta_L_eval_window": delta_l_window(rows, summary["steps"], "eval"),
+    window = delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
+    out = {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
            "delta_L_train_final": summary["final"].get("delta_L_train"), "rows": rows}
     return out | embedding_cosines(cfg, run_dir)
 

@@ -76,6 +76,7 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row.update(_figures(summary.get("final", {}), "final."))
     row.update(_figures(summary.get("best", {}), "best."))
     row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
+    row.update(flatten(summary.get("delta_L_window") or {}, "delta_L_window."))  # language mixtures: ΔL̄
     for field, scalars, nested in PLATEAU_POINTS:
         for key, point in (summary.get(field) or {}).items():
             point = point or {}
@@ -266,7 +267,7 @@ def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
 # match and PrOntoQA judgement.
 MAIN_FIGURES = ("final.seen_test_acc", "final.train_exact", "final.id_exact", "final.ood_exact",
                 "final.id_judgement", "escape.at50.lr_sum", "escape.at90.lr_sum", "plateau.left.step",
-                "plateau.half.step")
+                "plateau.half.step", "delta_L_window.train")
 
 
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:
