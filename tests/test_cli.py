@@ -42,6 +42,7 @@ def test_train_then_show(tiny_yaml: Path, tmp_path: Path) -> None:
     shown = runner.invoke(app, ["show", str(run_dir)])
     assert shown.exit_code == 0 and summary["run_id"] in shown.output and "held-out 4-3" in shown.output
     assert "escape: seen-pair ≥ 0.5" in shown.output and "escape: seen-pair ≥ 0.9" in shown.output
+    assert f"({summary['machine']['kernels']})" in shown.output  # the machine the numbers came from
 
 
 BAD_INPUTS = [

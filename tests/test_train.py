@@ -89,6 +89,10 @@ def test_summary_contents(cfg, reference):
     assert summary["config"] == cfg.model_dump(mode="json")
     assert summary["label"] in ("not-fitted", "inferential", "symmetric", "other", "mixed")
     assert set(summary["versions"]) >= {"reasonlab", "torch", "python"}
+    # the machine facts that decide float rounding, in the summary and on the run's start line
+    assert set(summary["machine"]) == {"cpu", "kernels"} and all(summary["machine"].values())
+    start = (run_dir / "events.log").read_text().splitlines()[0]
+    assert f"on {summary['machine']['cpu']} ({summary['machine']['kernels']}), 1 thread(s)" in start
     assert summary["epochs"] == EPOCHS and summary["steps"] == EPOCHS * STEPS_PER_EPOCH
     final = summary["final"]
     for key in (

@@ -600,11 +600,17 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
-             ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}"),
+             ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}{_machine_text(summary)}"),
              ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
     for k, v in rows:
         table.add_row(k, str(v))
     console.print(table)
+
+
+def _machine_text(summary: dict) -> str:
+    """Where the run's rounding came from (summaries written before runs recorded it have none)."""
+    m = summary.get("machine")
+    return f" · {m['cpu']} ({m['kernels']}), {summary['threads']} thread(s)" if m else ""
 
 
 def main() -> None:

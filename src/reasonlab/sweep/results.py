@@ -72,6 +72,7 @@ PLATEAU_POINTS = (("escape", ("epoch", "step", "lr_sum"), "heldout"),
 def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
     row["version"] = summary.get("versions", {}).get("reasonlab")
+    row.update(flatten(summary.get("machine") or {}, "machine."))  # machine.cpu, machine.kernels
     row.update(flatten(summary.get("config", {})))
     row.update(_figures(summary.get("final", {}), "final."))
     row.update(_figures(summary.get("best", {}), "best."))

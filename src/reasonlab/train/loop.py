@@ -23,7 +23,7 @@ from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
-from reasonlab.numerics import flush_denormals
+from reasonlab.numerics import describe_machine, flush_denormals, machine
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
 from reasonlab.store import (
@@ -223,7 +223,7 @@ class Trainer:
             restored = state.get("time_s", {})
             self.times = {k: v + restored.get(k, 0.0) for k, v in self.times.items()}
             self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
-            append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step}")
+            append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step} on {describe_machine()}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
 
     def warn(self, message: str) -> None:
@@ -325,7 +325,7 @@ class Trainer:
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "time_s": {k: float(f"{v:.3g}") for k, v in self.times.items()},  # 3 digits: a short part stays > 0
             "n_params": sum(p.numel() for p in self.model.parameters()),
-            "device": str(self.device), "threads": torch.get_num_threads(),
+            "device": str(self.device), "threads": torch.get_num_threads(), "machine": machine(),
             "versions": {"reasonlab": __version__, "torch": torch.__version__,
                          "python": platform.python_version()},
             "git_revision": git_revision(), "data": self.data.info, "config": cfg.model_dump(mode="json"),
@@ -370,7 +370,7 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
         for name, text in trainer.data.artifacts.items():
             atomic_write_text(partial / name, text)
         if fresh:
-            append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile}")
+            append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile} on {describe_machine()}")
         yield
     except BaseException:
         trainer.loggers.close(failed=True)  # a W&B run kept open would outlive the run in a long-lived process
