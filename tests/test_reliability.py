@@ -481,3 +481,16 @@ def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_fact
         reader(path)
     except UserError as e:
         assert "\n" not in str(e) and str(path) in str(e)
+
+
+def test_show_reads_an_unfinished_run_and_refuses_a_progress_file_it_did_not_write(tmp_path, monkeypatch):
+    cfg = resolve(tiny_run_dict())
+    partial = _interrupted(cfg, tmp_path, monkeypatch)  # epochs 1-3 of 4 done, each evaluated and checkpointed
+    shown = _cli("show", partial)
+    assert shown.exit_code == 0, shown.output
+    assert "unfinished: epoch 3 of 4" in shown.output and "evaluation at epoch 3" in shown.output
+    assert "escape: seen-pair ≥ 0.5" in shown.output  # read from the metrics written so far
+    (partial / "progress.json").write_text('{"epoch": "three", "epochs": 4, "step": 9}')
+    refused = _cli("show", partial)
+    assert refused.exit_code == 2 and "progress.json" in refused.output and "Traceback" not in refused.output
+    assert len(refused.output.strip().splitlines()) == 1

@@ -173,15 +173,65 @@ def train(
 
 
 @app.command()
-def show(run_dir: Annotated[Path, typer.Argument(help="a finished run directory")]) -> None:
-    """Summary table of a finished run."""
+def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished or not (`<run_id>.partial`)")]
+         ) -> None:
+    """A run's card: a finished run's summary; an unfinished one's progress (its last evaluation, and its escape
+    points or plateau exits so far), while it trains or waits to be resumed."""
     from reasonlab.store import load_run
 
     try:
+        if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
+            _print_progress(run_dir)
+            return
         summary, _ = load_run(run_dir)
     except UserError as e:
         _fail(str(e))
     _print_summary(run_dir, summary)
+
+
+PROGRESS_FIELDS = ("epoch", "epochs", "step", "loss", "wall_time_s", "diverged_step", "evaluated_epoch")
+
+
+def _print_progress(run_dir: Path) -> None:
+    """An unfinished run's card, from the files its trainer writes as it goes (progress, config, metrics)."""
+    from reasonlab.config import load_yaml, resolve
+    from reasonlab.evaluate import summary_extras
+    from reasonlab.store import load_progress, read_metrics
+
+    progress = load_progress(run_dir)
+    cfg = resolve(load_yaml(run_dir / "config.yaml"))
+    metrics = run_dir / "metrics.parquet"  # written at each checkpoint
+    extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() else {}
+    table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
+            ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']}, step {progress['step']}; "
+                       "the same `reasonlab train` command resumes it from its last checkpoint"),
+            ("last epoch's training loss", f"{progress['loss']:.4g}")]
+    at = progress.get("evaluated_epoch")
+    where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
+    rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress.items()
+             if k not in PROGRESS_FIELDS and v is not None]
+    rows += _history_rows(extras)
+    rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
+    for k, v in rows:
+        table.add_row(k, str(v))
+    console.print(table)
+
+
+def _history_rows(summary: dict) -> list[tuple[str, str]]:
+    """The lines read over a run's history: the anchor escape points, the modular plateau exits, ΔL̄."""
+    from reasonlab.evaluate.modular import PLATEAU_LEVELS
+
+    rows = []
+    for key, point in (summary.get("escape") or {}).items():
+        rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
+    for key, point in (summary.get("plateau") or {}).items():
+        rows.append((f"plateau: loss ≤ {PLATEAU_LEVELS[key]:g}·ln p", _plateau_text(point) if point else "not reached"))
+    for split, value in (summary.get("delta_L_window") or {}).items():
+        rows.append((f"ΔL̄ {split} (5–50 % of steps)", "—" if value is None else f"{value:.3f}"))
+    return rows
 
 
 @app.command()
@@ -587,16 +637,10 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
             clean = " (clean)" if o["clean"] else ""
             rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
                                              f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
-        for key, point in (summary.get("escape") or {}).items():
-            text = _escape_text(point) if point else "not reached"
-            rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", text))
+        rows += _history_rows(summary)
     else:
         rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
-        from reasonlab.evaluate.modular import PLATEAU_LEVELS
-
-        for key, point in (summary.get("plateau") or {}).items():  # modular runs
-            level = f"plateau: loss ≤ {PLATEAU_LEVELS[key]:g}·ln p"
-            rows.append((level, _plateau_text(point) if point else "not reached"))
+        rows += _history_rows(summary)
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),

@@ -299,6 +299,18 @@ def _archived_revision(package: Path) -> str | None:
     return text if re.fullmatch(r"[0-9a-f]{40}", text) else None  # unsubstituted ($Format...) in a checkout
 
 
+def load_progress(run_dir: Path) -> dict:
+    """An unfinished run's ``progress.json``: where its trainer last wrote it (epoch, step, loss, the last
+    evaluation's figures); a one-line error if it is not as reasonlab writes it."""
+    run_dir = Path(run_dir)
+    progress = read_json(run_dir / "progress.json", "progress file")
+    if not (isinstance(progress, dict) and all(isinstance(progress.get(k), int) for k in ("epoch", "epochs", "step"))
+            and all(isinstance(v, int | float | None) for v in progress.values())):
+        raise StoreError(f"{run_dir / 'progress.json'}: not a progress file reasonlab wrote; resume the run to "
+                         "rewrite it")
+    return progress
+
+
 def load_run(run_dir: Path) -> tuple[dict, dict]:
     """(summary, config dict) of a finished run, or a one-line error naming the directory."""
     run_dir = Path(run_dir)

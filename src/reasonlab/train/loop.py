@@ -202,6 +202,7 @@ class Trainer:
         self.epoch, self.step, self.wall = 0, 0, 0.0
         self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
+        self.figures_epoch: int | None = None  # the epoch those figures were evaluated at
         ckpt, metrics = self.run_dir / "checkpoints", self.run_dir / "metrics.parquet"
         rows: list[MetricRow] = []
         if complete_steps(ckpt):
@@ -250,11 +251,12 @@ class Trainer:
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
             with self.timed("evaluation"):
-                self.figures = self._evaluate(epoch, step, final=last)
+                self.figures, self.figures_epoch = self._evaluate(epoch, step, final=last), epoch
         bar.show(epoch, t.epochs, loss, self.figures)
         self.wall += time.perf_counter() - started
         write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
-                                                   "loss": loss, "wall_time_s": self.wall, **self.figures})
+                                                   "loss": loss, "wall_time_s": self.wall,
+                                                   "evaluated_epoch": self.figures_epoch, **self.figures})
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             with self.timed("checkpoints"):
                 write_metrics(self.run_dir / "metrics.parquet", self.rows)
