@@ -202,9 +202,6 @@ def _print_progress(run_dir: Path) -> None:
     cfg = resolve(load_yaml(run_dir / "config.yaml"))
     metrics = run_dir / "metrics.parquet"  # written at each checkpoint
     extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() else {}
-    table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
     rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']}, step {progress['step']}; "
                        "the same `reasonlab train` command resumes it from its last checkpoint"),
@@ -215,6 +212,14 @@ def _print_progress(run_dir: Path) -> None:
              if k not in PROGRESS_FIELDS and v is not None]
     rows += _history_rows(extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
+    _print_card(run_dir, rows)
+
+
+def _print_card(run_dir: Path, rows: list[tuple[str, object]]) -> None:
+    """A run's card: two columns, the run directory as its title."""
+    table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
     for k, v in rows:
         table.add_row(k, str(v))
     console.print(table)
@@ -618,9 +623,6 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
     """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
     cfg = summary.get("config", {})
     model = cfg.get("model", {})
-    table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
     final = summary["final"]
     shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
     init = cfg.get("init", {})
@@ -646,15 +648,15 @@ def _print_summary(run_dir: Path, summary: dict) -> None:
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
              ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}{_machine_text(summary)}"),
              ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
-    for k, v in rows:
-        table.add_row(k, str(v))
-    console.print(table)
+    _print_card(run_dir, rows)
 
 
 def _machine_text(summary: dict) -> str:
     """Where the run's rounding came from (summaries written before runs recorded it have none)."""
+    from reasonlab.numerics import describe_machine
+
     m = summary.get("machine")
-    return f" · {m['cpu']} ({m['kernels']}), {summary['threads']} thread(s)" if m else ""
+    return f" · {describe_machine(m, summary['threads'])}" if m else ""
 
 
 def main() -> None:

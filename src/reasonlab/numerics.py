@@ -44,6 +44,7 @@ def machine() -> dict[str, str]:
             "kernels": torch.backends.cpu.get_cpu_capability()}
 
 
-def describe_machine() -> str:
-    m = machine()
-    return f"{m['cpu']} ({m['kernels']}), {torch.get_num_threads()} thread(s)"
+def describe_machine(m: dict[str, str] | None = None, threads: int | None = None) -> str:
+    """``machine()`` and a thread count in one phrase (this process's by default; a run summary's when given)."""
+    m = m or machine()
+    return f"{m['cpu']} ({m['kernels']}), {torch.get_num_threads() if threads is None else threads} thread(s)"
