@@ -8,32 +8,46 @@ rather than draw. This draws any mix of finished and unfinished runs beside the 
         results/anchor-trajectory/eccb67ef6ca2 results/anchor-trajectory/4d2848961e74.partial \\
         results/anchor-trajectory/seeds/*.partial results/anchor-trajectory/seeds/rerun-2026-12-02/*.partial
 
-It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``.
+It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``. With ``--ship`` it also writes the
+same runs' curves into the package (``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab
+demo`` draws beside its reduced runs; run it after committing a run's newer snapshot, with every trajectory folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.studies.anchor_trajectory import draw, trajectories
+from reasonlab.store import atomic_write_text
+from reasonlab.studies.anchor_trajectory import PAPER_SCALE_FILE, draw, paper_scale_record, trajectories
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (with config.yaml and metrics.parquet)")
     parser.add_argument("--out", type=Path, required=True, help="folder for figures/ and summary.md")
+    parser.add_argument("--ship", action="store_true", help=f"also write the package's {PAPER_SCALE_FILE}")
     args = parser.parse_args()
     try:
         for d in args.runs:
             if not (d / "config.yaml").is_file() or not (d / "metrics.parquet").is_file():
                 raise UserError(f"{d}: not a run folder (needs config.yaml and metrics.parquet)")
+            if args.ship and not d.resolve().is_relative_to(REPO):
+                raise UserError(f"{d}: --ship takes committed run folders inside {REPO} only")
         profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
         for path in draw(trajectories(args.runs), args.out, profile.split("; changed:")[0]):
             print(f"written: {path}")
+        if args.ship:
+            target = REPO / "src" / "reasonlab" / "data" / "anchor_trajectory" / PAPER_SCALE_FILE
+            record = paper_scale_record(args.runs, REPO)
+            atomic_write_text(target, json.dumps(record, indent=1, sort_keys=True) + "\n")
+            print(f"written: {target}")
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

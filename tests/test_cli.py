@@ -130,6 +130,9 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert (tmp_path / "demo" / "figures" / "demo.png").is_file()  # both runs beside the authors' log, on Σlr
     assert "At this reduced profile γ 0.5 (large init) ended" in result.output
     assert "shows" in result.output or "does NOT show" in result.output
+    # beside reasonlab's own paper-scale runs, shipped with the package, with their count said
+    assert "At paper scale on this CPU" in result.output and "γ 0.8 reached the log's inferential answer in" in \
+        " ".join(result.output.split())
     for command in (["results", str(tmp_path / "demo")], ["phase", str(tmp_path / "demo")]):  # a real sweep
         after = runner.invoke(app, command)
         assert after.exit_code == 0, after.output

@@ -3,6 +3,7 @@ model (its figure and its table of our evaluations beside the log's)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
-from reasonlab.studies.anchor_trajectory import authors_log, trajectories
+from reasonlab.studies.anchor_trajectory import (
+    authors_log,
+    paper_scale_record,
+    paper_scale_runs,
+    paper_scale_tally,
+    trajectories,
+)
 
 TINY = ["task.n_train_per_pair=64", "task.n_test_per_pair=16", "model.d_model=16", "model.d_k=8", "model.d_v=8",
         "model.d_ff=32", "train.batch_size=64", "train.warmup_epochs=1", "train.cosine_epochs=20",
@@ -30,6 +37,34 @@ def test_reference_holds_the_logged_figures_of_the_spec():
     assert large[3]["heldout_symmetric"] == pytest.approx(0.75, abs=0.005) and large[9]["heldout_symmetric"] == 1.0
     losses = [r["loss"] for r in ref["runs"]["0.8"]["train_loss"]]
     assert losses[:4] == pytest.approx([4.7682, 4.5071, 4.1231, 3.8600])  # epochs 1-4, counted from 1
+
+
+def _evaluation(seen: float, inf: float, sym: float) -> dict:
+    return {"epoch": 3, "seen_test_acc": seen, "heldout_inferential": inf, "heldout_symmetric": sym}
+
+
+def test_paper_scale_tally_counts_only_fitted_runs_against_the_logged_outcome():
+    runs = {"0.5": {"a": {"evaluations": [_evaluation(0.96, 0.0, 0.95)]},
+                    "b": {"evaluations": [_evaluation(0.96, 0.0, 0.94)]}},   # fitted, not symmetric enough
+            "0.8": {"a": {"evaluations": [_evaluation(0.5, 0.3, 0.0), _evaluation(0.96, 0.9, 0.05)]},
+                    "b": {"evaluations": [_evaluation(0.99, 0.95, 0.06)]},   # symmetric too high
+                    "c": {"evaluations": [_evaluation(0.94, 0.99, 0.0)]},    # not fitted: not counted
+                    "d": {"evaluations": [_evaluation(0.97, 0.2, 0.0), _evaluation(0.98, 0.91, 0.0)]}},
+            "0.7": {"a": {"evaluations": [_evaluation(1.0, 1.0, 0.0)]}}}    # no logged outcome at 0.7
+    assert paper_scale_tally(runs) == {"0.5": (1, 2), "0.8": (2, 3)}
+
+
+def test_shipped_paper_scale_runs_are_the_committed_results():
+    """The package's copy of reasonlab's paper-scale runs is what the committed run folders give, so the demo's
+    figure never draws numbers a reader cannot regenerate (scripts/trajectory_figure.py --ship)."""
+    shipped = paper_scale_runs()
+    repo = Path(__file__).parents[1]
+    folders = [repo / run["folder"] for named in shipped["runs"].values() for run in named.values()]
+    assert folders and all((d / "metrics.parquet").is_file() for d in folders)
+    again = json.loads(json.dumps(paper_scale_record(folders, repo)))
+    assert again == shipped
+    assert all(run["finished"] == (repo / run["folder"] / "summary.json").is_file()
+               for named in shipped["runs"].values() for run in named.values())
 
 
 def test_reproduce_trajectory_end_to_end(tmp_path):

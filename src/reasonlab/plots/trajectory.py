@@ -62,13 +62,30 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
 
 
 def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[int, float], out_base: Path,
-                profile: str, pair: Pair = AUTHORS_PAIR) -> list[Path]:
+                profile: str, pair: Pair = AUTHORS_PAIR, paper_scale: dict | None = None) -> list[Path]:
     """Runs of any profile beside the authors' paper-scale log on one clock, Σlr (the learning rate summed over
     the steps so far): where each initialization leaves its plateau and what it answers for its held-out pair
     (``pair``, the log's is (4,3)) as it does. Left: seen-pair test-key accuracy; middle: the held-out pair's
     inferential (solid) and symmetric (dashed) accuracy; right: the training loss. ``ours`` maps γ to
-    ``run_curves`` output (rows carry ``lr_sum``)."""
-    fig, (ax_seen, ax_43, ax_loss) = plt.subplots(1, 3, figsize=(17, 4.8), constrained_layout=True)
+    ``run_curves`` output (rows carry ``lr_sum``); ``paper_scale`` (``paper_scale_runs()``), when given, adds
+    reasonlab's own paper-scale runs of the log's settings, thin, in the log's colour per γ."""
+    fig, (ax_seen, ax_43, ax_loss) = plt.subplots(1, 3, figsize=(17, 6.4), constrained_layout=True)
+    log_colours = dict(zip(sorted(reference["runs"], key=float), ("gray", "black"), strict=False))
+    for gamma, named in sorted((paper_scale or {}).get("runs", {}).items(), key=lambda kv: float(kv[0])):
+        c = log_colours.get(gamma, "tab:olive")
+        for (name, run), style in zip(sorted(named.items()), cycle(SEED_STYLES), strict=False):
+            ev = [e for e in run["evaluations"] if "lr_sum" in e]
+            tag = f"γ {gamma} {name}" + ("" if run.get("finished") else ", unfinished")
+            x = [e["lr_sum"] for e in ev]
+            ax_seen.plot(x, [e["seen_test_acc"] for e in ev], linestyle=style, marker="^", ms=3, lw=0.8, color=c,
+                         alpha=0.7, label=f"{tag} (reasonlab, paper scale)")
+            ax_43.plot(x, [e["heldout_inferential"] for e in ev], linestyle=style, marker="^", ms=3, lw=0.8, color=c,
+                       alpha=0.7, label=f"{tag} (paper scale)")
+            ax_43.plot(x, [e["heldout_symmetric"] for e in ev], linestyle=style, marker="v", ms=3, lw=0.8,
+                       mfc="none", color=c, alpha=0.4)  # named in the caption: one legend row per run is enough
+            loss = [r for r in run["train_loss"] if "lr_sum" in r]
+            ax_loss.plot([r["lr_sum"] for r in loss], [r["loss"] for r in loss], linestyle=style, lw=0.8, color=c,
+                         alpha=0.7, label=f"{tag} (paper scale)")
     colours = iter(("tab:blue", "tab:red", "tab:purple", "tab:brown"))
     for gamma, run in sorted(ours.items(), key=lambda kv: float(kv[0])):
         c = next(colours)
@@ -82,7 +99,7 @@ def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[
         loss = [r for r in run["train_loss"] if "lr_sum" in r]
         if loss:
             ax_loss.plot([r["lr_sum"] for r in loss], [r["loss"] for r in loss], "-", color=c, label=f"γ {gamma}")
-    for gamma, c in zip(sorted(reference["runs"], key=float), ("gray", "black"), strict=False):
+    for gamma, c in log_colours.items():
         log = reference["runs"][gamma]
         ev = [e for e in log["evaluations"] if e["epoch"] > 0 and e["epoch"] in reference_lr_sums]
         x = [reference_lr_sums[e["epoch"]] for e in ev]
@@ -97,16 +114,19 @@ def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[
     for ax, title in ((ax_seen, "seen-pair test-key accuracy"), (ax_43, f"{held}: inferential / symmetric"),
                       (ax_loss, "training loss per epoch")):
         ax.set(xscale="log", xlabel="Σlr", title=title)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
     ax_seen.set(ylim=(-0.02, 1.02))
     ax_43.set(ylim=(-0.02, 1.02))
     ax_loss.set(yscale="log")
     source = reference["source"]
+    shipped = (" Thin lines with triangles, in the log's colour: reasonlab's own runs of the log's settings on a "
+               "2-core CPU (shipped with the package; 'unfinished' = a snapshot of a run still training or stopped; "
+               "middle panel: filled up-triangles inferential, open down-triangles symmetric)."
+               if paper_scale else "")
     caption = (f"Σlr: the learning rate summed over the steps so far. Lines: {profile}. Markers: the authors' logged "
                f"paper-scale runs ({source['repository']} at {source['commit'][:12]}; {reference['setting']}), "
-               "placed on Σlr by their schedule. The study's regime: the large initialization fits at a small Σlr "
-               f"onto the symmetric answer (the one of {pair.mirror.caption}); the "
-               "small one stays on a plateau until a much larger Σlr and composes (the inferential answer) as it "
-               "leaves it.")
+               f"placed on Σlr by their schedule.{shipped} The study's regime: the large initialization fits at a "
+               f"small Σlr onto the symmetric answer (the one of {pair.mirror.caption}); the small one stays on a "
+               "plateau until a much larger Σlr and composes (the inferential answer) as it leaves it.")
     fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 190)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))

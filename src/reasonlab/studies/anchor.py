@@ -24,11 +24,17 @@ DEMO_GAMMAS = (0.5, 1.0)
 def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
     """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``phase`` work on it): the
     cpu profile at depth 2 for the two demo γ values, trained side by side with the sweep's live table, then one
-    figure of both beside the authors' paper-scale log on the Σlr clock (``figures/demo.png``), a table, and what
-    the reduced profile shows and does not."""
+    figure of both beside the authors' paper-scale log and reasonlab's own shipped paper-scale runs on the Σlr clock
+    (``figures/demo.png``), a table, and what the reduced profile and the paper-scale runs show and do not."""
     from reasonlab.plots.run import plot_run
     from reasonlab.plots.trajectory import plot_regime
-    from reasonlab.studies.anchor_trajectory import authors_log, authors_lr_sums, run_curves
+    from reasonlab.studies.anchor_trajectory import (
+        authors_log,
+        authors_lr_sums,
+        paper_scale_runs,
+        paper_scale_tally,
+        run_curves,
+    )
 
     spec = SweepSpec(name="demo", study="anchor", profile="cpu", set=[f"seed={seed}", *overrides],
                      grid={"init.gamma": list(DEMO_GAMMAS)})
@@ -53,11 +59,23 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
         plot_run(run_dir)
     console.print(table)
     curves = {f"{c.init.gamma:g}": run_curves(d, pair) for c, d in runs}
+    paper_scale = paper_scale_runs()
     figures = plot_regime(curves, authors_log(), authors_lr_sums(), report.sweep_dir / "figures" / "demo",
-                          configs[0].profile, pair)
+                          configs[0].profile, pair, paper_scale)
     console.print(f"figure: {figures[0]}", highlight=False)
     console.print(demo_verdict(labels), highlight=False, soft_wrap=True)
+    console.print(paper_scale_verdict(paper_scale_tally(paper_scale["runs"])), highlight=False, soft_wrap=True)
     return [d for _, d in runs]
+
+
+def paper_scale_verdict(tally: dict[str, tuple[int, int]]) -> str:
+    """What reasonlab's own paper-scale runs (shipped, drawn in the demo's figure) show, counted from their data."""
+    from reasonlab.studies.anchor_trajectory import LOGGED_OUTCOME
+
+    parts = [f"γ {g} reached the log's {LOGGED_OUTCOME[g]} answer in {met} of {fitted} runs followed until they "
+             "fitted every seen pair" for g, (met, fitted) in sorted(tally.items(), key=lambda kv: float(kv[0]))]
+    return ("At paper scale on this CPU (reasonlab's own runs of the authors' logged settings, thin lines in the "
+            "figure): " + "; ".join(parts) + " (docs/anchor-composition.md).")
 
 
 def demo_verdict(labels: dict[float, str]) -> str:

@@ -30,10 +30,63 @@ GRIDS: dict[str, dict[str, list]] = {
 }
 
 
+# What each γ of the logged runs answers for (4,3) at paper scale, and the bar a run of ours must meet to count as
+# showing it (issue bars: symmetric ≥ 0.95 at large init; inferential ≥ 0.9 with symmetric ≤ 0.05 at small init;
+# every seen pair fitted, seen-pair test-key accuracy ≥ 0.95, in both).
+LOGGED_OUTCOME = {"0.5": "symmetric", "0.8": "inferential"}
+FITTED = 0.95
+PAPER_SCALE_FILE = "reasonlab_cpu.json"  # made by scripts/trajectory_figure.py --ship from results/anchor-trajectory
+
+
+def _shipped(name: str) -> dict:
+    return json.loads((resources.files("reasonlab") / "data" / "anchor_trajectory" / name).read_text())
+
+
 def authors_log() -> dict:
     """The shipped reference: the authors' logged evaluations and losses per γ (data/anchor_trajectory)."""
-    path = resources.files("reasonlab") / "data" / "anchor_trajectory" / "authors_log.json"
-    return json.loads(path.read_text())
+    return _shipped("authors_log.json")
+
+
+def paper_scale_runs() -> dict:
+    """reasonlab's own paper-scale runs on a 2-core CPU (the committed ``results/anchor-trajectory`` folders,
+    finished and unfinished), shipped so that the demo can draw its reduced runs beside them without the repository:
+    ``runs`` maps γ to a run's name to ``run_curves`` output plus ``folder`` and ``finished``."""
+    return _shipped(PAPER_SCALE_FILE)
+
+
+def shows_logged_outcome(gamma: str, evaluation: dict) -> bool:
+    """Whether one evaluation of a γ of the log meets the bar for the log's outcome at that γ."""
+    if evaluation.get("seen_test_acc", 0.0) < FITTED:
+        return False
+    if LOGGED_OUTCOME[gamma] == "symmetric":
+        return evaluation["heldout_symmetric"] >= 0.95
+    return evaluation["heldout_inferential"] >= 0.9 and evaluation["heldout_symmetric"] <= 0.05
+
+
+def paper_scale_tally(runs: dict[str, dict[str, dict]]) -> dict[str, tuple[int, int]]:
+    """Per γ of the log: (runs that met the log's outcome at some evaluation, runs followed until they fitted
+    every seen pair). A run stopped before it fitted says nothing of what its fit lands on, so it is not counted."""
+    tally = {}
+    for gamma, named in runs.items():
+        if gamma not in LOGGED_OUTCOME:
+            continue
+        fitted = [r for r in named.values() if any(e.get("seen_test_acc", 0.0) >= FITTED for e in r["evaluations"])]
+        met = [r for r in fitted if any(shows_logged_outcome(gamma, e) for e in r["evaluations"])]
+        tally[gamma] = (len(met), len(fitted))
+    return tally
+
+
+def paper_scale_record(run_dirs: list[Path], root: Path) -> dict:
+    """The shipped file's content from committed run folders: each run's curves, its folder relative to ``root``
+    (the repository) and whether it finished (a ``summary.json``; ``.partial`` snapshots have none)."""
+    runs = trajectories(run_dirs)
+    folders = _line_names(run_dirs)
+    for d, (gamma, name) in folders.items():
+        runs[gamma][name] |= {"folder": Path(d).resolve().relative_to(root.resolve()).as_posix(),
+                              "finished": (Path(d) / "summary.json").is_file()}
+    return {"what": "reasonlab's trajectory profile (the paper's model, data and logged settings) trained on a 2-core "
+                    "CPU, one thread per run; evaluations every 3 epochs on the full groups",
+            "made_by": "python scripts/trajectory_figure.py --ship RUN_DIR ...", "runs": runs}
 
 
 def run_curves(run_dir: Path, pair: Pair = PAIR) -> dict:
@@ -65,12 +118,20 @@ def trajectories(run_dirs: list[Path]) -> dict[str, dict[str, dict]]:
     without training. A second run of the same γ and seed (the same config trained again, e.g. on another
     machine) is named after its parent folder: ``seed S (FOLDER)``."""
     out: dict[str, dict[str, dict]] = {}
+    for d, (gamma, name) in _line_names(run_dirs).items():
+        out.setdefault(gamma, {})[name] = run_curves(Path(d))
+    return out
+
+
+def _line_names(run_dirs: list[Path]) -> dict[str, tuple[str, str]]:
+    """Each run folder's γ (as text) and line name, in the given order (see ``trajectories``)."""
+    names: dict[str, tuple[str, str]] = {}
     for d in map(Path, run_dirs):
         cfg = resolve(load_yaml(d / "config.yaml"))
-        lines = out.setdefault(f"{cfg.init.gamma:g}", {})
-        name = f"seed {cfg.seed}"
-        lines[f"{name} ({d.parent.name})" if name in lines else name] = run_curves(d)
-    return out
+        gamma, name = f"{cfg.init.gamma:g}", f"seed {cfg.seed}"
+        taken = {n for g, n in names.values() if g == gamma}
+        names[str(d)] = (gamma, f"{name} ({d.parent.name})" if name in taken else name)
+    return names
 
 
 def authors_lr_sums() -> dict[int, float]:
