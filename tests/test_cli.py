@@ -128,14 +128,32 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output
     assert (tmp_path / "demo" / "figures" / "demo.png").is_file()  # both runs beside the authors' log, on Σlr
-    assert "At this reduced profile γ 0.5 (large init) ended" in result.output
-    assert "shows" in result.output or "does NOT show" in result.output
+    said = " ".join(result.output.split())
+    assert f"At this reduced profile γ {DEMO_GAMMAS[0]} ended" in said and "at small init" in said
+    assert "shows" in said or "does NOT show" in said
     # beside reasonlab's own paper-scale runs, shipped with the package, with their count said
-    assert "At paper scale on this CPU" in result.output and "γ 0.8 reached the log's inferential answer in" in \
-        " ".join(result.output.split())
+    assert "At paper scale on this CPU" in said and "γ 0.8 reached the log's inferential answer in" in said
     for command in (["results", str(tmp_path / "demo")], ["phase", str(tmp_path / "demo")]):  # a real sweep
         after = runner.invoke(app, command)
         assert after.exit_code == 0, after.output
+
+
+def _end(label: str, inf: float, sym: float, escape_lr: float | None, escape_inf: float = 0.0) -> dict:
+    return {"label": label, "seen": 0.99, "inferential": inf, "symmetric": sym, "wall_time_s": 1.0,
+            "escape_lr": escape_lr, "escape_epoch": 2, "escape_inferential": escape_inf, "escape_symmetric": 0.0}
+
+
+def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
+    from reasonlab.studies.anchor import demo_verdict
+
+    large, small = DEMO_GAMMAS
+    at_bar = demo_verdict({large: _end("symmetric", 0.0, 0.9, 0.3), small: _end("inferential", 0.85, 0.0, 1.2, 0.8)})
+    assert "shows, at its bar" in at_bar and "4.0× later" in at_bar and "fell" not in at_bar
+    below = demo_verdict({large: _end("symmetric", 0.0, 0.79, 0.3), small: _end("inferential", 0.52, 0.0, 0.9, 0.63)})
+    assert "below its bar of 0.8" in below and "fell to 0.52" in below and "shows, at" not in below
+    none = demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.3), small: _end("not-fitted", 0.1, 0.0, None)})
+    assert "does NOT show" in none and "later" not in none
+    assert "not both finished" in demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.3)})
 
 
 def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):

@@ -3,6 +3,8 @@ dry runs of reproduce and demo, the refusal of a paper-scale profile on a CPU, a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -47,7 +49,12 @@ def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path)
     assert result.exit_code == 0 and "sweep scan-cpu:" in result.output, result.output
     result = runner.invoke(app, ["demo", "--dry-run", "--out", str(out)])
     assert result.exit_code == 0 and "sweep demo: 2 runs" in result.output, result.output
-    assert "init.gamma=0.5" in result.output and "init.gamma=1.0" in result.output
+    assert "init.gamma=0.3" in result.output and "init.gamma=0.85" in result.output
+    # the demo's runs are, config for config, the committed search runs its profile was chosen from
+    # (results/anchor-search, docs/anchor-composition.md), so the README's figures for it are theirs
+    committed = Path(__file__).parents[1] / "results" / "anchor-search"
+    for run in ("search-s3-g03/d8f6b940c81f", "search-s3/a22df68a1b43"):
+        assert (committed / run / "summary.json").is_file() and f"  {run.split('/')[1]}  init.gamma=" in result.output
     assert not out.exists()
 
 
