@@ -28,8 +28,9 @@ STUDY_BAR = 0.8
 def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
     """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``phase`` work on it): the
     ``cpu-regime`` profile at depth 2 for the two demo γ values, trained side by side with the sweep's live table,
-    then one figure of both beside the authors' paper-scale log and reasonlab's own shipped paper-scale runs on the Σlr clock
-    (``figures/demo.png``), a table, and what the reduced profile and the paper-scale runs show and do not."""
+    then one figure of both beside the authors' paper-scale log and reasonlab's own shipped paper-scale runs on the
+    Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the paper-scale runs show and do
+    not."""
     from reasonlab.plots.run import plot_run
     from reasonlab.plots.trajectory import plot_regime
     from reasonlab.studies.anchor_trajectory import (
