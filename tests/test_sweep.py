@@ -445,6 +445,7 @@ def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
     from rich.console import Console
 
     from reasonlab.config import resolve
+    from reasonlab.store import write_progress
     from reasonlab.sweep.runner import Monitor
 
     cfg = resolve(tiny_run_dict())
@@ -454,10 +455,12 @@ def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
     partial = tmp_path / f"{cfg.run_id()}.partial"
     partial.mkdir()
     for epoch in (1, 1, 2):
-        (partial / "progress.json").write_text(json.dumps({"epoch": epoch, "epochs": 3, "loss": 1.5,
-                                                           "seen_test_acc": 0.25}))
+        write_progress(partial, epoch=epoch, epochs=3, step=epoch * 10, loss=1.5, wall_time_s=1.0,
+                       evaluated_epoch=epoch, figures={"seen_test_acc": 0.25})
         monitor.report_progress({cfg.run_id()})
-    (partial / "progress.json").write_text(json.dumps({"epoch": 3, "epochs": 3, "loss": None}))  # diverged
+    write_progress(partial, epoch=3, epochs=3, step=30, loss=float("nan"), wall_time_s=1.0, diverged_step=25)
+    monitor.report_progress({cfg.run_id()})
+    (partial / "progress.json").write_text(json.dumps({"epoch": 4, "epochs": 3, "loss": 1.0}))  # not the store's
     monitor.report_progress({cfg.run_id()})
     monitor.render({cfg.run_id()})
     lines = buffer.getvalue().splitlines()

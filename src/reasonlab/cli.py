@@ -189,14 +189,11 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
     _print_summary(run_dir, summary)
 
 
-PROGRESS_FIELDS = ("epoch", "epochs", "step", "loss", "wall_time_s", "diverged_step", "evaluated_epoch")
-
-
 def _print_progress(run_dir: Path) -> None:
     """An unfinished run's card, from the files its trainer writes as it goes (progress, config, metrics)."""
     from reasonlab.config import load_yaml, resolve
     from reasonlab.evaluate import summary_extras
-    from reasonlab.store import load_progress, read_metrics
+    from reasonlab.store import load_progress, progress_figures, read_metrics
 
     progress = load_progress(run_dir)
     cfg = resolve(load_yaml(run_dir / "config.yaml"))
@@ -208,8 +205,7 @@ def _print_progress(run_dir: Path) -> None:
             ("last epoch's training loss", f"{progress['loss']:.4g}")]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
-    rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress.items()
-             if k not in PROGRESS_FIELDS and v is not None]
+    rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress_figures(progress).items()]
     rows += _history_rows(extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
     _print_card(run_dir, rows)

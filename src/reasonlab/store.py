@@ -299,6 +299,29 @@ def _archived_revision(package: Path) -> str | None:
     return text if re.fullmatch(r"[0-9a-f]{40}", text) else None  # unsubstituted ($Format...) in a checkout
 
 
+# The fields of an unfinished run's ``progress.json`` that say where it stands; every other key is a figure of its
+# last evaluation (the file is flat, as the trainer has always written it, so older runs' files read the same).
+PROGRESS_FIELDS = ("epoch", "epochs", "step", "loss", "wall_time_s", "diverged_step", "evaluated_epoch")
+
+
+def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float, wall_time_s: float,
+                   diverged_step: int | None = None, evaluated_epoch: int | None = None,
+                   figures: dict[str, float] | None = None) -> None:
+    """Where a training run stands after an epoch (read by ``load_progress``, the sweep's live table and ``show``):
+    a diverged run records its step; any other its last evaluation's epoch and figures."""
+    record: dict[str, Any] = {"epoch": epoch, "epochs": epochs, "step": step, "loss": loss, "wall_time_s": wall_time_s}
+    if diverged_step is not None:
+        record["diverged_step"] = diverged_step
+    else:
+        record |= {"evaluated_epoch": evaluated_epoch, **(figures or {})}
+    write_json(Path(run_dir) / "progress.json", record)
+
+
+def progress_figures(progress: dict) -> dict[str, float]:
+    """The last evaluation's figures in a ``progress.json`` record (everything that is not a progress field)."""
+    return {k: v for k, v in progress.items() if k not in PROGRESS_FIELDS and v is not None}
+
+
 def load_progress(run_dir: Path) -> dict:
     """An unfinished run's ``progress.json``: where its trainer last wrote it (epoch, step, loss, the last
     evaluation's figures); a one-line error if it is not as reasonlab writes it."""

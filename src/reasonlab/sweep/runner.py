@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonlab.config import Pair, RunConfig, to_yaml
-from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, write_json
+from reasonlab.errors import StoreError
+from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, load_progress, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results
@@ -81,9 +82,10 @@ class Monitor:
         self.reported: dict[str, int] = {}  # run -> the last epoch printed (plain-line mode)
 
     def _progress(self, run_id: str) -> dict | None:
+        """A running run's progress, or None before its first epoch (or if the file is not one the store wrote)."""
         try:
-            return json.loads((self.root / f"{run_id}{PARTIAL}" / "progress.json").read_text())
-        except (OSError, json.JSONDecodeError):
+            return load_progress(self.root / f"{run_id}{PARTIAL}")
+        except StoreError:
             return None
 
     def eta(self, running: dict[str, dict]) -> float | None:

@@ -40,6 +40,7 @@ from reasonlab.store import (
     run_paths,
     write_json,
     write_metrics,
+    write_progress,
 )
 from reasonlab.tasks.base import IGNORE, trim_padding
 from reasonlab.train.loggers import MetricLoggers
@@ -241,9 +242,8 @@ class Trainer:
                       MetricRow(epoch, step, "train", "lr_sum", self.lr_sums[step])]
         if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
             self.wall += time.perf_counter() - started
-            write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
-                                                       "loss": loss, "wall_time_s": self.wall,
-                                                       "diverged_step": self.diverged})
+            write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, loss=loss,
+                           wall_time_s=self.wall, diverged_step=self.diverged)
             append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
             self.send_rows()
             return
@@ -254,9 +254,8 @@ class Trainer:
                 self.figures, self.figures_epoch = self._evaluate(epoch, step, final=last), epoch
         bar.show(epoch, t.epochs, loss, self.figures)
         self.wall += time.perf_counter() - started
-        write_json(self.run_dir / "progress.json", {"epoch": epoch, "epochs": t.epochs, "step": step,
-                                                   "loss": loss, "wall_time_s": self.wall,
-                                                   "evaluated_epoch": self.figures_epoch, **self.figures})
+        write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, loss=loss, wall_time_s=self.wall,
+                       evaluated_epoch=self.figures_epoch, figures=self.figures)
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             with self.timed("checkpoints"):
                 write_metrics(self.run_dir / "metrics.parquet", self.rows)
