@@ -16,13 +16,12 @@ demo`` draws beside its reduced runs; run it after committing a run's newer snap
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.store import atomic_write_text
+from reasonlab.store import write_json
 from reasonlab.studies.anchor_trajectory import PAPER_SCALE_FILE, draw, paper_scale_record, trajectories
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,8 +44,7 @@ def main() -> int:
             print(f"written: {path}")
         if args.ship:
             target = REPO / "src" / "reasonlab" / "data" / "anchor_trajectory" / PAPER_SCALE_FILE
-            record = paper_scale_record(args.runs, REPO)
-            atomic_write_text(target, json.dumps(record, indent=1, sort_keys=True) + "\n")
+            write_json(target, paper_scale_record(args.runs, REPO))
             print(f"written: {target}")
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -138,13 +138,15 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
         assert after.exit_code == 0, after.output
 
 
-def _end(label: str, inf: float, sym: float, escape_lr: float | None, escape_inf: float = 0.0) -> dict:
+def _end(label: str, inf: float | None, sym: float | None, escape_lr: float | None, escape_inf: float = 0.0) -> dict:
     return {"label": label, "seen": 0.99, "inferential": inf, "symmetric": sym, "wall_time_s": 1.0,
-            "escape_lr": escape_lr, "escape_epoch": 2, "escape_inferential": escape_inf, "escape_symmetric": 0.0}
+            "escaped": escape_lr is not None, "escape_lr": escape_lr, "escape_epoch": 2,
+            "escape_inferential": escape_inf, "escape_symmetric": 0.0}
 
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
-    from reasonlab.studies.anchor import demo_verdict
+    from reasonlab.config import Pair
+    from reasonlab.studies.anchor import demo_end, demo_verdict
 
     large, small = DEMO_GAMMAS
     at_bar = demo_verdict({large: _end("symmetric", 0.0, 0.9, 0.3), small: _end("inferential", 0.85, 0.0, 1.2, 0.8)})
@@ -153,7 +155,14 @@ def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
     assert "below its bar of 0.8" in below and "fell to 0.52" in below and "shows, at" not in below
     none = demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.3), small: _end("not-fitted", 0.1, 0.0, None)})
     assert "does NOT show" in none and "later" not in none
+    early = demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.6), small: _end("other", 0.1, 0.0, 0.3)})
+    assert "2.0× earlier than the large init" in early
     assert "not both finished" in demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.3)})
+    # a diverged run's summary has no outcome for the pair and no final figures: said as such, not a traceback
+    diverged = demo_end({"label": "diverged", "outcome": {"pairs": {}}, "final": {}, "wall_time_s": 3.0}, Pair(4, 3))
+    assert diverged["inferential"] is None and not diverged["escaped"]
+    said = demo_verdict({large: _end("symmetric", 0.0, 1.0, 0.3), small: diverged})
+    assert "γ 0.85 ended diverged ((4,3) inferential —, symmetric —, seen-pair —)" in said
 
 
 def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):

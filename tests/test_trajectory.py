@@ -12,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
+from reasonlab.errors import UserError
 from reasonlab.studies.anchor_trajectory import (
+    _line_names,
     authors_log,
     paper_scale_record,
     paper_scale_runs,
@@ -44,27 +46,40 @@ def _evaluation(seen: float, inf: float, sym: float) -> dict:
 
 
 def test_paper_scale_tally_counts_only_fitted_runs_against_the_logged_outcome():
-    runs = {"0.5": {"a": {"evaluations": [_evaluation(0.96, 0.0, 0.95)]},
-                    "b": {"evaluations": [_evaluation(0.96, 0.0, 0.94)]}},   # fitted, not symmetric enough
-            "0.8": {"a": {"evaluations": [_evaluation(0.5, 0.3, 0.0), _evaluation(0.96, 0.9, 0.05)]},
-                    "b": {"evaluations": [_evaluation(0.99, 0.95, 0.06)]},   # symmetric too high
-                    "c": {"evaluations": [_evaluation(0.94, 0.99, 0.0)]},    # not fitted: not counted
-                    "d": {"evaluations": [_evaluation(0.97, 0.2, 0.0), _evaluation(0.98, 0.91, 0.0)]}},
-            "0.7": {"a": {"evaluations": [_evaluation(1.0, 1.0, 0.0)]}}}    # no logged outcome at 0.7
-    assert paper_scale_tally(runs) == {"0.5": (1, 2), "0.8": (2, 3)}
+    runs = {"0.5": {"a": {"seed": 1, "evaluations": [_evaluation(0.96, 0.0, 0.95)]},
+                    "b": {"seed": 2, "evaluations": [_evaluation(0.96, 0.0, 0.94)]}},   # fitted, not symmetric enough
+            "0.8": {"a": {"seed": 1, "evaluations": [_evaluation(0.5, 0.3, 0.0), _evaluation(0.96, 0.9, 0.05)]},
+                    "b": {"seed": 2, "evaluations": [_evaluation(0.99, 0.95, 0.06)]},   # symmetric too high
+                    "c": {"seed": 3, "evaluations": [_evaluation(0.94, 0.99, 0.0)]},    # not fitted: not counted
+                    "d": {"seed": 1, "evaluations": [_evaluation(0.97, 0.2, 0.0), _evaluation(0.98, 0.91, 0.0)]}},
+            "0.7": {"a": {"seed": 1, "evaluations": [_evaluation(1.0, 1.0, 0.0)]}}}    # no logged outcome at 0.7
+    assert paper_scale_tally(runs) == {"0.5": (1, 2, 2), "0.8": (2, 3, 2)}  # "d" is seed 1 trained again
 
 
 def test_shipped_paper_scale_runs_are_the_committed_results():
-    """The package's copy of reasonlab's paper-scale runs is what the committed run folders give, so the demo's
-    figure never draws numbers a reader cannot regenerate (scripts/trajectory_figure.py --ship)."""
+    """The package's copy of reasonlab's paper-scale runs is what the committed run folders give, every one of
+    them, so the demo's figure never draws numbers a reader cannot regenerate (scripts/trajectory_figure.py
+    --ship)."""
     shipped = paper_scale_runs()
     repo = Path(__file__).parents[1]
+    committed = sorted(d.parent for d in (repo / "results" / "anchor-trajectory").rglob("metrics.parquet")
+                       if (d.parent / "config.yaml").is_file())
+    assert sorted(repo / run["folder"] for named in shipped["runs"].values() for run in named.values()) == committed
     folders = [repo / run["folder"] for named in shipped["runs"].values() for run in named.values()]
-    assert folders and all((d / "metrics.parquet").is_file() for d in folders)
-    again = json.loads(json.dumps(paper_scale_record(folders, repo)))
-    assert again == shipped
+    assert json.loads(json.dumps(paper_scale_record(folders, repo))) == shipped
     assert all(run["finished"] == (repo / run["folder"] / "summary.json").is_file()
                for named in shipped["runs"].values() for run in named.values())
+
+
+def test_two_folders_drawing_as_one_line_are_refused(tmp_path):
+    config = (Path(__file__).parents[1] / "results" / "anchor-trajectory" / "eccb67ef6ca2" / "config.yaml").read_text()
+    for parent in ("a/x", "b/x", "c/y"):
+        (tmp_path / parent).mkdir(parents=True)
+        (tmp_path / parent / "config.yaml").write_text(config)
+    names = [n for _, (_, n, _) in _line_names([tmp_path / "a/x", tmp_path / "c/y"]).items()]
+    assert names == ["seed 1", "seed 1 (c)"]
+    with pytest.raises(UserError, match="already draws as γ 0.5 seed 1"):
+        _line_names([tmp_path / "a/x", tmp_path / "c/y", tmp_path / "c/y"])
 
 
 def test_reproduce_trajectory_end_to_end(tmp_path):

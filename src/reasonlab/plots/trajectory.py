@@ -61,6 +61,25 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
     return save_figure(fig, Path(out_base))
 
 
+REGIME_SERIES = (("seen", 0, "seen_test_acc"), ("inferential", 1, "heldout_inferential"),
+                 ("symmetric", 1, "heldout_symmetric"))
+
+
+def _draw_curves(axes, run: dict, looks: dict[str, dict]) -> None:
+    """One run's curves on the Σlr clock (rows without ``lr_sum`` are skipped): seen-pair accuracy, the held-out
+    pair's inferential and symmetric accuracy, and the training loss, each drawn with its look (plot keywords, with
+    an optional ``fmt``)."""
+    ev = [e for e in run["evaluations"] if "lr_sum" in e]
+    drawn = [(panel, looks[series], [(e["lr_sum"], e[key]) for e in ev if e.get(key) is not None])
+             for series, panel, key in REGIME_SERIES]
+    drawn.append((2, looks["loss"], [(r["lr_sum"], r["loss"]) for r in run["train_loss"] if "lr_sum" in r]))
+    for panel, look, points in drawn:
+        if points:
+            look = dict(look)
+            fmt = look.pop("fmt", None)
+            axes[panel].plot(*zip(*points, strict=True), *([fmt] if fmt else []), **look)
+
+
 def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[int, float], out_base: Path,
                 profile: str, pair: Pair = AUTHORS_PAIR, paper_scale: dict | None = None) -> list[Path]:
     """Runs of any profile beside the authors' paper-scale log on one clock, Σlr (the learning rate summed over
@@ -69,47 +88,35 @@ def plot_regime(ours: dict[str, dict], reference: dict, reference_lr_sums: dict[
     inferential (solid) and symmetric (dashed) accuracy; right: the training loss. ``ours`` maps γ to
     ``run_curves`` output (rows carry ``lr_sum``); ``paper_scale`` (``paper_scale_runs()``), when given, adds
     reasonlab's own paper-scale runs of the log's settings, thin, in the log's colour per γ."""
-    fig, (ax_seen, ax_43, ax_loss) = plt.subplots(1, 3, figsize=(17, 6.4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(17, 6.4), constrained_layout=True)
+    ax_seen, ax_43, ax_loss = axes
     log_colours = dict(zip(sorted(reference["runs"], key=float), ("gray", "black"), strict=False))
     for gamma, named in sorted((paper_scale or {}).get("runs", {}).items(), key=lambda kv: float(kv[0])):
-        c = log_colours.get(gamma, "tab:olive")
         for (name, run), style in zip(sorted(named.items()), cycle(SEED_STYLES), strict=False):
-            ev = [e for e in run["evaluations"] if "lr_sum" in e]
             tag = f"γ {gamma} {name}" + ("" if run.get("finished") else ", unfinished")
-            x = [e["lr_sum"] for e in ev]
-            ax_seen.plot(x, [e["seen_test_acc"] for e in ev], linestyle=style, marker="^", ms=3, lw=0.8, color=c,
-                         alpha=0.7, label=f"{tag} (reasonlab, paper scale)")
-            ax_43.plot(x, [e["heldout_inferential"] for e in ev], linestyle=style, marker="^", ms=3, lw=0.8, color=c,
-                       alpha=0.7, label=f"{tag} (paper scale)")
-            ax_43.plot(x, [e["heldout_symmetric"] for e in ev], linestyle=style, marker="v", ms=3, lw=0.8,
-                       mfc="none", color=c, alpha=0.4)  # named in the caption: one legend row per run is enough
-            loss = [r for r in run["train_loss"] if "lr_sum" in r]
-            ax_loss.plot([r["lr_sum"] for r in loss], [r["loss"] for r in loss], linestyle=style, lw=0.8, color=c,
-                         alpha=0.7, label=f"{tag} (paper scale)")
-    colours = iter(("tab:blue", "tab:red", "tab:purple", "tab:brown"))
-    for gamma, run in sorted(ours.items(), key=lambda kv: float(kv[0])):
-        c = next(colours)
-        ev = [e for e in run["evaluations"] if "lr_sum" in e]
-        if ev:
-            x = [e["lr_sum"] for e in ev]
-            ax_seen.plot(x, [e["seen_test_acc"] for e in ev], "-s", ms=4, color=c, label=f"γ {gamma} (these runs)")
-            ax_43.plot(x, [e["heldout_inferential"] for e in ev], "-s", ms=4, color=c, label=f"γ {gamma} inferential")
-            ax_43.plot(x, [e["heldout_symmetric"] for e in ev], "--s", ms=4, mfc="none", color=c,
-                       label=f"γ {gamma} symmetric")
-        loss = [r for r in run["train_loss"] if "lr_sum" in r]
-        if loss:
-            ax_loss.plot([r["lr_sum"] for r in loss], [r["loss"] for r in loss], "-", color=c, label=f"γ {gamma}")
+            thin = {"linestyle": style, "ms": 3, "lw": 0.8, "color": log_colours.get(gamma, "tab:olive"), "alpha": 0.7}
+            _draw_curves(axes, run, {"seen": thin | {"marker": "^", "label": f"{tag} (reasonlab, paper scale)"},
+                                     "inferential": thin | {"marker": "^", "label": f"{tag} (paper scale)"},
+                                     "symmetric": thin | {"marker": "v", "mfc": "none", "alpha": 0.4},
+                                     "loss": thin | {"label": f"{tag} (paper scale)"}})
+    for (gamma, run), c in zip(sorted(ours.items(), key=lambda kv: float(kv[0])),
+                               cycle(("tab:blue", "tab:red", "tab:purple", "tab:brown")), strict=False):
+        _draw_curves(axes, run, {"seen": {"fmt": "-s", "ms": 4, "color": c, "label": f"γ {gamma} (these runs)"},
+                                 "inferential": {"fmt": "-s", "ms": 4, "color": c, "label": f"γ {gamma} inferential"},
+                                 "symmetric": {"fmt": "--s", "ms": 4, "mfc": "none", "color": c,
+                                               "label": f"γ {gamma} symmetric"},
+                                 "loss": {"fmt": "-", "color": c, "label": f"γ {gamma}"}})
     for gamma, c in log_colours.items():
         log = reference["runs"][gamma]
-        ev = [e for e in log["evaluations"] if e["epoch"] > 0 and e["epoch"] in reference_lr_sums]
-        x = [reference_lr_sums[e["epoch"]] for e in ev]
-        ax_seen.plot(x, [e["seen_test_acc"] for e in ev], "o", mfc="none", color=c, label=f"γ {gamma} (authors' log)")
-        ax_43.plot(x, [e["heldout_inferential"] for e in ev], "o", mfc="none", color=c,
-                   label=f"γ {gamma} inferential (log)")
-        ax_43.plot(x, [e["heldout_symmetric"] for e in ev], "x", color=c, label=f"γ {gamma} symmetric (log)")
-        loss = [r for r in log["train_loss"] if r["epoch"] in reference_lr_sums]
-        ax_loss.plot([reference_lr_sums[r["epoch"]] for r in loss], [r["loss"] for r in loss], "o", ms=3, mfc="none",
-                     color=c, label=f"γ {gamma} (authors' log)")
+        placed = {"evaluations": [e | {"lr_sum": reference_lr_sums[e["epoch"]]} for e in log["evaluations"]
+                                  if e["epoch"] > 0 and e["epoch"] in reference_lr_sums],
+                  "train_loss": [r | {"lr_sum": reference_lr_sums[r["epoch"]]} for r in log["train_loss"]
+                                 if r["epoch"] in reference_lr_sums]}
+        hollow = {"fmt": "o", "mfc": "none", "color": c}
+        _draw_curves(axes, placed, {"seen": hollow | {"label": f"γ {gamma} (authors' log)"},
+                                    "inferential": hollow | {"label": f"γ {gamma} inferential (log)"},
+                                    "symmetric": {"fmt": "x", "color": c, "label": f"γ {gamma} symmetric (log)"},
+                                    "loss": hollow | {"ms": 3, "label": f"γ {gamma} (authors' log)"}})
     held = pair.caption if pair == AUTHORS_PAIR else f"{pair.caption} (log: {AUTHORS_PAIR.caption})"
     for ax, title in ((ax_seen, "seen-pair test-key accuracy"), (ax_43, f"{held}: inferential / symmetric"),
                       (ax_loss, "training loss per epoch")):

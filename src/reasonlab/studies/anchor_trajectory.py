@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from reasonlab.config import Pair, load_yaml, resolve
+from reasonlab.errors import UserError
 from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_trajectory
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -56,37 +57,40 @@ def paper_scale_runs() -> dict:
 
 def shows_logged_outcome(gamma: str, evaluation: dict) -> bool:
     """Whether one evaluation of a γ of the log meets the bar for the log's outcome at that γ."""
-    if evaluation.get("seen_test_acc", 0.0) < FITTED:
+    inf, sym = evaluation.get("heldout_inferential"), evaluation.get("heldout_symmetric")
+    if evaluation.get("seen_test_acc", 0.0) < FITTED or inf is None or sym is None:
         return False
     if LOGGED_OUTCOME[gamma] == "symmetric":
-        return evaluation["heldout_symmetric"] >= 0.95
-    return evaluation["heldout_inferential"] >= 0.9 and evaluation["heldout_symmetric"] <= 0.05
+        return sym >= 0.95
+    return inf >= 0.9 and sym <= 0.05
 
 
-def paper_scale_tally(runs: dict[str, dict[str, dict]]) -> dict[str, tuple[int, int]]:
+def paper_scale_tally(runs: dict[str, dict[str, dict]]) -> dict[str, tuple[int, int, int]]:
     """Per γ of the log: (runs that met the log's outcome at some evaluation, runs followed until they fitted
-    every seen pair). A run stopped before it fitted says nothing of what its fit lands on, so it is not counted."""
+    every seen pair, distinct seeds among those). A run stopped before it fitted says nothing of what its fit lands
+    on, so it is not counted; a seed trained again (another machine's rounding) is another run of the same seed."""
     tally = {}
     for gamma, named in runs.items():
         if gamma not in LOGGED_OUTCOME:
             continue
         fitted = [r for r in named.values() if any(e.get("seen_test_acc", 0.0) >= FITTED for e in r["evaluations"])]
         met = [r for r in fitted if any(shows_logged_outcome(gamma, e) for e in r["evaluations"])]
-        tally[gamma] = (len(met), len(fitted))
+        tally[gamma] = (len(met), len(fitted), len({r.get("seed") for r in fitted}))
     return tally
 
 
 def paper_scale_record(run_dirs: list[Path], root: Path) -> dict:
-    """The shipped file's content from committed run folders: each run's curves, its folder relative to ``root``
-    (the repository) and whether it finished (a ``summary.json``; ``.partial`` snapshots have none)."""
-    runs = trajectories(run_dirs)
-    folders = _line_names(run_dirs)
-    for d, (gamma, name) in folders.items():
-        runs[gamma][name] |= {"folder": Path(d).resolve().relative_to(root.resolve()).as_posix(),
-                              "finished": (Path(d) / "summary.json").is_file()}
+    """The shipped file's content from committed run folders: each run's curves, its seed, its folder relative to
+    ``root`` (the repository) and whether it finished (a ``summary.json``; ``.partial`` snapshots have none)."""
+    runs: dict[str, dict[str, dict]] = {}
+    for d, (gamma, name, seed) in _line_names(run_dirs).items():
+        runs.setdefault(gamma, {})[name] = run_curves(d) | {
+            "seed": seed, "folder": d.resolve().relative_to(root.resolve()).as_posix(),
+            "finished": (d / "summary.json").is_file()}
     return {"what": "reasonlab's trajectory profile (the paper's model, data and logged settings) trained on a 2-core "
                     "CPU, one thread per run; evaluations every 3 epochs on the full groups",
-            "made_by": "python scripts/trajectory_figure.py --ship RUN_DIR ...", "runs": runs}
+            "made_by": "python scripts/trajectory_figure.py --ship --out results/anchor-trajectory RUN_DIR ...",
+            "runs": runs}
 
 
 def run_curves(run_dir: Path, pair: Pair = PAIR) -> dict:
@@ -118,19 +122,25 @@ def trajectories(run_dirs: list[Path]) -> dict[str, dict[str, dict]]:
     without training. A second run of the same γ and seed (the same config trained again, e.g. on another
     machine) is named after its parent folder: ``seed S (FOLDER)``."""
     out: dict[str, dict[str, dict]] = {}
-    for d, (gamma, name) in _line_names(run_dirs).items():
-        out.setdefault(gamma, {})[name] = run_curves(Path(d))
+    for d, (gamma, name, _) in _line_names(run_dirs).items():
+        out.setdefault(gamma, {})[name] = run_curves(d)
     return out
 
 
-def _line_names(run_dirs: list[Path]) -> dict[str, tuple[str, str]]:
-    """Each run folder's γ (as text) and line name, in the given order (see ``trajectories``)."""
-    names: dict[str, tuple[str, str]] = {}
+def _line_names(run_dirs: list[Path]) -> dict[Path, tuple[str, str, int]]:
+    """Each run folder's γ (as text), line name and seed, in the given order (see ``trajectories``); two folders
+    that would draw as one line are refused, so no run is silently dropped."""
+    names: dict[Path, tuple[str, str, int]] = {}
     for d in map(Path, run_dirs):
         cfg = resolve(load_yaml(d / "config.yaml"))
         gamma, name = f"{cfg.init.gamma:g}", f"seed {cfg.seed}"
-        taken = {n for g, n in names.values() if g == gamma}
-        names[str(d)] = (gamma, f"{name} ({d.parent.name})" if name in taken else name)
+        taken = {n for g, n, _ in names.values() if g == gamma}
+        if name in taken:
+            name = f"{name} ({d.parent.name})"
+        if d in names or name in taken:
+            raise UserError(f"{d}: another folder given already draws as γ {gamma} {name}; give each run once, "
+                            "and a second run of the same seed from a folder with another name")
+        names[d] = (gamma, name, cfg.seed)
     return names
 
 

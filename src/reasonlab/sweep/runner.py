@@ -19,7 +19,15 @@ from rich.text import Text
 
 from reasonlab.config import Pair, RunConfig, to_yaml
 from reasonlab.errors import StoreError
-from reasonlab.store import PARTIAL, atomic_write_text, check_name, finished_runs, load_progress, write_json
+from reasonlab.store import (
+    PARTIAL,
+    atomic_write_text,
+    check_name,
+    finished_runs,
+    load_progress,
+    progress_figures,
+    write_json,
+)
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results
@@ -132,7 +140,7 @@ class Monitor:
             table.add_column(col)
         for run_id, p in sorted(running.items()):
             cfg = self.todo[run_id]
-            heldout = [(held[0], v) for k, v in p.items() if k.endswith("/inferential")
+            heldout = [(held[0], v) for k, v in progress_figures(p).items() if k.endswith("/inferential")
                        and (held := Pair.of_eval_set(k.removesuffix("/inferential"))) and held[1] == "train_keys"]
             inf_sym = ", ".join(f"{pair.key} {v:.2f} / {p.get(pair.eval_set() + '/symmetric', float('nan')):.2f}"
                                 for pair, v in heldout)
