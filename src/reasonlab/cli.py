@@ -169,7 +169,9 @@ def train(
         run_dir, summary = train_and_plot(cfg, root, progress=mode, log=_line)
     except UserError as e:
         _fail(str(e))
-    _print_summary(run_dir, summary)
+    from reasonlab.report.card import summary_card
+
+    console.print(summary_card(run_dir, summary))
 
 
 @app.command()
@@ -177,62 +179,12 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
          ) -> None:
     """A run's card: a finished run's summary; an unfinished one's progress (its last evaluation, and its escape
     points or plateau exits so far), while it trains or waits to be resumed."""
-    from reasonlab.store import load_run
+    from reasonlab.report.card import run_card
 
     try:
-        if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
-            _print_progress(run_dir)
-            return
-        summary, _ = load_run(run_dir)
+        console.print(run_card(run_dir))
     except UserError as e:
         _fail(str(e))
-    _print_summary(run_dir, summary)
-
-
-def _print_progress(run_dir: Path) -> None:
-    """An unfinished run's card, from the files its trainer writes as it goes (progress, config, metrics)."""
-    from reasonlab.config import load_yaml, resolve
-    from reasonlab.evaluate import summary_extras
-    from reasonlab.store import load_progress, progress_figures, read_metrics
-
-    progress = load_progress(run_dir)
-    cfg = resolve(load_yaml(run_dir / "config.yaml"))
-    metrics = run_dir / "metrics.parquet"  # written at each checkpoint
-    extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() else {}
-    rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
-            ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']}, step {progress['step']}; "
-                       "the same `reasonlab train` command resumes it from its last checkpoint"),
-            ("last epoch's training loss", f"{progress['loss']:.4g}")]
-    at = progress.get("evaluated_epoch")
-    where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
-    rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress_figures(progress).items()]
-    rows += _history_rows(extras)
-    rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
-    _print_card(run_dir, rows)
-
-
-def _print_card(run_dir: Path, rows: list[tuple[str, object]]) -> None:
-    """A run's card: two columns, the run directory as its title."""
-    table = Table(title=f"{run_dir}", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
-    for k, v in rows:
-        table.add_row(k, str(v))
-    console.print(table)
-
-
-def _history_rows(summary: dict) -> list[tuple[str, str]]:
-    """The lines read over a run's history: the anchor escape points, the modular plateau exits, ΔL̄."""
-    from reasonlab.evaluate.modular import PLATEAU_LEVELS
-
-    rows = []
-    for key, point in (summary.get("escape") or {}).items():
-        rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
-    for key, point in (summary.get("plateau") or {}).items():
-        rows.append((f"plateau: loss ≤ {PLATEAU_LEVELS[key]:g}·ln p", _plateau_text(point) if point else "not reached"))
-    for split, value in (summary.get("delta_L_window") or {}).items():
-        rows.append((f"ΔL̄ {split} (5–50 % of steps)", "—" if value is None else f"{value:.3f}"))
-    return rows
 
 
 @app.command()
@@ -598,61 +550,6 @@ def list_studies() -> None:
     for name, study in studies().items():
         table.add_row(name, ", ".join(study.arms()), ", ".join(study.figures) or "—", study.what)
     console.print(table)
-
-
-def _escape_text(e: dict) -> str:
-    """One escape point: where seen-pair accuracy first reached a level, and what the held-out pairs did there."""
-    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
-    pairs = ", ".join(f"{k} {v:.2f}" for k, v in e["heldout"].items() if "/train_keys/" in k)
-    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}; {pairs}"
-
-
-def _plateau_text(e: dict) -> str:
-    """One plateau exit: where the training loss first fell to a fraction of chance, and the last-shot accuracies
-    there."""
-    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
-    accs = ", ".join(f"{k} {v:.2f}" for k, v in e["last_shot"].items())
-    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}, loss {e['loss']:.3f}; last shot: {accs}"
-
-
-def _print_summary(run_dir: Path, summary: dict) -> None:
-    """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
-    cfg = summary.get("config", {})
-    model = cfg.get("model", {})
-    final = summary["final"]
-    shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
-    init = cfg.get("init", {})
-    start = "GPT-2 scheme (std 0.02)" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
-    rows = [("run id", summary["run_id"]), ("profile", summary["profile"]),
-            ("init; model kind / depth / d_model", f"{start}; {shape}"),
-            ("outcome", summary["label"])]
-    pairs = summary["outcome"].get("pairs")
-    if pairs is not None:  # anchor runs
-        rows += [("train accuracy", f"{final['train_acc']:.3f}"),
-                 ("seen-pair test-key accuracy", f"{final['seen_test_acc']:.3f}")]
-        for pair, o in pairs.items():
-            sym = "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}"
-            clean = " (clean)" if o["clean"] else ""
-            rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
-                                             f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
-        rows += _history_rows(summary)
-    else:
-        rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
-        rows += _history_rows(summary)
-        rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
-                 for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
-    rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
-             ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}{_machine_text(summary)}"),
-             ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
-    _print_card(run_dir, rows)
-
-
-def _machine_text(summary: dict) -> str:
-    """Where the run's rounding came from (summaries written before runs recorded it have none)."""
-    from reasonlab.numerics import describe_machine
-
-    m = summary.get("machine")
-    return f" · {describe_machine(m, summary['threads'])}" if m else ""
 
 
 def main() -> None:
