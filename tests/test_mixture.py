@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from conftest import reproduce_tiny
 
 from reasonlab.config import ConfigError, MixtureTaskConfig, ThresholdConfig, resolve
-from reasonlab.evaluate.mixture import mixture_summary
+from reasonlab.evaluate.mixture import mixture_summary, reasoning_bias_criteria
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.tasks.mixture import MixtureTask
 from reasonlab.train.loop import build_model, build_task
@@ -153,6 +153,24 @@ def test_emb_mlp_gamma_statistics_and_initial_loss():
     assert abs(float(loss) - math.log(201)) < 0.05
     with pytest.raises(ValueError, match="positions='last'"):
         model(data.train_inputs[:2], positions="all")
+
+
+def run(rsn: int | None, mem: int | None, test_acc: float, last: int = 60) -> dict:
+    return {"t50_reasoning_train": rsn, "t50_memory": mem, "reasoning_test_acc": test_acc, "last_epoch": last}
+
+
+def test_e1_criteria_read_memory_never_learned_as_a_bound():
+    # small init learned the rule at epoch 6 and never the memory in 60 epochs: ratio < 0.1, so it reasons first
+    c = reasoning_bias_criteria(run(6, None, 0.99), run(4, 18, 0.99))
+    assert c["t50_ratio_small_init"] == pytest.approx(0.1) and c["t50_ratio_small_init_bound"]
+    assert c["small_init_reasons_first"] and c["small_init_generalizes"]
+    assert not c["large_init_no_bias"] and not c["large_init_generalizes_less"]  # 4/18 < 0.5; 0.99 not 0.5 below
+    # a bound of 40/60 says nothing about [0.5, 2]; a known 12/10 is inside it; a rule never learned fails both
+    assert not reasoning_bias_criteria(run(40, None, 0.99), run(40, None, 0.2))["small_init_reasons_first"]
+    assert not reasoning_bias_criteria(run(6, 30, 0.99), run(40, None, 0.2))["large_init_no_bias"]
+    c = reasoning_bias_criteria(run(None, 10, 0.1), run(12, 10, 0.2))
+    assert not c["small_init_reasons_first"] and c["t50_ratio_small_init"] is None
+    assert c["large_init_no_bias"] and not c["t50_ratio_large_init_bound"]
 
 
 def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):

@@ -73,19 +73,30 @@ def label_law_criteria(rows: list[MetricRow], groups: int, in_range: float = 0.9
     return out
 
 
-def reasoning_bias_criteria(small: dict, large: dict) -> dict[str, object]:
-    """The spec's E1 criteria from the t50s and final test accuracies of a small-init (γ 0.8) and a large-init
-    (γ 0.3) run: reasoning first at small init (t50 rsn ≤ 0.5·t50 mem, test ≥ 0.9), no such bias at large init
-    (ratio in [0.5, 2], test at least 0.5 below the small-init value). Missing t50s count as failures."""
-    def ratio(run: dict) -> float | None:
-        rsn, mem = run["t50_reasoning_train"], run["t50_memory"]
-        return None if rsn is None or mem is None else rsn / mem
+def t50_ratio(run: dict) -> tuple[float | None, bool]:
+    """t50 reasoning-train over t50 memory, and whether that is only an upper bound. Memory that never reached 0.5
+    by the last evaluated epoch E has t50 > E (right-censored), so the ratio is then below t50_rsn / E: a run
+    that learned the rule and never the memory reasons first however long it would have trained on."""
+    rsn, mem = run["t50_reasoning_train"], run["t50_memory"]
+    if rsn is None:
+        return None, False
+    if mem is None:
+        return rsn / run["last_epoch"], True
+    return rsn / mem, False
 
-    r_small, r_large = ratio(small), ratio(large)
-    out: dict[str, object] = {"t50_ratio_small_init": r_small, "t50_ratio_large_init": r_large}
+
+def reasoning_bias_criteria(small: dict, large: dict) -> dict[str, object]:
+    """The spec's E1 criteria from the t50s, last evaluated epoch and final test accuracies of a small-init (γ 0.8)
+    and a large-init (γ 0.3) run: reasoning first at small init (t50 rsn ≤ 0.5·t50 mem, test ≥ 0.9), no such bias
+    at large init (ratio in [0.5, 2], test at least 0.5 below the small-init value). A ratio known only as an upper
+    bound passes "≤ 0.5" when the bound does and never passes "in [0.5, 2]"; a rule never learned fails both."""
+    r_small, small_bound = t50_ratio(small)
+    r_large, large_bound = t50_ratio(large)
+    out: dict[str, object] = {"t50_ratio_small_init": r_small, "t50_ratio_small_init_bound": small_bound,
+                              "t50_ratio_large_init": r_large, "t50_ratio_large_init_bound": large_bound}
     out["small_init_reasons_first"] = r_small is not None and r_small <= 0.5
     out["small_init_generalizes"] = small["reasoning_test_acc"] >= 0.9
-    out["large_init_no_bias"] = r_large is not None and 0.5 <= r_large <= 2
+    out["large_init_no_bias"] = r_large is not None and not large_bound and 0.5 <= r_large <= 2
     out["large_init_generalizes_less"] = large["reasoning_test_acc"] <= small["reasoning_test_acc"] - 0.5
     return out
 
