@@ -207,6 +207,22 @@ def study_profiles(study: str) -> list[str]:
     return [name[len(study) + 1 :] for name in _profile_files() if name.startswith(f"{study}-")]
 
 
+def load_profile(study: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A built-in profile's fields. A profile that differs from another in a few fields names it as ``base:`` and
+    lists only those fields, so the two cannot drift apart."""
+    data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+    parent = data.pop("base", None)
+    if parent is None:
+        return data
+    chain = (*derived, profile)
+    if parent in chain:
+        raise ConfigError(f"profile {study}-{chain[0]}: its bases loop ({' → '.join((*chain, parent))}); "
+                          "end the chain at a profile without base:")
+    if parent not in study_profiles(study):
+        raise unknown_name(f"profile {study}-{profile}: base {parent!r}", str(parent), study_profiles(study))
+    return deep_merge(load_profile(study, parent, chain), data)
+
+
 def raw_config(config: Path | None, profile: str | None, overrides: list[str], study: str = "anchor") -> dict:
     """Profile, then the user's YAML over it, then ``--set`` overrides over both; not yet validated."""
     data: dict[str, Any] = {}
@@ -216,7 +232,7 @@ def raw_config(config: Path | None, profile: str | None, overrides: list[str], s
         names = study_profiles(study)
         if profile not in names:
             raise unknown_name(f"--profile {profile!r} of the {study} study", profile, names)
-        data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+        data = load_profile(study, profile)
     base = copy.deepcopy(data)
     if config is not None:
         data = deep_merge(data, load_yaml(config))
