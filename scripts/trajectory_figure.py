@@ -8,9 +8,12 @@ rather than draw. This draws any mix of finished and unfinished runs beside the 
         results/anchor-trajectory/eccb67ef6ca2 results/anchor-trajectory/4d2848961e74.partial \\
         results/anchor-trajectory/seeds/*.partial results/anchor-trajectory/seeds/rerun-2026-12-02/*.partial
 
-It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``. With ``--ship`` it also writes the
-same runs' curves into the package (``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab
-demo`` draws beside its reduced runs; run it after committing a run's newer snapshot, with every trajectory folder.
+It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``. ``--replay FILE`` adds the
+``replay.json`` of ``scripts/replay_authors_draws.py`` (reasonlab's step on the authors' own draws) as one more
+line, named after its draws; its evaluations are on the first ``eval_rows`` sequences of each group. With
+``--ship`` it also writes the same runs' curves (not the replay's) into the package
+(``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab demo`` draws beside its reduced
+runs; run it after committing a run's newer snapshot, with every trajectory folder.
 """
 
 from __future__ import annotations
@@ -21,10 +24,24 @@ from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.store import write_json
+from reasonlab.store import read_json, write_json
 from reasonlab.studies.anchor_trajectory import PAPER_SCALE_FILE, draw, paper_scale_record, trajectories
 
 REPO = Path(__file__).resolve().parents[1]
+SERIES = ("seen_test_acc", "heldout_inferential", "heldout_symmetric")
+
+
+def replay_curves(path: Path) -> tuple[str, str, dict]:
+    """A replay's γ, line name and curves in ``run_curves``' layout, from its ``replay.json``."""
+    replay = read_json(path, "replay file")
+    try:
+        settings = replay["settings"]
+        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k in SERIES}} for e in replay["evaluations"]]
+        losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
+        name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay)"
+        return settings["gamma"], name, {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
+    except (KeyError, TypeError) as e:
+        raise UserError(f"{path}: not a replay.json of scripts/replay_authors_draws.py (no {e})") from None
 
 
 def main() -> int:
@@ -32,6 +49,8 @@ def main() -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (with config.yaml and metrics.parquet)")
     parser.add_argument("--out", type=Path, required=True, help="folder for figures/ and summary.md")
     parser.add_argument("--ship", action="store_true", help=f"also write the package's {PAPER_SCALE_FILE}")
+    parser.add_argument("--replay", type=Path, action="append", default=[],
+                        help="a replay.json of scripts/replay_authors_draws.py, drawn as one more line")
     args = parser.parse_args()
     try:
         for d in args.runs:
@@ -40,7 +59,15 @@ def main() -> int:
             if args.ship and not d.resolve().is_relative_to(REPO):
                 raise UserError(f"{d}: --ship takes committed run folders inside {REPO} only")
         profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
-        for path in draw(trajectories(args.runs), args.out, profile.split("; changed:")[0]):
+        ours, rows = trajectories(args.runs), set()
+        for path in args.replay:
+            gamma, name, curves = replay_curves(path)
+            ours.setdefault(gamma, {})[name] = curves
+            rows.add(read_json(path, "replay file")["settings"]["eval_rows"])
+        note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
+                f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
+                if rows else "")
+        for path in draw(ours, args.out, profile.split("; changed:")[0], note):
             print(f"written: {path}")
         if args.ship:
             target = REPO / "src" / "reasonlab" / "data" / "anchor_trajectory" / PAPER_SCALE_FILE

@@ -123,6 +123,19 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     bad = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(tmp_path)],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a run folder" in bad.stderr
+    # a replay of the authors' draws is one more line, and a caption says what it is
+    point = {"seen_test_acc": 0.2, "heldout_inferential": 0.3, "heldout_symmetric": 0.01}
+    replay = {"settings": {"gamma": "0.8", "draws": "theirs", "init_seed": 1, "eval_rows": 2000},
+              "epochs": [{"epoch": 3, "loss": 4.1}], "evaluations": [{"epoch": 3, "replay": point, "log": None}]}
+    (tmp_path / "replay.json").write_text(json.dumps(replay))
+    (tmp_path / "other.json").write_text(json.dumps({"settings": {}}))
+    for extra, code in (("replay.json", 0), ("other.json", 2)):
+        done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), "--replay",
+                               str(tmp_path / extra), str(snapshot)], capture_output=True, text=True)
+        assert done.returncode == code, done.stderr
+    assert "not a replay.json" in done.stderr and done.stderr.count("\n") == 1
+    table = (tmp_path / "fig" / "summary.md").read_text()
+    assert "| 0.8 | step on the authors' draws (theirs, init seed 1; replay) | 3 | — | 0.200 / 0.018 |" in table
 
 
 def test_seeds_arm_adds_seeds_of_the_small_initialization(tmp_path):

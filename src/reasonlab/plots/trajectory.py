@@ -23,12 +23,15 @@ SERIES = (("seen_test_acc", "seen-pair test-key acc", "tab:gray"),
 SEED_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))  # one line style per run, in name order
 
 
-def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base: Path, profile: str) -> list[Path]:
+def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base: Path, profile: str,
+                    note: str = "") -> list[Path]:
     """One column per γ: accuracies per epoch (ours: one line per run, e.g. ``seed 3``; the log: open markers) over
     the training loss per epoch. ``ours`` maps γ (as text) to a run's name to ``evaluations`` and ``train_loss``;
-    ``reference["runs"]`` maps γ to the same lists of the authors' logged run."""
+    ``reference["runs"]`` maps γ to the same lists of the authors' logged run; a run's optional ``marker`` sets
+    its accuracy markers (a replay's apart from the runs'). Legends sit beside the axes, so no
+    point is hidden; ``note`` is added to the caption (what any line not of a run is)."""
     gammas = sorted(set(ours) | set(reference["runs"]), key=float)
-    fig, axes = plt.subplots(2, len(gammas), figsize=(6 * len(gammas), 7), squeeze=False, sharex="col",
+    fig, axes = plt.subplots(2, len(gammas), figsize=(8.5 * len(gammas), 7.5), squeeze=False, sharex="col",
                              constrained_layout=True)
     for col, gamma in enumerate(gammas):
         runs, log = sorted(ours.get(gamma, {}).items()), reference["runs"].get(gamma, {})
@@ -39,10 +42,11 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
             ax_acc.plot(*zip(*pts, strict=True), "o", mfc="none", color=colour, label=f"{label} (authors' log)")
             for (name, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
                 if mine := [(e["epoch"], e[key]) for e in run["evaluations"] if key in e]:
-                    ax_acc.plot(*zip(*mine, strict=True), linestyle=style, marker="s", ms=4, color=colour,
+                    ax_acc.plot(*zip(*mine, strict=True), linestyle=style, marker=run.get("marker", "s"), ms=4,
+                                color=colour,
                                 label=f"{label} (reasonlab {name})")
         ax_acc.set(title=f"γ {gamma}" + ("" if runs else " (not trained yet)"), ylabel="accuracy", ylim=(-0.02, 1.02))
-        ax_acc.legend(fontsize=6, loc="center right")
+        ax_acc.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         losses = [(r["epoch"], r["loss"]) for r in log.get("train_loss", []) if r["epoch"] <= max(last, 27)]
         ax_loss.plot(*zip(*losses, strict=True), "o", mfc="none", color="black", label="authors' log (their seed 1)")
         for (name, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
@@ -50,13 +54,13 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
                 mine = [(r["epoch"], r["loss"]) for r in run["train_loss"]]
                 ax_loss.plot(*zip(*mine, strict=True), linestyle=style, color="tab:blue", label=f"reasonlab {name}")
         ax_loss.set(xlabel="epoch", ylabel="mean training loss", yscale="log")
-        ax_loss.legend(fontsize=7)
+        ax_loss.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     source = reference["source"]
     caption = (f"Profile: {profile}. Open markers: the authors' logged run, their seed 1 ({source['repository']} at "
                f"{source['commit'][:12]}; {reference['setting']}). Lines: reasonlab, one style per seed; a seed is "
                "another random draw of data, initialization and batch order (reasonlab's seed 1 is not theirs). "
                f"Accuracies: {AUTHORS_PAIR.caption} on its train keys; symmetric = the answer of "
-               f"{AUTHORS_PAIR.mirror.caption}.")
+               f"{AUTHORS_PAIR.mirror.caption}." + (f" {note}" if note else ""))
     fig.text(0.0, -0.01, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))
 

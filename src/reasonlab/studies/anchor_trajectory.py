@@ -167,10 +167,11 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     return report.sweep_dir
 
 
-def draw(ours: dict[str, dict[str, dict]], out_dir: Path, profile: str) -> list[Path]:
-    """The figure (``figures/trajectory.png``/``.svg``) and ``summary.md`` of the given trajectories."""
+def draw(ours: dict[str, dict[str, dict]], out_dir: Path, profile: str, note: str = "") -> list[Path]:
+    """The figure (``figures/trajectory.png``/``.svg``) and ``summary.md`` of the given trajectories (``note``:
+    a caption line for any line that is not a run of the profile)."""
     reference = authors_log()
-    figures = plot_trajectory(ours, reference, out_dir / "figures" / "trajectory", profile)
+    figures = plot_trajectory(ours, reference, out_dir / "figures" / "trajectory", profile, note)
     atomic_write_text(out_dir / "summary.md", summary_markdown(ours, reference, profile))
     return [*figures, out_dir / "summary.md"]
 
