@@ -25,18 +25,30 @@ from pathlib import Path
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
 from reasonlab.store import read_json, write_json
-from reasonlab.studies.anchor_trajectory import PAPER_SCALE_FILE, draw, paper_scale_record, trajectories
+from reasonlab.studies.anchor_trajectory import (
+    PAPER_SCALE_FILE,
+    authors_lr_sums,
+    draw,
+    paper_scale_record,
+    trajectories,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SERIES = ("seen_test_acc", "heldout_inferential", "heldout_symmetric")
 
 
+def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
+    return {"lr_sum": sums[epoch]} if epoch in sums else {}
+
+
 def replay_curves(path: Path) -> tuple[str, str, dict]:
-    """A replay's γ, line name and curves in ``run_curves``' layout, from its ``replay.json``."""
-    replay = read_json(path, "replay file")
+    """A replay's γ, line name and curves in ``run_curves``' layout, from its ``replay.json``; Σlr is the logged
+    runs' (a replay trains on their schedule and batch count)."""
+    replay, sums = read_json(path, "replay file"), authors_lr_sums()
     try:
         settings = replay["settings"]
-        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k in SERIES}} for e in replay["evaluations"]]
+        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k in SERIES}} | _lr_sum(sums, e["epoch"])
+                       for e in replay["evaluations"]]
         losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
         name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay)"
         return settings["gamma"], name, {"evaluations": evaluations, "train_loss": losses, "marker": "D"}

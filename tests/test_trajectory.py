@@ -135,7 +135,7 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
         assert done.returncode == code, done.stderr
     assert "not a replay.json" in done.stderr and done.stderr.count("\n") == 1
     table = (tmp_path / "fig" / "summary.md").read_text()
-    assert "| 0.8 | step on the authors' draws (theirs, init seed 1; replay) | 3 | — | 0.200 / 0.018 |" in table
+    assert "| 0.8 | step on the authors' draws (theirs, init seed 1; replay) | 3 | 0.043 | 0.200 / 0.018 |" in table
 
 
 def test_seeds_arm_adds_seeds_of_the_small_initialization(tmp_path):
