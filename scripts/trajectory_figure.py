@@ -24,6 +24,7 @@ from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
+from reasonlab.plots.trajectory import SERIES
 from reasonlab.store import read_json, write_json
 from reasonlab.studies.anchor_trajectory import (
     PAPER_SCALE_FILE,
@@ -34,24 +35,24 @@ from reasonlab.studies.anchor_trajectory import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-SERIES = ("seen_test_acc", "heldout_inferential", "heldout_symmetric")
 
 
 def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
     return {"lr_sum": sums[epoch]} if epoch in sums else {}
 
 
-def replay_curves(path: Path) -> tuple[str, str, dict]:
-    """A replay's γ, line name and curves in ``run_curves``' layout, from its ``replay.json``; Σlr is the logged
-    runs' (a replay trains on their schedule and batch count)."""
+def replay_curves(path: Path) -> tuple[str, str, dict, int]:
+    """A replay's γ, line name, curves in ``run_curves``' layout and sequences evaluated per group, from its
+    ``replay.json``; Σlr is the logged runs' (a replay trains on their schedule and batch count)."""
     replay, sums = read_json(path, "replay file"), authors_lr_sums()
     try:
         settings = replay["settings"]
-        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k in SERIES}} | _lr_sum(sums, e["epoch"])
+        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k, _, _ in SERIES}} | _lr_sum(sums, e["epoch"])
                        for e in replay["evaluations"]]
         losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
         name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay)"
-        return settings["gamma"], name, {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
+        curves = {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
+        return settings["gamma"], name, curves, settings["eval_rows"]
     except (KeyError, TypeError) as e:
         raise UserError(f"{path}: not a replay.json of scripts/replay_authors_draws.py (no {e})") from None
 
@@ -73,9 +74,9 @@ def main() -> int:
         profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
         ours, rows = trajectories(args.runs), set()
         for path in args.replay:
-            gamma, name, curves = replay_curves(path)
+            gamma, name, curves, eval_rows = replay_curves(path)
             ours.setdefault(gamma, {})[name] = curves
-            rows.add(read_json(path, "replay file")["settings"]["eval_rows"])
+            rows.add(eval_rows)
         note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
                 f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
                 if rows else "")

@@ -28,8 +28,8 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
     """One column per γ: accuracies per epoch (ours: one line per run, e.g. ``seed 3``; the log: open markers) over
     the training loss per epoch. ``ours`` maps γ (as text) to a run's name to ``evaluations`` and ``train_loss``;
     ``reference["runs"]`` maps γ to the same lists of the authors' logged run; a run's optional ``marker`` sets
-    its accuracy markers (a replay's apart from the runs'). Legends sit beside the axes, so no
-    point is hidden; ``note`` is added to the caption (what any line not of a run is)."""
+    its accuracy markers (a replay's apart from the runs'). Legends sit beside the axes, so no point is hidden;
+    ``note`` is added to the caption (what any line not of a run is)."""
     gammas = sorted(set(ours) | set(reference["runs"]), key=float)
     fig, axes = plt.subplots(2, len(gammas), figsize=(8.5 * len(gammas), 7.5), squeeze=False, sharex="col",
                              constrained_layout=True)
@@ -43,8 +43,7 @@ def plot_trajectory(ours: dict[str, dict[str, dict]], reference: dict, out_base:
             for (name, run), style in zip(runs, cycle(SEED_STYLES), strict=False):
                 if mine := [(e["epoch"], e[key]) for e in run["evaluations"] if key in e]:
                     ax_acc.plot(*zip(*mine, strict=True), linestyle=style, marker=run.get("marker", "s"), ms=4,
-                                color=colour,
-                                label=f"{label} (reasonlab {name})")
+                                color=colour, label=f"{label} (reasonlab {name})")
         ax_acc.set(title=f"γ {gamma}" + ("" if runs else " (not trained yet)"), ylabel="accuracy", ylim=(-0.02, 1.02))
         ax_acc.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         losses = [(r["epoch"], r["loss"]) for r in log.get("train_loss", []) if r["epoch"] <= max(last, 27)]
