@@ -93,6 +93,18 @@ def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists()
 
 
+def test_several_overrides_after_one_set_name_the_fix(tiny_yaml: Path, tmp_path: Path) -> None:
+    """``--set`` takes one value: a second one lands on the config argument or past it, and both say so."""
+    as_config = runner.invoke(app, ["train", "--set", "seed=2", "model.depth=3", "--out", str(tmp_path / "a")])
+    past = runner.invoke(app, ["train", str(tiny_yaml), "--set", "seed=2", "model.depth=3", "--out",
+                               str(tmp_path / "b")])
+    for result in (as_config, past):
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and "its own --set" in lines[0], result.output
+    assert "--set model.depth=3" in as_config.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_missing_and_broken_files(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["train", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and "nope.yaml" in missing.output

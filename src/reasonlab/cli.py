@@ -50,6 +50,8 @@ class _Commands(TyperGroup):
             ctx = getattr(e, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             message = " ".join(e.format_message().replace("Value error, ", "").split())
+            if "unexpected extra argument" in message and "=" in message:  # `--set a=1 b=2`: one value per --set
+                message += "; give each override its own --set: --set a=1 --set b=2"
             _error_line(f"{message}{where}")
             sys.exit(e.exit_code)
         except typer.Abort:
