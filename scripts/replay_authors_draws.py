@@ -79,7 +79,7 @@ from torch import Tensor, nn
 import reasonlab
 from reasonlab.config import Pair, RunConfig, raw_config, resolve
 from reasonlab.evaluate.scoring import histogram_bins, pooled, score_sets
-from reasonlab.numerics import flush_denormals
+from reasonlab.numerics import flush_denormals, machine
 from reasonlab.store import atomic_write_bytes, git_revision, write_json
 from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.tasks.anchor import AnchorTask
@@ -437,7 +437,8 @@ def main(argv: list[str] | None = None) -> None:
             settings = {"gamma": a.gamma, "eval_rows": a.eval_rows, "draws": a.draws, "init_seed": a.init_seed,
                         "authors_commit": AUTHORS_COMMIT,
                         "overrides": [f"init.gamma={a.gamma}", *OVERRIDES], "profile": "paper",
-                        "reasonlab": reasonlab.__version__, "torch": str(torch.__version__)}
+                        "reasonlab": reasonlab.__version__, "torch": str(torch.__version__),
+                        "threads": a.threads, "machine": machine()}  # with the threads, what decides the rounding
             evaluate = (Evaluator(task, arrays, a.eval_rows) if arrays is not None
                         else PackageEvaluator(trainer, task, a.eval_rows))
             folder.mkdir(parents=True, exist_ok=True)  # not for --init-stats / --max-steps: no files

@@ -10,7 +10,7 @@ rather than draw. This draws any mix of finished and unfinished runs beside the 
 
 It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``. ``--replay FILE`` adds the
 ``replay.json`` of ``scripts/replay_authors_draws.py`` (reasonlab's step on the authors' own draws) as one more
-line, named after its draws; its evaluations are on the first ``eval_rows`` sequences of each group. With
+line, named after its draws (and, when several are given, after its file); its evaluations are on the first ``eval_rows`` sequences of each group. With
 ``--ship`` it also writes the same runs' curves (not the replay's) into the package
 (``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab demo`` draws beside its reduced
 runs; run it after committing a run's newer snapshot, with every trajectory folder.
@@ -41,16 +41,17 @@ def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
     return {"lr_sum": sums[epoch]} if epoch in sums else {}
 
 
-def replay_curves(path: Path) -> tuple[str, str, dict, int]:
-    """A replay's γ, line name, curves in ``run_curves``' layout and sequences evaluated per group, from its
-    ``replay.json``; Σlr is the logged runs' (a replay trains on their schedule and batch count)."""
+def replay_curves(path: Path, tag: str = "") -> tuple[str, str, dict, int]:
+    """A replay's γ, line name (ending in ``tag``, which tells several replays of one draw apart), curves in
+    ``run_curves``' layout and sequences evaluated per group, from its ``replay.json``; Σlr is the logged runs' (a
+    replay trains on their schedule and batch count)."""
     replay, sums = read_json(path, "replay file"), authors_lr_sums()
     try:
         settings = replay["settings"]
         evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k, _, _ in SERIES}} | _lr_sum(sums, e["epoch"])
                        for e in replay["evaluations"]]
         losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
-        name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay)"
+        name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay{tag})"
         curves = {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
         return settings["gamma"], name, curves, settings["eval_rows"]
     except (KeyError, TypeError) as e:
@@ -63,7 +64,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for figures/ and summary.md")
     parser.add_argument("--ship", action="store_true", help=f"also write the package's {PAPER_SCALE_FILE}")
     parser.add_argument("--replay", type=Path, action="append", default=[],
-                        help="a replay.json of scripts/replay_authors_draws.py, drawn as one more line")
+                        help="a replay.json of scripts/replay_authors_draws.py, drawn as one more line (repeatable: "
+                             "each line then named by its file)")
     args = parser.parse_args()
     try:
         for d in args.runs:
@@ -74,7 +76,7 @@ def main() -> int:
         profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
         ours, rows = trajectories(args.runs), set()
         for path in args.replay:
-            gamma, name, curves, eval_rows = replay_curves(path)
+            gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(args.replay) > 1 else "")
             ours.setdefault(gamma, {})[name] = curves
             rows.add(eval_rows)
         note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "

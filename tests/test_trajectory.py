@@ -136,6 +136,14 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     assert "not a replay.json" in done.stderr and done.stderr.count("\n") == 1
     table = (tmp_path / "fig" / "summary.md").read_text()
     assert "| 0.8 | step on the authors' draws (theirs, init seed 1; replay) | 3 | 0.043 | 0.200 / 0.018 |" in table
+    # two replays of the same draw (another machine or thread count) are two lines, each named by its file
+    (tmp_path / "again.json").write_text(json.dumps(replay))
+    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), "--replay",
+                           str(tmp_path / "replay.json"), "--replay", str(tmp_path / "again.json"), str(snapshot)],
+                          capture_output=True, text=True)
+    table = (tmp_path / "fig" / "summary.md").read_text()
+    assert done.returncode == 0 and all(f"(theirs, init seed 1; replay {stem}) | 3 |" in table
+                                        for stem in ("replay", "again")), done.stderr + table
 
 
 def test_seeds_arm_adds_seeds_of_the_small_initialization(tmp_path):
