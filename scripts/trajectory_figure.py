@@ -10,10 +10,10 @@ rather than draw. This draws any mix of finished and unfinished runs beside the 
 
 It writes ``OUT/figures/trajectory.png`` (and ``.svg``) and ``OUT/summary.md``. ``--replay FILE`` adds the
 ``replay.json`` of ``scripts/replay_authors_draws.py`` (reasonlab's step on the authors' own draws) as one more
-line, named after its draws (and, when several are given, after its file); its evaluations are on the first ``eval_rows`` sequences of each group. With
-``--ship`` it also writes the same runs' curves (not the replay's) into the package
-(``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab demo`` draws beside its reduced
-runs; run it after committing a run's newer snapshot, with every trajectory folder.
+line, named after its draws (and, when several are given, after its file); its evaluations are on the first
+``eval_rows`` sequences of each group. With ``--ship`` it also writes the same runs' curves (not the replay's)
+into the package (``src/reasonlab/data/anchor_trajectory/reasonlab_cpu.json``), which ``reasonlab demo`` draws
+beside its reduced runs; run it after committing a run's newer snapshot, with every trajectory folder.
 """
 
 from __future__ import annotations

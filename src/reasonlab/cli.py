@@ -117,6 +117,9 @@ def _fail(message: str) -> None:
 
 
 def _resolved(config: Path | None, profile: str | None, overrides: list[str], study: str) -> RunConfig:
+    if config is not None and "=" in config.name and not config.exists():  # `--set a=1 b=2`: b=2 lands here
+        _fail(f"{config}: no such file, and it reads as an override: give each override its own --set "
+              f"(--set {config.name})")
     try:
         return resolve(raw_config(config, profile, overrides, study))
     except UserError as e:

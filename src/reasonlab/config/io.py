@@ -133,9 +133,6 @@ def load_yaml(path: Path) -> dict[str, Any]:
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except OSError as e:
-        if "=" in Path(path).name and not Path(path).exists():
-            raise ConfigError(f"{path}: no such file, and it reads as an override: give each override its own "
-                              f"--set (--set {Path(path).name})") from None
         raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
