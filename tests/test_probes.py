@@ -12,6 +12,7 @@ from torch import nn
 from typer.testing import CliRunner
 
 from reasonlab.analysis import modular as mod
+from reasonlab.analysis.loading import task_data
 from reasonlab.cli import app
 from reasonlab.config import resolve
 from reasonlab.models.transformer import Transformer
@@ -178,3 +179,25 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     assert set(grid["id"]) == {"1", "2", "3", "4", "5"}  # the spec's k up to the full context of n_shots − 1
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
+
+
+def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_path):
+    raw = tiny_run_dict()
+    raw["task"] = {"kind": "modular", "p": 7, "n_shots": 6, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
+                   "steps_per_epoch": 4, "eval_batches": 1, "eval_batch_size": 8}
+    raw["model"].update({"norm": "pre", "positions": "rope", "max_positions": 18, "tied_head": True,
+                         "head_bias": False})
+    raw["train"].update({"epochs": 1, "batch_size": 8})
+    run_dir, _ = train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)
+    own, dense = task_data(run_dir), task_data(run_dir, eval_batches=6)
+    for name, s in own.eval_sets.items():
+        assert torch.equal(dense.eval_sets[name].inputs[: len(s.inputs)], s.inputs)  # the run's own batch first
+        assert len(dense.eval_sets[name].inputs) == 6 * len(s.inputs)
+    result = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "shots", "--eval-batches", "6"])
+    assert result.exit_code == 0, result.output
+    shots = json.loads((run_dir / "analysis" / "final" / "shots.json").read_text())
+    assert shots["id/train"]["sequences"] == 48 and shots["id/train"]["distinct_queries"] > 1  # one row per batch
+
+    anchor_dir, _ = train_run(resolve(tiny_run_dict()), tmp_path / "anchor", progress=False, log=lambda _: None)
+    bad = CliRunner().invoke(app, ["analyze", str(anchor_dir), "--eval-batches", "4"])
+    assert bad.exit_code == 2 and "--eval-batches" in bad.output and "Traceback" not in bad.output

@@ -442,13 +442,17 @@ def analyze(
     max_tasks: Annotated[int | None, typer.Option(help="modular: tasks per group for grid/corruption")] = None,
     ablation: Annotated[Literal["zero", "mean"], typer.Option(help="modular head masking: zero or mean")] = "zero",
     seed: Annotated[int, typer.Option(help="seed of the probe inputs")] = 0,
+    eval_batches: Annotated[int | None, typer.Option(
+        min=1, help="modular shots/masking: batches per evaluation set (default: the run's own; more give "
+        "last-shot accuracies over more distinct queries)")] = None,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
     options = {k: v for k, v in dict(pair=_pair(pair, "--pair"), task=_pair(task, "--task"), key=key,
                                      position=position, threshold=threshold, head=head, shot=shot,
-                                     max_tasks=max_tasks, ablation=ablation, seed=seed).items() if v is not None}
+                                     max_tasks=max_tasks, ablation=ablation, seed=seed,
+                                     eval_batches=eval_batches).items() if v is not None}
     from reasonlab.numerics import flush_denormals
 
     try:

@@ -20,6 +20,7 @@ import torch
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
 from reasonlab.config import ConfigError, RunConfig, resolve
+from reasonlab.config.io import set_dotted
 from reasonlab.store import atomic_write_bytes, load_run, write_json
 from reasonlab.tasks.base import TaskData
 
@@ -68,6 +69,19 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return cfg, model.eval(), data, name
+
+
+def task_data(run_dir: Path, eval_batches: int | None = None) -> TaskData:
+    """A run's task data rebuilt from its config. ``eval_batches`` (modular runs) draws each evaluation set from
+    that many batches instead of the run's own: at 64 tasks the cpu profile's 4 batches hold 4 distinct pair rows,
+    so a last-shot accuracy rests on 4 queries; the first batches are the run's own, the rest new."""
+    raw = load_run(run_dir)[1]
+    if eval_batches is not None:
+        if raw.get("task", {}).get("kind") != "modular":
+            raise ConfigError(f"--eval-batches: {run_dir} is not a modular run; only modular evaluation sets are "
+                              "drawn in batches")
+        set_dotted(raw, "task.eval_batches", eval_batches)
+    return build_task(resolve(raw))
 
 
 def load_at_fraction(run_dir: Path, fraction: float, data: TaskData | None = None

@@ -42,7 +42,8 @@ def probe_shots(run: Loaded) -> dict:
     for name, s in data.eval_sets.items():
         tokens = torch.cat([s.inputs, s.targets["designated"][:, -1:]], dim=1)
         curves[name] = mod.shot_correct(run.model, tokens).mean(0)
-        numbers[name] = {"last_shot": float(curves[name][-1]), "all_shot": float(curves[name].mean())}
+        numbers[name] = {"last_shot": float(curves[name][-1]), "all_shot": float(curves[name].mean()),
+                         "sequences": len(tokens), "distinct_queries": len(torch.unique(tokens[:, -3:-1], dim=0))}
         arrays[name.replace("/", "_")] = curves[name]
         if name == "ood/test":
             pair_ids = tokens[:, 0::3] * p + tokens[:, 1::3]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import torch
 
-from reasonlab.analysis.loading import Loaded, load_trained, save  # noqa: F401 - save: the probes' helper
-from reasonlab.build import build_task, make_task
+from reasonlab.analysis.loading import Loaded, load_trained, save, task_data  # noqa: F401 - save: the probes' helper
+from reasonlab.build import make_task
 from reasonlab.checkpoint import complete_steps
-from reasonlab.config import ConfigError, resolve
+from reasonlab.config import ConfigError
 from reasonlab.registry import task_kinds
-from reasonlab.store import load_run, write_json
+from reasonlab.store import write_json
 from reasonlab.tasks.base import TaskData
 
 
@@ -25,6 +25,8 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
             data: TaskData | None = None) -> dict[str, dict]:
     """Run the named probes (all of the run's kind when empty) and return their numbers by name, each with a
     one-line ``headline`` for the terminal. ``data``: the run's task data when already built."""
+    if data is None and (options or {}).get("eval_batches") is not None:
+        data = task_data(run_dir, options["eval_batches"])
     cfg, model, data, name = load_trained(run_dir, checkpoint, data)
     kinds = task_kinds()
     module = kinds[cfg.task.kind].get("probes")
@@ -84,7 +86,7 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
     if not steps:
         raise ConfigError(f"{run_dir}: no saved checkpoints to follow over time")
     by_probe: dict[str, dict[int, dict]] = {}
-    data = build_task(resolve(load_run(run_dir)[1]))  # the same for every checkpoint
+    data = task_data(run_dir, (options or {}).get("eval_batches"))  # the same for every checkpoint
     for step in steps:
         for probe, numbers in analyze(run_dir, probes, str(step), options, data).items():
             by_probe.setdefault(probe, {})[step] = numbers
