@@ -160,14 +160,19 @@ def test_head_ablation_zeroes_the_head_and_restores():
     assert torch.equal(model(tokens, "all"), before)
 
 
-def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
+def _tiny_modular_run(tmp_path, batch: int, epochs: int):
+    """A finished modular run at p 7 (8 tasks, one evaluation batch of ``batch`` sequences per set)."""
     raw = tiny_run_dict()
     raw["task"] = {"kind": "modular", "p": 7, "n_shots": 6, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
-                   "steps_per_epoch": 4, "eval_batches": 1, "eval_batch_size": 16}
+                   "steps_per_epoch": 4, "eval_batches": 1, "eval_batch_size": batch}
     raw["model"].update({"norm": "pre", "positions": "rope", "max_positions": 18, "tied_head": True,
                          "head_bias": False})
-    raw["train"].update({"epochs": 2, "batch_size": 16})
-    run_dir, _ = train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)
+    raw["train"].update({"epochs": epochs, "batch_size": batch})
+    return train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)[0]
+
+
+def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
+    run_dir = _tiny_modular_run(tmp_path, batch=16, epochs=2)
     result = CliRunner().invoke(app, ["analyze", str(run_dir), "--max-tasks", "4"])
     assert result.exit_code == 0, result.output
     out = run_dir / "analysis" / "final"
@@ -182,13 +187,7 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
 
 
 def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_path):
-    raw = tiny_run_dict()
-    raw["task"] = {"kind": "modular", "p": 7, "n_shots": 6, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
-                   "steps_per_epoch": 4, "eval_batches": 1, "eval_batch_size": 8}
-    raw["model"].update({"norm": "pre", "positions": "rope", "max_positions": 18, "tied_head": True,
-                         "head_bias": False})
-    raw["train"].update({"epochs": 1, "batch_size": 8})
-    run_dir, _ = train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)
+    run_dir = _tiny_modular_run(tmp_path, batch=8, epochs=1)
     own, dense = task_data(run_dir), task_data(run_dir, eval_batches=6)
     for name, s in own.eval_sets.items():
         assert torch.equal(dense.eval_sets[name].inputs[: len(s.inputs)], s.inputs)  # the run's own batch first
