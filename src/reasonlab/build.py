@@ -20,9 +20,6 @@ from reasonlab.registry import task_kind
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import TaskData
 
-GPT_STD = 0.02  # the "gpt" init scheme (modular-icl spec §3, the reference's)
-
-
 def make_task(cfg: RunConfig):
     """The task object of a run (its law: what probes read), from the registry entry of its kind."""
     return task_kind(cfg.task.kind).get("task")(cfg.task)
@@ -48,7 +45,7 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
         if gpt and cfg.model.kind != "transformer":
             raise ConfigError("init.scheme: gpt is defined for the transformer only; use init.scheme=gamma")
         apply_init_rate(model, cfg.init.gamma, cfg.init.overrides, generator=gen, bias=cfg.init.bias,
-                        fixed_std=GPT_STD if gpt else None,
+                        fixed_std=cfg.init.std if gpt else None,
                         std_scale={"blocks.*.mlp.W_out.weight": (2 * cfg.model.depth) ** -0.5} if gpt else None)
     except ValueError as e:
         raise ConfigError(str(e)) from None

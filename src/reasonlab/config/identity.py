@@ -19,7 +19,9 @@ from reasonlab.config.base import nested_fields, role_fields
 # Fields added after the run-id format was fixed, with the default that keeps the earlier behaviour. They enter
 # the hash only when set to something else, so the runs of an existing store keep their ids.
 LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma",
-                                              ("train", "precision"): "fp32", ("task", "pair_draw"): "stream"}
+                                              ("train", "precision"): "fp32", ("task", "pair_draw"): "stream",
+                                              ("init", "std"): 0.02, ("task", "eval_rows"): "shared",
+                                              ("task", "eval_iid"): False}
 
 
 @cache

@@ -26,7 +26,8 @@ class InitConfig(StrictModel):
     overrides: dict[str, float] = {}
     bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
     scheme: Literal["gamma", "gpt"] = Field(
-        "gamma", description="the γ rule, or GPT-2's N(0, 0.02²) with the MLP output scaled by 1/√(2·depth)")
+        "gamma", description="the γ rule, or GPT-2's N(0, std²) with the MLP output scaled by 1/√(2·depth)")
+    std: float = Field(0.02, gt=0, description="the gpt scheme's std (GPT-2's 0.02; a narrower model scales it up)")
 
     @model_validator(mode="after")
     def _used(self) -> InitConfig:
@@ -35,6 +36,9 @@ class InitConfig(StrictModel):
         if self.scheme == "gpt" and (self.gamma != type(self).model_fields["gamma"].default or self.overrides):
             raise ValueError("gamma: init.scheme gpt does not use init.gamma or init.overrides; leave them out, "
                              "or use init.scheme=gamma")
+        if self.scheme == "gamma" and self.std != type(self).model_fields["std"].default:
+            raise ValueError("std: init.std is the gpt scheme's; the γ rule sets std = d_in^-γ (use init.gamma), "
+                             "or set init.scheme=gpt")
         return self
 
 
@@ -118,6 +122,9 @@ class TrainConfig(StrictModel):
         [], description="also save the weights (no optimizer state) at these fractions of training, mid-epoch if "
         "need be: checkpoints/snapshot-STEP (e.g. [0.05] for the early point of an embedding statistic); they "
         "never serve to resume", **roles("execution"))
+    snapshot_steps: list[Annotated[int, Field(ge=1)]] = Field(
+        [], description="also save the weights at these absolute steps (those past the end are skipped), as "
+        "snapshot_fractions does: statistics read at the same step whatever the run's length", **roles("execution"))
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16", "auto"] = Field(
         "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "

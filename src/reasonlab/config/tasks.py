@@ -216,6 +216,12 @@ class ModularTaskConfig(StrictModel):
         "stream", description="training pair ids: shuffled passes over the train pairs (no repeat inside a "
         "sequence), or i.i.d. with replacement as the reference's sampler draws them (repeats that a copying "
         "head can use); evaluation sets are always drawn from passes")
+    eval_rows: Literal["shared", "independent"] = Field(
+        "shared", description="evaluation batches: one row of pair ids shared by every task (as in training), or "
+        "a row of its own per sequence, so that a set of n sequences holds about n distinct last-shot queries")
+    eval_iid: bool = Field(False, description="also score each set with i.i.d. pair draws (the reference's "
+                           "figure, which a copier of repeated pairs inflates), as sets named SET:iid; for "
+                           "comparison only, never the phase criterion")
     task_seed: int = 1
     split_seed: int = 0
     steps_per_epoch: int = Field(1000, ge=1)

@@ -90,7 +90,7 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
     final = summary["final"]
     shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
     init = cfg.get("init", {})
-    start = "GPT-2 scheme (std 0.02)" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
+    start = f"GPT-2 scheme (std {init.get('std', 0.02)})" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
     rows = [("run id", summary["run_id"]), ("profile", summary["profile"]),
             ("init; model kind / depth / d_model", f"{start}; {shape}"),
             ("outcome", summary["label"])]

@@ -123,7 +123,7 @@ def _analyses(run_dir: Path, kind: str) -> list[dict[str, Any]]:
 def run_header(cfg: dict) -> str:
     """γ (or the GPT-2 scheme), depth and seed of a run, in a few words."""
     init, model = cfg.get("init", {}), cfg.get("model", {})
-    start = "GPT-2 init (std 0.02)" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
+    start = f"GPT-2 init (std {init.get('std', 0.02)})" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
     depth = f"depth {model['depth']}" if "depth" in model else str(model.get("kind", "")).replace("_", "-")
     return f"{start} · {depth} · seed {cfg.get('seed')}"
 

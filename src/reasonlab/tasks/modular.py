@@ -160,9 +160,10 @@ class ModularTask:
         n = len(self.id_tasks)
         return -(-requested // n) * n
 
-    def _eval_set(self, tasks: list[tuple[int, int]], pairs: Tensor, per_batch: int, seed: int) -> EvalSet:
-        t = torch.tensor(tasks)
-        batches = [balanced_batch(self.cfg.p, t, pairs, per_batch, self.cfg.n_shots, step, seed)
+    def _eval_set(self, tasks: list[tuple[int, int]], pairs: Tensor, per_batch: int, seed: int,
+                  iid: bool = False) -> EvalSet:
+        t, shared = torch.tensor(tasks), self.cfg.eval_rows == "shared"
+        batches = [balanced_batch(self.cfg.p, t, pairs, per_batch, self.cfg.n_shots, step, seed, shared, iid)
                    for step in range(self.cfg.eval_batches)]
         return EvalSet(torch.cat([b[0] for b in batches]), {"designated": torch.cat([b[1] for b in batches])},
                        info={"per_position": True})
@@ -178,6 +179,12 @@ class ModularTask:
             "ood/test": self._eval_set(self.ood_tasks, self.test_pairs, len(self.ood_tasks),
                                        subseed(seed, "eval:ood/test")),
         }
+        if cfg.eval_iid:  # the reference's figure beside the strict one (pairs may recur inside a sequence)
+            sets |= {f"{name}:iid": self._eval_set(self.ood_tasks if name.startswith("ood") else self.id_tasks,
+                                                    self.test_pairs if name.endswith("test") else self.train_pairs,
+                                                    len(s.inputs) // cfg.eval_batches, subseed(seed, f"eval:{name}:iid"),
+                                                    iid=True)
+                     for name, s in list(sets.items())}
         tasks, order = torch.tensor(self.id_tasks), subseed(seed, "order")
         shared, iid = cfg.batch_mode == "balanced_shared", cfg.pair_draw == "iid"
 
