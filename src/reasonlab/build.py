@@ -20,6 +20,7 @@ from reasonlab.registry import task_kind
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import TaskData
 
+
 def make_task(cfg: RunConfig):
     """The task object of a run (its law: what probes read), from the registry entry of its kind."""
     return task_kind(cfg.task.kind).get("task")(cfg.task)

@@ -180,11 +180,11 @@ class ModularTask:
                                        subseed(seed, "eval:ood/test")),
         }
         if cfg.eval_iid:  # the reference's figure beside the strict one (pairs may recur inside a sequence)
-            sets |= {f"{name}:iid": self._eval_set(self.ood_tasks if name.startswith("ood") else self.id_tasks,
-                                                    self.test_pairs if name.endswith("test") else self.train_pairs,
-                                                    len(s.inputs) // cfg.eval_batches, subseed(seed, f"eval:{name}:iid"),
-                                                    iid=True)
-                     for name, s in list(sets.items())}
+            for name, s in list(sets.items()):
+                tasks = self.ood_tasks if name.startswith("ood") else self.id_tasks
+                pairs = self.test_pairs if name.endswith("test") else self.train_pairs
+                sets[f"{name}:iid"] = self._eval_set(tasks, pairs, len(s.inputs) // cfg.eval_batches,
+                                                     subseed(seed, f"eval:{name}:iid"), iid=True)
         tasks, order = torch.tensor(self.id_tasks), subseed(seed, "order")
         shared, iid = cfg.batch_mode == "balanced_shared", cfg.pair_draw == "iid"
 

@@ -50,7 +50,8 @@ def group_stackable(cfgs: list[RunConfig], size: int) -> list[list[RunConfig]]:
     groups: dict[str, list[list[RunConfig]]] = {}
     order: list[list[RunConfig]] = []
     for cfg in cfgs:
-        if cfg.train.snapshot_fractions or cfg.train.snapshot_steps:  # snapshots are taken inside a single run's epoch: such runs train alone
+        # snapshots are taken inside a single run's epoch: such runs train alone
+        if cfg.train.snapshot_fractions or cfg.train.snapshot_steps:
             order.append([cfg])
             continue
         chunks = groups.setdefault(stack_key(cfg), [])
