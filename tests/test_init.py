@@ -276,6 +276,28 @@ def test_gpt_scheme_fixed_std_and_scaled_mlp_output():
     assert cfg.run_id() != tiny_run(model=dict(cfg.model.model_dump(exclude={"kind"}))).run_id()
 
 
+def test_gpt_scheme_std_scales_every_weight_and_is_hashed_only_when_set():
+    """init.std replaces GPT-2's 0.02 (a narrower model scales it up); the MLP output keeps its 1/√(2·depth)."""
+    from conftest import tiny_run
+
+    from reasonlab.config import ConfigError
+    from reasonlab.train.loop import build_model, build_task
+
+    shape = {"d_model": 256, "d_k": 64, "d_v": 64, "d_ff": 1024, "depth": 2, "norm": "pre", "tied_head": True,
+             "head_bias": False}
+    cfg = tiny_run(model=shape, init={"scheme": "gpt", "bias": "zero", "std": 0.04})
+    model = build_model(cfg, build_task(cfg))
+    for name, p in model.named_parameters():
+        if p.dim() >= 2:
+            want = 0.04 / 2 if name.endswith("mlp.W_out.weight") else 0.04
+            assert p.std().item() == pytest.approx(want, rel=0.03), name
+    default = tiny_run(model=shape, init={"scheme": "gpt", "bias": "zero"})
+    assert tiny_run(model=shape, init={"scheme": "gpt", "bias": "zero", "std": 0.02}).run_id() == default.run_id()
+    assert cfg.run_id() != default.run_id()
+    with pytest.raises(ConfigError, match="^init.std: init.std is the gpt scheme's"):
+        tiny_run(init={"std": 0.04})
+
+
 def test_gpt_scheme_is_refused_for_the_emb_mlp():
     from conftest import tiny_run_dict
 

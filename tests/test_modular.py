@@ -176,6 +176,49 @@ def test_the_four_evaluation_sets():
     assert json.loads(data.artifacts["tasks.json"])["id"] == [list(t) for t in task.id_tasks]
 
 
+def _last_pairs(es, p: int) -> torch.Tensor:
+    return es.inputs[:, -2] * p + es.inputs[:, -1]  # the query x, y: the last z is the target, not an input
+
+
+def test_independent_eval_rows_give_each_sequence_its_own_query():
+    """Shared rows give every task of a batch the same query (a set of b batches holds b distinct queries); a row
+    per sequence gives a set of n sequences about n distinct (task, query) pairs."""
+    shared = ModularTask(resolve(tiny_modular(p=13, n_tasks=8, eval_batch_size=8)).task).build(seed=1)
+    own = ModularTask(resolve(tiny_modular(p=13, n_tasks=8, eval_batch_size=8, eval_rows="independent")).task)
+    indep = own.build(seed=1)
+    for name in ("id/train", "ood/test"):
+        assert len(set(_last_pairs(shared.eval_sets[name], 13).tolist())) <= 2  # 2 batches
+        assert len(set(_last_pairs(indep.eval_sets[name], 13).tolist())) > 2
+        assert len(indep.eval_sets[name]) == len(shared.eval_sets[name])
+    train = set(own.train_pairs.tolist())
+    es = indep.eval_sets["id/train"]
+    assert set((es.inputs[:, 0::3] * 13 + es.inputs[:, 1::3]).flatten().tolist()) <= train
+    assert resolve(tiny_modular(eval_rows="shared")).run_id() == resolve(tiny_modular()).run_id()
+    assert resolve(tiny_modular(eval_rows="independent")).run_id() != resolve(tiny_modular()).run_id()
+
+
+def test_eval_iid_adds_the_reference_sets_beside_the_strict_ones():
+    """SET:iid draws pairs with replacement (a query may recur in its context, as in the reference's figure) from
+    the same tasks and pairs as SET; the strict sets are unchanged by it."""
+    p, shots = 7, 12
+    base = ModularTask(resolve(tiny_modular(n_shots=shots)).task)
+    task = ModularTask(resolve(tiny_modular(n_shots=shots, eval_iid=True)).task)
+    plain, data = base.build(seed=1), task.build(seed=1)
+    assert set(data.eval_sets) == set(plain.eval_sets) | {f"{n}:iid" for n in plain.eval_sets}
+    pairs = {"train": set(task.train_pairs.tolist()), "test": set(task.test_pairs.tolist())}
+    for name in plain.eval_sets:
+        assert torch.equal(data.eval_sets[name].inputs, plain.eval_sets[name].inputs)
+        iid = data.eval_sets[f"{name}:iid"]
+        assert len(iid) == len(plain.eval_sets[name])
+        ids = iid.inputs[:, 0::3] * p + iid.inputs[:, 1::3]
+        assert set(ids.flatten().tolist()) <= pairs[name.split("/")[1]]
+    ids = lambda sets: torch.cat([(s.inputs[:, 0::3] * p + s.inputs[:, 1::3]) for s in sets])  # noqa: E731
+    expected = 1 - (1 - 1 / len(pairs["train"])) ** (shots - 1)  # 0.32: the query recurs in its context
+    iid = ids([data.eval_sets[f"{n}:iid"] for n in ("id/train", "ood/train")])
+    assert abs(_last_shot_repeats(iid) - expected) < 0.12
+    assert _last_shot_repeats(ids([data.eval_sets[n] for n in ("id/train", "ood/train")])) == 0.0
+
+
 def test_batch_size_rounds_up_to_a_multiple_of_the_tasks():
     task = ModularTask(resolve(tiny_modular(n_tasks=12)).task)
     assert task.batch_size(16) == 24 and task.batch_size(24) == 24

@@ -484,6 +484,27 @@ def test_snapshots_at_fractions_of_training_leave_the_run_unchanged(tmp_path):
         resolve(tiny_run_dict(train={"snapshot_fractions": [1.5]}))
 
 
+def test_snapshots_at_absolute_steps_skip_steps_past_the_end(tmp_path):
+    """snapshot_steps keeps the weights at the same step whatever the run's length (a statistic read at step
+    500 of a long and of a short run); steps past the last are skipped; the run id and numbers do not change."""
+    from safetensors.torch import load_file
+
+    from reasonlab.checkpoint import snapshot_steps
+
+    plain = resolve(tiny_run_dict())
+    snap = resolve(tiny_run_dict(train={"snapshot_steps": [7, 30, 1000]}))  # 60 steps in all
+    assert snap.run_id() == plain.run_id()
+    a, summary_a = train_run(plain, tmp_path / "a", progress=False)
+    b, summary_b = train_run(snap, tmp_path / "b", progress=False)
+    assert summary_a["final"] == summary_b["final"]
+    ckpt = b / "checkpoints"
+    assert snapshot_steps(ckpt) == {7: 7 / 60, 30: 0.5}
+    assert all(torch.equal(load_file(ckpt / "snapshot-30.safetensors")[k], v)
+               for k, v in load_file(ckpt / "step-30.safetensors").items())
+    with pytest.raises(Exception, match="snapshot_steps"):
+        resolve(tiny_run_dict(train={"snapshot_steps": [0]}))
+
+
 def test_training_loss_on_scored_positions_equals_the_full_pass():
     """Per-token targets scored at one position in three: the loss and its gradients (the final block computing
     the scored positions alone) equal cross-entropy over the full pass's logits with the rest ignored."""

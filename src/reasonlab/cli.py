@@ -509,6 +509,39 @@ def export(
 
 
 @app.command()
+def pack(
+    source: Annotated[Path, typer.Argument(help="a run directory (finished or .partial), or a sweep folder")],
+    dest: Annotated[Path, typer.Argument(help="the results folder to write the packs into")],
+) -> None:
+    """Copy runs' records into a results folder to commit, with an unfinished run's newest resume checkpoint
+    (≤ 10 MB) under resume/, replacing the earlier pack: a new machine resumes from it (`reasonlab restore`)."""
+    from reasonlab.train.packs import pack_runs
+
+    try:
+        for path in pack_runs(source, dest):
+            console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
+    except UserError as e:
+        _fail(str(e))
+
+
+@app.command()
+def restore(
+    packs: Annotated[list[Path], typer.Argument(help="packs of unfinished runs (results/.../<run_id>.partial)")],
+    root: Annotated[Path, typer.Option("--into", help="the folder that holds the runs: OUT/NAME of `train`, or "
+                                                        "OUT/<sweep name> of `sweep`")],
+) -> None:
+    """Seed a store with committed packs of unfinished runs, so the runs' own train or sweep command resumes
+    them where the packs were taken (a checkpoint the store already holds that is as new is kept)."""
+    from reasonlab.train.packs import restore_pack
+
+    try:
+        for path in packs:
+            console.print(restore_pack(path, root), highlight=False, markup=False, soft_wrap=True)
+    except UserError as e:
+        _fail(str(e))
+
+
+@app.command()
 def reproduce(
     experiment: Annotated[str, typer.Argument(
         help="a study (`reasonlab studies` lists them): anchor-phase, anchor-trajectory, anchor-complexity, "

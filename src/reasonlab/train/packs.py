@@ -1,0 +1,146 @@
+"""Run packs: a run's record with its newest resume checkpoint, small enough to commit, so that a run spanning
+several sittings survives the loss of the machine that trains it.
+
+``pack_run`` copies a run directory's record (config, metrics, summary or progress, events, the task's artifacts,
+small analysis files) into a results folder, and for an unfinished run also its newest resumable checkpoint under
+``resume/`` (weights, optimizer state, marker, and the best-so-far checkpoint a task keeps for early stopping),
+replacing the pack written before. ``restore_pack`` seeds a store's ``<run_id>.partial`` from such a pack, so the
+run's usual ``train`` or ``sweep`` command resumes from it: the same steps, hence the same numbers, as a run that
+was never stopped (on the same machine kind and thread count).
+
+A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint must
+match the digests in its marker and name the same run, and its metrics must read as a metrics table.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from reasonlab.checkpoint import complete_steps, resumable_steps, verified
+from reasonlab.config import RunConfig
+from reasonlab.config.io import load_yaml, resolve
+from reasonlab.errors import StoreError, UserError
+from reasonlab.store import (
+    PARTIAL,
+    RUN_ID,
+    TMP,
+    append_event,
+    read_json,
+    read_metrics,
+    remove_temps,
+    run_lock,
+    run_paths,
+)
+
+RESUME = "resume"
+LIMIT_BYTES = 10 * 2**20  # a resume checkpoint is committed only up to this size (larger ones are not packed)
+RECORD = ("config.yaml", "metrics.parquet", "summary.json", "progress.json", "events.log")
+ARTIFACTS = ("tasks.json", "tokenizer.json")  # the task's own files (TaskData.artifacts), written at the start
+ANALYSIS_SUFFIXES = (".json", ".npz", ".md")
+
+
+def run_config(run_dir: Path) -> RunConfig:
+    """The run's config, checked to hash to the directory's name (a copied or renamed folder is no run)."""
+    path = run_dir / "config.yaml"
+    if not path.is_file() or path.is_symlink():
+        raise StoreError(f"{path}: missing; {run_dir} is not a run directory")
+    cfg = resolve(load_yaml(path))
+    if cfg.run_id() != run_dir.name.removesuffix(PARTIAL):
+        raise StoreError(f"{path}: its config hashes to run {cfg.run_id()}, not {run_dir.name}; not a run of this "
+                         "name (copied or renamed?)")
+    return cfg
+
+
+def _resume_files(ckpt: Path, step: int) -> list[Path]:
+    files = [ckpt / f"step-{step}.{ext}" for ext in ("safetensors", "optim.pt", "json")]
+    return files + [p for p in (ckpt / "best.json", ckpt / "best.safetensors") if p.is_file()]
+
+
+def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
+    """Write the pack of ``run_dir`` into ``dest`` (``dest/<run_id>`` for a finished run, ``dest/<run_id>.partial``
+    with ``resume/`` for an unfinished one), replacing any earlier pack of the same run; returns its path."""
+    run_dir, dest = Path(run_dir), Path(dest)
+    cfg = run_config(run_dir)
+    finished = not run_dir.name.endswith(PARTIAL)
+    ckpt = run_dir / "checkpoints"
+    resume: list[Path] = []
+    if not finished:
+        steps = resumable_steps(ckpt)
+        if not steps:
+            raise StoreError(f"{ckpt}: no resumable checkpoint yet; pack the run after its first checkpoint")
+        verified(ckpt, steps[-1])  # damaged files are not worth committing
+        resume = _resume_files(ckpt, steps[-1])
+        size = sum(p.stat().st_size for p in resume)
+        if size > limit:
+            raise UserError(f"{ckpt / f'step-{steps[-1]}'}: the resume checkpoint is {size / 2**20:.1f} MB, over "
+                            f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
+    name = cfg.run_id() + ("" if finished else PARTIAL)
+    dest.mkdir(parents=True, exist_ok=True)
+    staging = dest / f".{name}{TMP}{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for file in (*RECORD, *ARTIFACTS):
+        if (run_dir / file).is_file() and not (run_dir / file).is_symlink():
+            shutil.copy2(run_dir / file, staging / file)
+    analysis = run_dir / "analysis"
+    if analysis.is_dir() and not analysis.is_symlink():
+        for path in sorted(analysis.rglob("*")):
+            if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES:
+                (staging / path.relative_to(run_dir)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, staging / path.relative_to(run_dir))
+    if resume:
+        (staging / RESUME).mkdir()
+        for path in resume:
+            shutil.copy2(path, staging / RESUME / path.name)
+    for old in run_paths(dest, cfg.run_id()):  # the pack replaces the last one, finished or not
+        shutil.rmtree(old, ignore_errors=True)
+    os.replace(staging, dest / name)
+    return dest / name
+
+
+def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES) -> list[Path]:
+    """Pack one run directory, or every run (finished or not) of a sweep or store folder."""
+    source = Path(source)
+    if RUN_ID.fullmatch(source.name.removesuffix(PARTIAL)):
+        return [pack_run(source, dest, limit)]
+    runs = sorted(p for p in source.iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name.removesuffix(PARTIAL)))
+    if not runs:
+        raise StoreError(f"{source}: holds no run directories (<run_id> or <run_id>.partial)")
+    return [pack_run(r, dest, limit) for r in runs]
+
+
+def restore_pack(pack: Path, root: Path) -> str:
+    """Seed ``root/<run_id>.partial`` from an unfinished run's pack, unless the store already holds the run
+    finished or a checkpoint as new as the pack's; returns a line saying what was done."""
+    pack, root = Path(pack), Path(root)
+    cfg = run_config(pack)
+    rid = cfg.run_id()
+    resume = pack / RESUME
+    steps = complete_steps(resume)
+    if not pack.name.endswith(PARTIAL) or not steps:
+        raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to restore")
+    step = steps[-1]
+    marker = verified(resume, step)[0]
+    if marker.get("run_id", rid) != rid:
+        raise StoreError(f"{resume / f'step-{step}.json'}: a checkpoint of run {marker['run_id']}, not of {rid}")
+    read_metrics(pack / "metrics.parquet")  # a table reasonlab can read, or a one-line StoreError
+    if (resume / "best.json").is_file():
+        read_json(resume / "best.json", "best-checkpoint marker")
+    final, partial = run_paths(root, rid)
+    with run_lock(root, rid):
+        if final.is_dir():
+            return f"{final} is finished; nothing to restore"
+        have = resumable_steps(partial / "checkpoints")
+        if have and have[-1] >= step:
+            return f"{partial} already holds a checkpoint at step {have[-1]} (the pack's is {step}); kept as it is"
+        (partial / "checkpoints").mkdir(parents=True, exist_ok=True)
+        remove_temps(partial, recursive=True)
+        for file in (*RECORD, *ARTIFACTS):
+            if (pack / file).is_file() and file != "summary.json":
+                shutil.copy2(pack / file, partial / file)
+        for path in sorted(resume.iterdir()):
+            shutil.copy2(path, partial / "checkpoints" / path.name)
+        append_event(partial, f"restored from the pack {pack} at step {step}")
+    return f"{partial}: restored at step {step}; run the run's train or sweep command to resume it"

@@ -1,0 +1,120 @@
+"""Run packs: a run's record with its newest resume checkpoint, committed so that a new machine resumes the run
+(`reasonlab pack`, `reasonlab restore`) and ends with the same numbers as a run never stopped."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import tiny_run_dict
+from test_modular import tiny_modular
+
+from reasonlab.checkpoint import complete_steps
+from reasonlab.config import resolve
+from reasonlab.errors import StoreError, UserError
+from reasonlab.store import read_metrics
+from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.packs import pack_run, pack_runs, restore_pack
+
+
+def quiet(_msg: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    """A modular run: its early-stopping checkpoint (best.*) must travel with the pack too."""
+    data = tiny_modular()
+    data["train"].update(epochs=4)
+    return resolve(data)
+
+
+@pytest.fixture(scope="module")
+def reference(cfg, tmp_path_factory):
+    return train_run(cfg, tmp_path_factory.mktemp("reference"), progress=False, log=quiet)
+
+
+def killed_after(cfg, root, epochs: int, monkeypatch) -> None:
+    """Train ``cfg`` under ``root`` and stop it (as a kill would) before epoch ``epochs`` + 1."""
+    original = Trainer._epoch
+
+    def killed(self, epoch, step, bar):
+        if epoch == epochs:
+            raise KeyboardInterrupt
+        return original(self, epoch, step, bar)
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_run(cfg, root, progress=False, log=quiet)
+    monkeypatch.setattr(Trainer, "_epoch", original)
+
+
+def test_a_pack_restored_on_a_new_store_resumes_to_the_same_numbers(cfg, reference, tmp_path, monkeypatch):
+    ref_dir, ref_summary = reference
+    killed_after(cfg, tmp_path / "old", 2, monkeypatch)
+    partial = tmp_path / "old" / f"{cfg.run_id()}.partial"
+    pack = pack_run(partial, tmp_path / "results")
+    assert pack.name == f"{cfg.run_id()}.partial"
+    assert sorted(p.name for p in (pack / "resume").iterdir()) == [
+        "best.json", "best.safetensors", "step-10.json", "step-10.optim.pt", "step-10.safetensors"]
+    assert not (pack / "checkpoints").exists()  # only the newest checkpoint is committed
+    shutil.rmtree(tmp_path / "old")  # the machine is gone
+
+    new = tmp_path / "new"
+    assert "restored at step 10" in restore_pack(pack, new)
+    run_dir, summary = train_run(cfg, new, progress=False, log=quiet)
+    assert summary["final"] == ref_summary["final"] and summary["best"] == ref_summary["best"]
+    assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
+    assert "restored from the pack" in (run_dir / "events.log").read_text()
+
+    # packing the finished run replaces the unfinished pack: one folder per run, no checkpoint
+    finished = pack_run(run_dir, tmp_path / "results")
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [cfg.run_id()]
+    assert not (finished / "resume").exists() and (finished / "summary.json").is_file()
+    assert "is finished; nothing to restore" in restore_pack(pack_run(partial_of(cfg, tmp_path, monkeypatch),
+                                                                      tmp_path / "again"), new)
+
+
+def partial_of(cfg, tmp_path, monkeypatch):
+    killed_after(cfg, tmp_path / "third", 1, monkeypatch)
+    return tmp_path / "third" / f"{cfg.run_id()}.partial"
+
+
+def test_restore_keeps_a_newer_checkpoint_of_the_store(cfg, tmp_path, monkeypatch):
+    killed_after(cfg, tmp_path / "a", 1, monkeypatch)
+    pack = pack_run(tmp_path / "a" / f"{cfg.run_id()}.partial", tmp_path / "results")
+    killed_after(cfg, tmp_path / "b", 3, monkeypatch)
+    line = restore_pack(pack, tmp_path / "b")
+    assert "already holds a checkpoint at step 15" in line
+    assert complete_steps(tmp_path / "b" / f"{cfg.run_id()}.partial" / "checkpoints")[-1] == 15
+
+
+def test_damaged_or_foreign_packs_are_refused_in_one_line(cfg, tmp_path, monkeypatch):
+    killed_after(cfg, tmp_path / "a", 2, monkeypatch)
+    pack = pack_run(tmp_path / "a" / f"{cfg.run_id()}.partial", tmp_path / "results")
+    renamed = pack.with_name("0123456789ab.partial")
+    shutil.copytree(pack, renamed)
+    with pytest.raises(StoreError, match="hashes to run"):
+        restore_pack(renamed, tmp_path / "new")
+    weights = pack / "resume" / "step-10.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8])
+    with pytest.raises(ValueError, match="SHA-256"):
+        restore_pack(pack, tmp_path / "new")
+    assert not (tmp_path / "new").exists()  # nothing half-restored
+    with pytest.raises(UserError, match="over the 0 MB"):
+        pack_run(tmp_path / "a" / f"{cfg.run_id()}.partial", tmp_path / "small", limit=10)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreError, match="no run directories"):
+        pack_runs(tmp_path / "empty", tmp_path / "x")
+
+
+def test_an_anchor_run_without_a_best_checkpoint_packs_and_restores(tmp_path, monkeypatch):
+    data = tiny_run_dict()
+    cfg = resolve(data)
+    killed_after(cfg, tmp_path / "a", 2, monkeypatch)
+    pack = pack_run(tmp_path / "a" / f"{cfg.run_id()}.partial", tmp_path / "results")
+    assert not (pack / "resume" / "best.json").exists()
+    assert "restored" in restore_pack(pack, tmp_path / "b")
+    _, summary = train_run(cfg, tmp_path / "b", progress=False, log=quiet)
+    _, ref = train_run(cfg, tmp_path / "ref", progress=False, log=quiet)
+    assert summary["final"] == ref["final"]
