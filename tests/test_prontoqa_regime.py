@@ -16,7 +16,8 @@ from safetensors.torch import load_file
 from reasonlab.analysis.geometry import mean_pairwise_cosine
 from reasonlab.build import build_model
 from reasonlab.config import ConfigError, TextMixtureTaskConfig
-from reasonlab.evaluate.language import exclusive_tokens
+from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+from reasonlab.store import Metrics
 from reasonlab.studies import prontoqa_tinystories as study
 from reasonlab.tasks.text import bpe
 from reasonlab.tasks.text.bpe import BPETokenizer, gpt2_bpe
@@ -125,6 +126,18 @@ def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
     cfg = study.study_configs("regime", [*TINY, "train.epochs=3", "train.snapshot_steps=[2,5,1000]"])["main"][0]
     run_dir, summary = train_run(cfg, tmp_path, progress=False)
     assert summary["steps"] == 12
+    # ΔL from the training subsets (primary) and the eval splits, beside both sources' losses, at every evaluation;
+    # the summary holds ΔL̄ (5–50 % of the steps) and the final ΔL of both
+    rows = Metrics.read(run_dir / "metrics.parquet")
+    names = ("delta_L_train", "delta_L_eval", "prontoqa_train_loss", "tinystories_train_loss", "prontoqa_eval_loss",
+             "tinystories_eval_loss")
+    steps = {n: [s for s, _ in rows.series("pooled", n, clock="step")] for n in names}
+    assert all(v == steps["delta_L_train"] for v in steps.values()) and steps["delta_L_train"][-1] == 12
+    assert len(steps["delta_L_train"]) >= 3
+    assert summary["delta_L_window"]["train"] == delta_l_window(rows, 12, "train") is not None
+    assert summary["delta_L_window"]["eval"] == delta_l_window(rows, 12, "eval") is not None
+    assert summary["final"]["delta_L_train"] == rows.series("pooled", "delta_L_train", clock="step")[-1][1]
+    assert summary["final"]["delta_L_eval"] == rows.series("pooled", "delta_L_eval", clock="step")[-1][1]
     first = study.embedding_cosines(cfg, run_dir)
     assert list(first["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
     tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
