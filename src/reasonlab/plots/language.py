@@ -4,6 +4,7 @@ band), and the embedding cosines per stage (Fig. 7B)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -52,7 +53,7 @@ def plot_delta_l(curves: dict[str, dict[str, Band]], window: dict[float, list[fl
         ax_w.errorbar(gammas, means, yerr=err, fmt="s-", color="black", capsize=4, label="mean, min–max")
         ax_w.legend(fontsize=8)
     ax_w.set(xlabel="γ", ylabel="ΔL̄ (training subsets)", title="ΔL̄ over 5–50 % of the steps, per seed")
-    fig.suptitle(f"{caption}; lines: mean over seeds, bands: min–max", fontsize=9)
+    fig.suptitle(textwrap.fill(f"{caption}; lines: mean over seeds, bands: min–max", 160), fontsize=9)
     fig.tight_layout()
     return save_figure(fig, Path(out_base))
 
@@ -73,6 +74,6 @@ def plot_embedding_cosine(panels: dict[str, dict[str, Band]], reference: dict[st
         ax.set_title(title, fontsize=9)
     axes[0, 0].set_ylabel("mean pairwise cosine of embeddings")
     axes[0, -1].legend(fontsize=6)
-    fig.suptitle(f"{caption}; lines: mean over seeds, bands: min–max", fontsize=8)
+    fig.suptitle(textwrap.fill(f"{caption}; lines: mean over seeds, bands: min–max", 40 * len(panels)), fontsize=8)
     fig.tight_layout()
     return save_figure(fig, Path(out_base))

@@ -302,7 +302,7 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
              "cos TinyStories-only | TinyStories − PrOntoQA |", "|---|---|---|---|---|---|---|---|",
              f"| paper | small init | early | | | {PAPER_COSINE['prontoqa']} | {PAPER_COSINE['tinystories']} | "
              f"{paper_gap:.3f} |"]
-    verdicts, shown = [], None
+    verdicts, shown = [], []
     for group, cfgs in groups.items():
         lrs = by_peak_lr(cfgs)
         for lr, sub in lrs.items():
@@ -324,8 +324,8 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
                          f"TinyStories-only minus PrOntoQA-only cosine, early: {_spread(gaps)} (paper: "
                          f"{paper_gap:.3f}); target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
             tokens = (per[top][0].get("tokens") or {}).get("prontoqa")
-            if tokens and tokens != shown:  # each token set once (the BPE arm's differs from the word one's)
-                shown = tokens
+            if tokens and tokens not in shown:  # each token set once (the BPE arm's differs from the word one's)
+                shown.append(tokens)
                 verdicts.append(f"  PrOntoQA-only tokens of this group (γ {top}, seed {per[top][0]['seed']}): "
                                 + ", ".join(f"`{t}`" for t in tokens[:40]) + (" …" if len(tokens) > 40 else ""))
     return lines + ["", *verdicts]
