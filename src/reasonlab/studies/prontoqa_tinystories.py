@@ -328,7 +328,13 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
                 shown.append(tokens)
                 verdicts.append(f"  PrOntoQA-only tokens of this group (γ {top}, seed {per[top][0]['seed']}): "
                                 + ", ".join(f"`{t}`" for t in tokens[:40]) + (" …" if len(tokens) > 40 else ""))
-    return lines + ["", *verdicts]
+    per_run = [f"- {group}, γ {c.init.gamma}, peak lr {c.train.base_lr * c.train.lr_multiplier:g}, seed {c.seed} "
+               f"({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
+               "exclusive tokens): " + "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}"
+                                                 for k, v in m["cosine"].items())
+               for group, cfgs in groups.items() for c in cfgs if (m := measured.get(c.run_id())) is not None]
+    return lines + ["", *verdicts, "", "Per run, PrOntoQA-only vs TinyStories-only cosine at each stage:", "",
+                    *per_run]
 
 
 def stage_pairs(ms: list[dict]) -> dict[str, list[tuple[float, float]]]:
