@@ -52,14 +52,16 @@ def tiny_run(**sections) -> RunConfig:
     return resolve(tiny_run_dict(**sections))
 
 
-def reproduce_tiny(experiment: str, out, sets: list[str]) -> None:
-    """Run ``reasonlab reproduce EXPERIMENT --profile cpu`` with tiny ``--set`` overrides; it must succeed."""
+def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu") -> str:
+    """Run ``reasonlab reproduce EXPERIMENT --profile PROFILE`` with tiny ``--set`` overrides; it must succeed.
+    Returns what it printed."""
     from typer.testing import CliRunner
 
     from reasonlab.cli import app
 
-    args = ["reproduce", experiment, "--profile", "cpu", "--out", str(out), "--workers", "2"]
+    args = ["reproduce", experiment, "--profile", profile, "--out", str(out), "--workers", "2"]
     for item in sets:
         args += ["--set", item]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    return result.output

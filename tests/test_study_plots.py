@@ -29,8 +29,11 @@ def test_benchmark_figure_from_plain_records(tmp_path):
 
 
 def test_language_figures_from_plain_records(tmp_path):
-    runs = [("γ=0.3", [(10, 0.1), (20, 0.2)], {"prontoqa": [(10, 3.0), (20, 2.0)], "tinystories": [(10, 3.5)]})]
-    assert _written(plot_delta_l(runs, tmp_path / "delta-l", "profile: tiny"))
-    cosine = {"init": {"prontoqa": 0.0, "tinystories": 0.01}, "final (epoch 2)": {"prontoqa": 0.2, "tinystories": 0.4}}
-    assert _written(plot_embedding_cosine([("γ=0.3", cosine)], {"prontoqa": 0.123, "tinystories": 0.531},
-                                          tmp_path / "cosine", "profile: tiny"))
+    b = ([10, 20], [0.1, 0.2], [0.05, 0.1], [0.2, 0.3])
+    curves = {"γ=0.3": {k: b for k in ("delta_L_train", "delta_L_eval", "prontoqa_train_loss",
+                                        "tinystories_train_loss")}}
+    assert _written(plot_delta_l(curves, {0.3: [0.1, 0.2, 0.15], 0.8: [0.4]}, tmp_path / "delta-l", "profile: tiny"))
+    stages = (["init", "step 500", "final (step 900)"], [0.0, 0.1, 0.2], [0.0, 0.05, 0.1], [0.0, 0.2, 0.3])
+    assert _written(plot_embedding_cosine({"γ=0.3": {"prontoqa": stages, "tinystories": stages}},
+                                          {"prontoqa": 0.123, "tinystories": 0.531}, tmp_path / "cosine",
+                                          "profile: tiny"))

@@ -96,7 +96,8 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     assert "(ΔL̄ > 0, E2)" in summary and "target ≥ 0.2:" in summary
     for name in ("delta-l", "cosine"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
-    assert "### Over seeds" in summary and "ΔL̄ rises with γ:" in summary and "| 1.0 | 3 |" in summary
+    assert "### Over seeds" in summary and "| 1.0 | 3 |" in summary
+    assert "ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 < 1.0 in the seed means" in summary
     # every run's summary carries its ΔL̄, which the sweep's results table shows beside the axes
     from reasonlab.evaluate.language import delta_l_window
     from reasonlab.store import Metrics

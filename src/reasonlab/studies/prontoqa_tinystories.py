@@ -1,11 +1,13 @@
 """``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
 E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
 
-Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training and its mean over 5–50 % of the
-steps (ΔL̄), and the mean pairwise cosine of the input embeddings of PrOntoQA-only and TinyStories-only tokens at
-initialization, early (5 %) and at the end. Grids: γ (the main contrast, with seeds), the same without any
-LayerNorm, and peak learning rates. The cosines are kept in each run's ``analysis/embedding-cosine.json``, so a
-committed sweep (no checkpoints) regenerates its summary and figures without training.
+Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training, its mean over 5–50 % of the
+steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and
+TinyStories-only tokens at initialization (rebuilt from the seed), early (5 %), at every absolute step a run saved
+its weights for (``train.snapshot_steps``) and at the end. Grids: γ with seeds (the main contrast) and, per
+profile, single-seed arms (no LayerNorm, peak learning rates, GPT-2 BPE tokens, width). The cosines are kept in
+each run's ``analysis/embedding-cosine.json``, so a committed sweep (no checkpoints) regenerates its summary and
+figures without training.
 """
 
 from __future__ import annotations
@@ -17,70 +19,100 @@ from statistics import mean
 from rich.console import Console
 
 from reasonlab.analysis.geometry import mean_pairwise_cosine
-from reasonlab.analysis.loading import load_at_fraction
+from reasonlab.analysis.loading import load_trained
 from reasonlab.build import build_model
+from reasonlab.checkpoint import checkpoint_at, complete_steps, snapshot_steps
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
 from reasonlab.evaluate.language import delta_l_summary, exclusive_tokens
-from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
+from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import run_sweep
-from reasonlab.tasks.text.mixture import TextMixtureTask
-from reasonlab.tasks.text.tokenizer import WordTokenizer
+from reasonlab.sweep.runner import axis_value, run_sweep
+from reasonlab.tasks.text.mixture import TextMixtureTask, load_tokenizer
 
-NO_LN = ["model.norm=none", "model.final_norm=false"]
+GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {
     "cpu": {"main": {"init.gamma": [0.3, 0.5, 0.8, 1.0], "seed": [1, 2, 3]}, "no_ln": {"init.gamma": [0.3, 0.8]},
             "lr": {"init.gamma": [0.3, 0.8], "train.lr_multiplier": [10, 30]}},
-    "paper": {"main": {"init.gamma": [0.3, 0.5, 0.8], "seed": [1, 2, 3]}, "no_ln": {"init.gamma": [0.3, 0.5, 0.8]},
-              "lr": {"init.gamma": [0.3, 0.5, 0.8], "train.lr_multiplier": [1, 3, 10, 30, 50]}},
+    "paper": {"main": {"init.gamma": GAMMAS, "seed": [1, 2, 3]}, "no_ln": {"init.gamma": GAMMAS},
+              "lr": {"init.gamma": GAMMAS, "train.lr_multiplier": [1, 3, 10, 30, 50]}},
+    # issue 37: the spec's optimizer (lm-regime profile); its arms keep the profile's seed 1 and need every γ,
+    # since each tests the ordering over γ and the cosine contrast at the smallest initialization
+    "regime": {"main": {"init.gamma": GAMMAS, "seed": [1, 2, 3]}, "bpe": {"init.gamma": GAMMAS},
+               "lr3e-5": {"init.gamma": GAMMAS}, "width256": {"init.gamma": GAMMAS}},
 }
+# what a group sets besides its axes
+ARMS = {"no_ln": ["model.norm=none", "model.final_norm=false"], "bpe": ["task.tokenizer=bpe"],
+        # the whole schedule scaled by 0.3: warm-up from 3e-6, peak 3e-5, cosine to 3e-6 (0.1x peak, as the spec)
+        "lr3e-5": ["train.base_lr=3e-6", "train.floor_lr=3e-6"],
+        "width256": ["model.d_model=256", "model.d_k=64", "model.d_v=64", "model.d_ff=1024"]}
+TITLES = {"main": "γ (with LayerNorm)", "no_ln": "γ without any LayerNorm", "lr": "γ × peak learning rate",
+          "bpe": "γ with GPT-2 BPE tokens (task.tokenizer=bpe)", "lr3e-5": "γ at peak lr 3e-5",
+          "width256": "γ at width 256 (d_model 256, 4 heads of 64, d_ff 1024)"}
+AXES = ("init.gamma", "model.norm", "train.lr_multiplier", "train.base_lr", "model.d_model", "task.tokenizer",
+        "seed")
 PAPER_COSINE = {"prontoqa": 0.123, "tinystories": 0.531}
+EARLY = 0.05  # spec §4: the "early" point of the embedding cosines
+COSINE_KEYS = {"run_id", "cosine", "n_exclusive"}
 
 
 def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[RunConfig]]:
-    groups = {}
-    for group, axes in GRIDS[profile].items():
-        extra = NO_LN if group == "no_ln" else []
-        groups[group] = expand(raw_config(None, f"lm-{profile}", [*overrides, *extra], "mixture"), axes)
-    return groups
+    return {group: expand(raw_config(None, f"lm-{profile}", [*overrides, *ARMS.get(group, [])], "mixture"), axes)
+            for group, axes in GRIDS[profile].items()}
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
     rows = Metrics.read(run_dir / "metrics.parquet")
-    summary = json.loads((run_dir / "summary.json").read_text())
+    final = json.loads((run_dir / "summary.json").read_text())["final"]
     window = delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
-    out = {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
-           "delta_L_train_final": summary["final"].get("delta_L_train"), "rows": rows}
-    return out | embedding_cosines(cfg, run_dir)
+    return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
+            "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
+            "seed": cfg.seed, "rows": rows} | embedding_cosines(cfg, run_dir)
+
+
+def cosine_checkpoints(run_dir: Path) -> list[tuple[str, str]]:
+    """(stage label, checkpoint name for ``load_trained``) of the trained weights the cosines are read at, in order
+    of step: early (the saved weights nearest to 5 % of training: exactly there with ``snapshot_fractions``), every
+    other snapshot the run saved (``snapshot_steps``: absolute steps) and the end."""
+    ckpt = run_dir / "checkpoints"
+    steps = complete_steps(ckpt)
+    if not steps:
+        raise StoreError(f"{ckpt}: no complete checkpoint and no analysis/embedding-cosine.json to read the "
+                         "embedding cosines from; train the run again (reasonlab resumes it)")
+    _, early = checkpoint_at(run_dir, EARLY)
+    at = int(early.stem.rsplit("-", 1)[1])
+    found = [(at, f"early (step {at}, {EARLY:.0%})", early.stem.removeprefix("step-"))]
+    found += [(s, f"step {s}", f"snapshot-{s}") for s in snapshot_steps(ckpt) if s != at]
+    found.append((steps[-1], f"final (step {steps[-1]})", "final"))
+    return [(label, name) for _, label, name in sorted(found)]
 
 
 def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
-    """Mean pairwise cosine of the PrOntoQA-only and TinyStories-only input embeddings at initialization, early and
-    at the end, measured once from the checkpoints and then read from ``analysis/embedding-cosine.json``."""
+    """Mean pairwise cosine of the PrOntoQA-only and TinyStories-only input embeddings per stage (initialization,
+    then ``cosine_checkpoints``), measured once from the weights and then read from
+    ``analysis/embedding-cosine.json`` (older files of the cpu profile hold init, early and final by epoch)."""
     cached = run_dir / "analysis" / "embedding-cosine.json"
     if cached.is_file():
         kept = read_json(cached, "embedding-cosine file")
-        if not isinstance(kept, dict) or set(kept) != {"run_id", "cosine", "n_exclusive"}:
+        if not isinstance(kept, dict) or not COSINE_KEYS <= set(kept) <= COSINE_KEYS | {"tokens"}:
             raise StoreError(f"{cached}: not an embedding-cosine file reasonlab wrote; delete it to measure again")
         if kept["run_id"] != cfg.run_id():
             raise StoreError(f"{cached}: written for run {kept['run_id']!r}, not {cfg.run_id()}; delete it")
-        return {"cosine": kept["cosine"], "n_exclusive": tuple(kept["n_exclusive"])}
-    tok = WordTokenizer.from_json((run_dir / "tokenizer.json").read_text())
+        return {"cosine": kept["cosine"], "n_exclusive": tuple(kept["n_exclusive"]), "tokens": kept.get("tokens")}
+    tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
     task = TextMixtureTask(cfg.task)
     docs = task.documents(cfg.seed)
     pq_ids, ts_ids = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
     data = task.build(cfg.seed, docs)  # the run's own data: generated once, here
-    model = build_model(cfg, data)  # the initialization itself (same seed, same draw)
-    stages = {"init": model.embed.weight.detach().clone()}
-    for when, fraction in (("early", 0.05), ("final", 1.0)):
-        epoch, trained = load_at_fraction(run_dir, fraction, data)
-        stages[f"{when} (epoch {epoch})"] = trained.embed.weight.detach().clone()
+    stages = {"init": build_model(cfg, data).embed.weight.detach().clone()}  # the initialization: same seed, draw
+    for label, name in cosine_checkpoints(run_dir):
+        stages[label] = load_trained(run_dir, name, data)[1].embed.weight.detach().clone()
     out = {"cosine": {stage: {"prontoqa": mean_pairwise_cosine(w[pq_ids]),
                               "tinystories": mean_pairwise_cosine(w[ts_ids])} for stage, w in stages.items()},
-           "n_exclusive": (len(pq_ids), len(ts_ids))}
+           "n_exclusive": (len(pq_ids), len(ts_ids)),
+           "tokens": {"prontoqa": [tok.decode([i]) for i in pq_ids], "tinystories": [tok.decode([i]) for i in ts_ids]}}
     cached.parent.mkdir(exist_ok=True)
     write_json(cached, {"run_id": cfg.run_id(), **out})
     return out
@@ -93,95 +125,68 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     executor = make_executor(len(every))
     console.print(f"prontoqa-tinystories, profile {profile}: {len(every)} runs with {executor.workers} workers × "
                   f"{executor.threads} threads; store {out / name}")
-    report = run_sweep(name, every, out, executor, ["init.gamma", "model.norm", "train.lr_multiplier", "seed"],
-                       {"profile": profile}, console)
+    axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
+    report = run_sweep(name, every, out, executor, axes, {"profile": profile}, console)
     measured = {c.run_id(): measure_run(c, report.sweep_dir / c.run_id()) for c in every
                 if (report.sweep_dir / c.run_id() / "summary.json").is_file()}
-    _figure(groups["main"], measured, report.sweep_dir)
-    _cosine_figure(groups["main"], measured, report.sweep_dir)
+    by_gamma = per_gamma(groups["main"], measured)
+    if by_gamma:
+        caption = f"profile: {groups['main'][0].profile}"
+        window = {g: [v for m in ms if (v := m["delta_L_train_window"]) is not None] for g, ms in by_gamma.items()}
+        plot_delta_l(delta_l_bands(by_gamma), {g: v for g, v in window.items() if v},
+                     report.sweep_dir / "figures" / "delta-l", caption)
+        plot_embedding_cosine({f"γ={g}": cosine_bands(ms) for g, ms in by_gamma.items()}, PAPER_COSINE,
+                              report.sweep_dir / "figures" / "cosine", caption)
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
 
 
-def _figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
-    """ΔL and the per-source training loss over steps, one curve per γ (the first seed)."""
-    runs = []
-    for cfg in main:
-        if cfg.run_id() not in measured or cfg.seed != main[0].seed:
-            continue
-        rows = measured[cfg.run_id()]["rows"]
-        losses = {source: sorted(rows.series("pooled", f"{source}_train_loss", clock="step"))
-                  for source in ("prontoqa", "tinystories")}
-        runs.append((f"γ={cfg.init.gamma}", sorted(rows.series("pooled", "delta_L_train", clock="step")), losses))
-    plot_delta_l(runs, sweep_dir / "figures" / "delta-l", f"profile: {main[0].profile}")
+def by_peak_lr(cfgs: list[RunConfig]) -> dict[float, list[RunConfig]]:
+    """A group's runs split by peak learning rate (the ``lr`` groups vary it beside γ), in order of lr."""
+    out: dict[float, list[RunConfig]] = {}
+    for c in sorted(cfgs, key=lambda c: c.train.base_lr * c.train.lr_multiplier):
+        out.setdefault(c.train.base_lr * c.train.lr_multiplier, []).append(c)
+    return out
 
 
-def _cosine_figure(main: list[RunConfig], measured: dict, sweep_dir: Path) -> None:
-    """Fig. 7B: mean pairwise cosine of PrOntoQA-only and TinyStories-only token embeddings at initialization, early
-    and at the end, one panel per γ; the paper's early values at small initialization drawn for reference."""
-    panels = [(f"γ={c.init.gamma}", measured[c.run_id()]["cosine"]) for c in main
-              if c.run_id() in measured and c.seed == main[0].seed]
-    if panels:
-        plot_embedding_cosine(panels, PAPER_COSINE, sweep_dir / "figures" / "cosine", f"profile: {main[0].profile}")
+def per_gamma(cfgs: list[RunConfig], measured: dict) -> dict[float, list[dict]]:
+    """γ → the measured runs of a group (its seeds), in γ order."""
+    out: dict[float, list[dict]] = {}
+    for c in sorted(cfgs, key=lambda c: (c.init.gamma, c.seed)):
+        if c.run_id() in measured:
+            out.setdefault(c.init.gamma, []).append(measured[c.run_id()])
+    return out
+
+
+def band(series: list[list[tuple[float, float]]]) -> Band:
+    """Mean, min and max over seeds at the x every seed has (x, value) for."""
+    values = [dict(s) for s in series]
+    xs = sorted(set.intersection(*(set(v) for v in values))) if values else []
+    at = [[v[x] for v in values] for x in xs]
+    return xs, [mean(a) for a in at], [min(a) for a in at], [max(a) for a in at]
+
+
+def delta_l_bands(by_gamma: dict[float, list[dict]]) -> dict[str, dict[str, Band]]:
+    """Per γ, over its seeds: ΔL on the training subsets and on the eval splits, and each source's training loss."""
+    metrics = ("delta_L_train", "delta_L_eval", "prontoqa_train_loss", "tinystories_train_loss")
+    return {f"γ={g}": {k: band([m["rows"].series("pooled", k, clock="step") for m in ms]) for k in metrics}
+            for g, ms in by_gamma.items()}
+
+
+def cosine_bands(ms: list[dict]) -> dict[str, Band]:
+    """Per source, the cosine over the stages every seed has (in order), as a band over seeds; x are stage labels
+    (the x of ``band`` are their positions)."""
+    stages = [s for s in ms[0]["cosine"] if all(s in m["cosine"] for m in ms)]
+    out = {}
+    for source in ("prontoqa", "tinystories"):
+        xs, mid, lo, hi = band([[(i, m["cosine"][s][source]) for i, s in enumerate(stages)] for m in ms])
+        out[source] = ([stages[int(i)] for i in xs], mid, lo, hi)
+    return out
 
 
 def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
-
-
-def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, timing: str) -> str:
-    lines = [*header("prontoqa-tinystories", profile, groups["main"][0].profile, timing),
-             "![ΔL](figures/delta-l.png)", ""]
-    for group, title in (("main", "γ (with LayerNorm)"), ("no_ln", "γ without any LayerNorm"),
-                         ("lr", "γ × peak learning rate")):
-        lines += [f"## {title}", "", "| γ | peak lr | seed | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL train | "
-                  "cos PrOntoQA-only early | cos TinyStories-only early |", "|---|---|---|---|---|---|---|---|"]
-        by_lr: dict[float, dict[float, list[float]]] = {}  # peak lr → γ → ΔL̄ over seeds
-        for c in groups[group]:
-            m = measured.get(c.run_id())
-            if m is None:
-                continue
-            early = stage_cosine(m, "early")
-            lr = c.train.base_lr * c.train.lr_multiplier
-            lines.append(f"| {c.init.gamma} | {lr:g} | {c.seed} | "
-                         f"{_fmt(m['delta_L_train_window'])} | {_fmt(m['delta_L_eval_window'])} | "
-                         f"{_fmt(m['delta_L_train_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
-            if m["delta_L_train_window"] is not None:
-                by_lr.setdefault(lr, {}).setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
-        lines.append("")
-        if group == "main" and by_lr:
-            by_gamma = next(iter(by_lr.values()))
-            top = max(by_gamma)
-            lines += [f"At γ {top} PrOntoQA's training loss falls below TinyStories' (ΔL̄ > 0, E2): "
-                      f"{'**held**' if mean(by_gamma[top]) > 0 else '**did not hold**'}.", ""]
-        if group == "main":
-            lines += seed_summary(groups["main"], measured)
-            continue
-        for lr, by_gamma in sorted(by_lr.items()):
-            lines += [f"ΔL̄ rises with γ at peak lr {lr:g} (mean over seeds per γ: "
-                      f"{', '.join(f'{g}: {mean(v):.3f}' for g, v in sorted(by_gamma.items()))}): "
-                      f"{ordering_verdict(by_gamma)}.", ""]
-    lines += ["## Embedding cosine (E3)", "",
-              f"The paper reports {PAPER_COSINE['prontoqa']} (PrOntoQA-only tokens) vs {PAPER_COSINE['tinystories']} "
-              "(TinyStories-only) early at small initialization; the project's target is PrOntoQA below TinyStories "
-              "by ≥ 0.2 at the early checkpoint.", ""]
-    lines += ["![cosine](figures/cosine.png)", ""]
-    for c in groups["main"]:
-        m = measured.get(c.run_id())
-        if m is not None:
-            parts = "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}" for k, v in m["cosine"].items())
-            lines.append(f"- γ {c.init.gamma}, seed {c.seed} ({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
-                         f"exclusive tokens): {parts}")
-    small = [measured[c.run_id()] for c in groups["main"]
-             if c.run_id() in measured and c.init.gamma == max(x.init.gamma for x in groups["main"])]
-    if small:
-        gaps = [stage_cosine(m, "early")["tinystories"] - stage_cosine(m, "early")["prontoqa"] for m in small]
-        paper_gap = PAPER_COSINE["tinystories"] - PAPER_COSINE["prontoqa"]
-        lines += ["", f"TinyStories-only minus PrOntoQA-only cosine, early, at the smallest initialization: "
-                  f"{', '.join(f'{g:.3f}' for g in gaps)} (paper: {paper_gap:.3f}); "
-                  f"target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
-    return "\n".join(lines) + "\n"
 
 
 def _spread(values: list[float]) -> str:
@@ -191,6 +196,49 @@ def _spread(values: list[float]) -> str:
     if len(values) == 1:
         return f"{values[0]:.3f}"
     return f"{mean(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
+
+
+def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, timing: str) -> str:
+    lines = [*header("prontoqa-tinystories", profile, groups["main"][0].profile, timing),
+             "![ΔL](figures/delta-l.png)", ""]
+    for group, cfgs in groups.items():
+        lines += group_section(group, cfgs, measured)
+    lines += cosine_section(groups, measured)
+    return "\n".join(lines) + "\n"
+
+
+def group_section(group: str, cfgs: list[RunConfig], measured: dict) -> list[str]:
+    """One group's runs (ΔL̄, final ΔL, early cosines) and its verdicts: over seeds for the main group, the
+    ordering over γ per peak learning rate for the others."""
+    lines = [f"## {TITLES.get(group, group)}", "", "| γ | peak lr | seed | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL "
+             "train | final ΔL eval | cos PrOntoQA-only early | cos TinyStories-only early |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    by_lr: dict[float, dict[float, list[float]]] = {}  # peak lr → γ → ΔL̄ over seeds
+    for c in cfgs:
+        m = measured.get(c.run_id())
+        if m is None:
+            continue
+        early = stage_cosine(m, "early")
+        lr = c.train.base_lr * c.train.lr_multiplier
+        lines.append(f"| {c.init.gamma} | {lr:g} | {c.seed} | {_fmt(m['delta_L_train_window'])} | "
+                     f"{_fmt(m['delta_L_eval_window'])} | {_fmt(m['delta_L_train_final'])} | "
+                     f"{_fmt(m['delta_L_eval_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
+        if m["delta_L_train_window"] is not None:
+            by_lr.setdefault(lr, {}).setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
+    lines.append("")
+    if group != "main":
+        return lines + [f"ΔL̄ rises with γ at peak lr {lr:g} ({_means(by_gamma)}): {ordering_verdict(by_gamma)}."
+                        for lr, by_gamma in sorted(by_lr.items())] + [""]
+    if by_lr:
+        by_gamma = next(iter(by_lr.values()))
+        top = max(by_gamma)
+        lines += [f"At γ {top} PrOntoQA's training loss falls below TinyStories' (ΔL̄ > 0, E2): "
+                  f"{'**held**' if mean(by_gamma[top]) > 0 else '**did not hold**'}.", ""]
+    return lines + seed_summary(cfgs, measured)
+
+
+def _means(by_gamma: dict[float, list[float]]) -> str:
+    return "mean over seeds per γ: " + ", ".join(f"{g}: {mean(v):.3f}" for g, v in sorted(by_gamma.items()) if v)
 
 
 def ordering_verdict(by_gamma: dict[float, list[float]]) -> str:
@@ -210,29 +258,104 @@ def ordering_verdict(by_gamma: dict[float, list[float]]) -> str:
 
 
 def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
-    """The main contrast over seeds: per γ the mean and range of ΔL̄, the final ΔL and the early and final
-    cosines, and whether ΔL̄ and the final ΔL rise with γ (issue: the paper's 0.3 < 0.5 < 0.8)."""
-    per: dict[float, list[dict]] = {}
-    for c in main:
-        if c.run_id() in measured:
-            per.setdefault(c.init.gamma, []).append(measured[c.run_id()])
+    """The main contrast over seeds: per γ the mean and range of ΔL̄ (train and eval), the final ΔL and the early
+    and final cosines, and whether ΔL̄ and the final ΔL rise with γ (the paper's 0.3 < 0.5 < 0.8)."""
+    per = per_gamma(main, measured)
     lines = ["### Over seeds", "", "Mean over seeds [min, max].", "",
-             "| γ | seeds | ΔL̄ train (5–50 %) | final ΔL train | cos PrOntoQA-only early | cos TinyStories-only "
-             "early | cos PrOntoQA-only final | cos TinyStories-only final |", "|---|---|---|---|---|---|---|---|"]
-    window: dict[float, list[float]] = {}
-    final: dict[float, list[float]] = {}
-    for g, ms in sorted(per.items()):
-        window[g] = [m["delta_L_train_window"] for m in ms if m["delta_L_train_window"] is not None]
-        final[g] = [m["delta_L_train_final"] for m in ms if m["delta_L_train_final"] is not None]
+             "| γ | seeds | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL train | cos PrOntoQA-only early | cos "
+             "TinyStories-only early | cos PrOntoQA-only final | cos TinyStories-only final |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    figures: dict[str, dict[float, list[float]]] = {"delta_L_train_window": {}, "delta_L_eval_window": {},
+                                                    "delta_L_train_final": {}}
+    for g, ms in per.items():
+        for key, by_gamma in figures.items():
+            by_gamma[g] = [m[key] for m in ms if m[key] is not None]
         cos = {(when, src): [stage_cosine(m, when)[src] for m in ms] for when in ("early", "final")
                for src in ("prontoqa", "tinystories")}
-        lines.append(f"| {g} | {len(ms)} | {_spread(window[g])} | {_spread(final[g])} | "
+        lines.append(f"| {g} | {len(ms)} | " + " | ".join(_spread(v[g]) for v in figures.values()) + " | "
                      + " | ".join(_spread(cos[k]) for k in sorted(cos)) + " |")
-    lines += ["", f"ΔL̄ rises with γ: {ordering_verdict(window)}.", "",
-              f"The final ΔL rises with γ: {ordering_verdict(final)}.", ""]
-    return lines
+    gammas = " < ".join(str(g) for g in sorted(per))
+    for key, what in (("delta_L_train_window", "ΔL̄ rises with γ"), ("delta_L_eval_window", "ΔL̄ on the eval "
+                      "split rises with γ"), ("delta_L_train_final", "The final ΔL rises with γ")):
+        ranges = "; ".join(f"{g}: {_spread(v)}" for g, v in figures[key].items())
+        lines += ["", f"{what}, {gammas} in the seed means (per γ, mean [min, max]: {ranges}): "
+                  f"{ordering_verdict(figures[key])}."]
+    return lines + [""]
 
 
 def stage_cosine(m: dict, when: str) -> dict[str, float]:
     """The cosines of one stage (``init``, ``early`` or ``final``) of a measured run."""
     return next(v for k, v in m["cosine"].items() if k.startswith(when))
+
+
+def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[str]:
+    """E3: per group and γ, the cosines at every stage (mean [min, max] over seeds) beside the paper's, and per
+    group the contrast at its smallest initialization (largest γ)."""
+    paper_gap = PAPER_COSINE["tinystories"] - PAPER_COSINE["prontoqa"]
+    lines = ["## Embedding cosine (E3)", "",
+             f"The paper reports {PAPER_COSINE['prontoqa']} (PrOntoQA-only tokens) vs {PAPER_COSINE['tinystories']} "
+             "(TinyStories-only) early at small initialization (its early point: step 5,000); the project's target "
+             "is PrOntoQA below TinyStories by ≥ 0.2 at the early checkpoint. Stages: the initialization rebuilt "
+             "from the seed, the weights at 5 % of training, at each absolute step saved, and at the end.", "",
+             "![cosine](figures/cosine.png)", "",
+             "| group | γ | stage | seeds | exclusive tokens (PrOntoQA / TinyStories) | cos PrOntoQA-only | "
+             "cos TinyStories-only | TinyStories − PrOntoQA |", "|---|---|---|---|---|---|---|---|",
+             f"| paper | small init | early | | | {PAPER_COSINE['prontoqa']} | {PAPER_COSINE['tinystories']} | "
+             f"{paper_gap:.3f} |"]
+    verdicts, shown = [], []
+    for group, cfgs in groups.items():
+        lrs = by_peak_lr(cfgs)
+        for lr, sub in lrs.items():
+            name = group if len(lrs) == 1 else f"{group}, peak lr {lr:g}"
+            per = per_gamma(sub, measured)
+            for g, ms in per.items():
+                counts = "; ".join(f"{a} / {b}" for a, b in sorted({tuple(m["n_exclusive"]) for m in ms}))
+                for stage, pairs in stage_pairs(ms).items():
+                    lines.append(f"| {name} | {g} | {stage} | {len(pairs)} | {counts} | "
+                                 f"{_spread([p for p, _ in pairs])} | {_spread([t for _, t in pairs])} | "
+                                 f"{_spread([t - p for p, t in pairs])} |")
+            if not per:
+                continue
+            top = max(per)
+            early = [stage_cosine(m, "early") for m in per[top]]
+            gaps = [e["tinystories"] - e["prontoqa"] for e in early]
+            verdicts += [f"- {name}, γ {top} (the smallest initialization), cosine contrast (PrOntoQA-only below "
+                         f"TinyStories-only in every seed): {contrast_verdict(stage_pairs(per[top]))}. "
+                         f"TinyStories-only minus PrOntoQA-only cosine, early: {_spread(gaps)} (paper: "
+                         f"{paper_gap:.3f}); target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
+            tokens = (per[top][0].get("tokens") or {}).get("prontoqa")
+            if tokens and tokens not in shown:  # each token set once (the BPE arm's differs from the word one's)
+                shown.append(tokens)
+                verdicts.append(f"  PrOntoQA-only tokens of this group (γ {top}, seed {per[top][0]['seed']}): "
+                                + ", ".join(f"`{t}`" for t in tokens[:40]) + (" …" if len(tokens) > 40 else ""))
+    per_run = [f"- {group}, γ {c.init.gamma}, peak lr {c.train.base_lr * c.train.lr_multiplier:g}, seed {c.seed} "
+               f"({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
+               "exclusive tokens): " + "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}"
+                                                 for k, v in m["cosine"].items())
+               for group, cfgs in groups.items() for c in cfgs if (m := measured.get(c.run_id())) is not None]
+    return lines + ["", *verdicts, "", "Per run, PrOntoQA-only vs TinyStories-only cosine at each stage:", "",
+                    *per_run]
+
+
+def stage_pairs(ms: list[dict]) -> dict[str, list[tuple[float, float]]]:
+    """Stage → (PrOntoQA-only, TinyStories-only) cosine per seed, over the stages every seed has, in order."""
+    stages = [s for s in ms[0]["cosine"] if all(s in m["cosine"] for m in ms)]
+    return {s: [(m["cosine"][s]["prontoqa"], m["cosine"][s]["tinystories"]) for m in ms] for s in stages}
+
+
+def contrast_verdict(pairs: dict[str, list[tuple[float, float]]]) -> str:
+    """Whether PrOntoQA-only tokens are less aligned than TinyStories-only ones (lower mean pairwise cosine) in
+    every seed: **held** early at the trained stages before the end where it is so (naming them), else **did not
+    hold**; and at the end."""
+    early = [s for s in pairs if s != "init" and not s.startswith("final")]
+    held = [s for s, v in pairs.items() if v and all(p < t for p, t in v)]
+    if not early:
+        head = "not testable early (no stage between initialization and the end)"
+    elif held_early := [s for s in early if s in held]:
+        head = f"**held** early at {', '.join(held_early)}"
+        if len(held_early) < len(early):
+            head += f" (not at {', '.join(s for s in early if s not in held)})"
+    else:
+        head = f"**did not hold** early (at none of {', '.join(early)})"
+    final = [s for s in pairs if s.startswith("final")]
+    return head + "".join(f"; at the end ({s}): {'held' if s in held else 'did not hold'}" for s in final)

