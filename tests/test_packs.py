@@ -103,6 +103,10 @@ def test_damaged_or_foreign_packs_are_refused_in_one_line(cfg, tmp_path, monkeyp
     assert not (tmp_path / "new").exists()  # nothing half-restored
     with pytest.raises(UserError, match="over the 0 MB"):
         pack_run(tmp_path / "a" / f"{cfg.run_id()}.partial", tmp_path / "small", limit=10)
+    skipped: list[str] = []  # in a folder, a run that cannot be packed is named and the others packed
+    shutil.copytree(tmp_path / "a", tmp_path / "sweep")
+    assert pack_runs(tmp_path / "sweep", tmp_path / "small", limit=10, log=skipped.append) == []
+    assert len(skipped) == 1 and "over the 0 MB" in skipped[0]
     (tmp_path / "empty").mkdir()
     with pytest.raises(StoreError, match="no run directories"):
         pack_runs(tmp_path / "empty", tmp_path / "x")
@@ -118,3 +122,22 @@ def test_an_anchor_run_without_a_best_checkpoint_packs_and_restores(tmp_path, mo
     _, summary = train_run(cfg, tmp_path / "b", progress=False, log=quiet)
     _, ref = train_run(cfg, tmp_path / "ref", progress=False, log=quiet)
     assert summary["final"] == ref["final"]
+
+
+def test_pack_and_restore_on_the_command_line(cfg, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+
+    killed_after(cfg, tmp_path / "old", 2, monkeypatch)
+    runner = CliRunner()
+    packed = runner.invoke(app, ["pack", str(tmp_path / "old"), str(tmp_path / "results")])
+    assert packed.exit_code == 0, packed.output
+    pack = tmp_path / "results" / f"{cfg.run_id()}.partial"
+    assert f"packed {pack}" in packed.output
+    restored = runner.invoke(app, ["restore", str(pack), "--into", str(tmp_path / "new")])
+    assert restored.exit_code == 0 and "restored at step 10" in restored.output
+    again = runner.invoke(app, ["restore", str(pack), "--into", str(tmp_path / "new")])
+    assert again.exit_code == 0 and "already holds a checkpoint at step 10" in again.output
+    bad = runner.invoke(app, ["restore", str(tmp_path / "results"), "--into", str(tmp_path / "new")])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output and len(bad.output.strip().splitlines()) == 1

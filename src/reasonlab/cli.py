@@ -518,7 +518,7 @@ def pack(
     from reasonlab.train.packs import pack_runs
 
     try:
-        for path in pack_runs(source, dest):
+        for path in pack_runs(source, dest, log=_line):
             console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
     except UserError as e:
         _fail(str(e))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from reasonlab.checkpoint import complete_steps, resumable_steps, verified
@@ -100,15 +101,26 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     return dest / name
 
 
-def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES) -> list[Path]:
-    """Pack one run directory, or every run (finished or not) of a sweep or store folder."""
+def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
+              log: Callable[[str], None] = print) -> list[Path]:
+    """Pack one run directory, or every run (finished or not) of a sweep or store folder. In a folder, an
+    unfinished run that cannot be packed yet (no checkpoint, or one over ``limit``) is named through ``log`` and
+    skipped: the others are still worth committing."""
     source = Path(source)
     if RUN_ID.fullmatch(source.name.removesuffix(PARTIAL)):
         return [pack_run(source, dest, limit)]
     runs = sorted(p for p in source.iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name.removesuffix(PARTIAL)))
     if not runs:
         raise StoreError(f"{source}: holds no run directories (<run_id> or <run_id>.partial)")
-    return [pack_run(r, dest, limit) for r in runs]
+    packed = []
+    for run in runs:
+        try:
+            packed.append(pack_run(run, dest, limit))
+        except UserError as e:
+            if not run.name.endswith(PARTIAL):
+                raise
+            log(f"skipped: {e}")
+    return packed
 
 
 def restore_pack(pack: Path, root: Path) -> str:
