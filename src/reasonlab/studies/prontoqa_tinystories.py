@@ -120,7 +120,10 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
     groups = study_configs(profile, overrides)
-    every = list({c.run_id(): c for cs in groups.values() for c in cs}.values())
+    # trained group by group and, within a group, seed by seed: the first seed of every γ (the pilot) finishes
+    # before the other seeds start, and the single-seed arms come after the main grid
+    ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
+    every = list({c.run_id(): c for c in ordered}.values())
     name = f"prontoqa-tinystories-{profile}"
     executor = make_executor(len(every))
     console.print(f"prontoqa-tinystories, profile {profile}: {len(every)} runs with {executor.workers} workers × "
