@@ -256,10 +256,15 @@ def _trajectory_headline() -> str:
                 *(e[k] for k in keys)) + ("" if log is None else " (log {:.3f}, {:.3f} / {:.3f})".format(
                     *(log[k] for k in keys))))
     replays = "; ".join(_replay_agreement(REPO / TRAJECTORY / r) for r in TRAJECTORY_REPLAYS)
+    a, b = ({e["epoch"]: e["loss"] for e in read_json(REPO / TRAJECTORY / r, "replay file")["epochs"]}
+            for r in TRAJECTORY_REPLAYS)
+    both = sorted(set(a) & set(b))
+    apart = max(max(a[e] / b[e], b[e] / a[e]) for e in both)
     return ("at each line's last committed evaluation, seen-pair test acc, (4,3) inferential / symmetric: "
             + "; ".join(parts) + ". Our step on the authors' draws, epoch losses against their log: " + replays
-            + "; the two replays differ from each other by similar amounts, so float rounding plausibly explains "
-            "the gap. Seeds other than the log's are other draws; at γ 0.8 the draw decides what a run lands on")
+            + f"; the two replays (1 and 2 threads) are themselves up to {apart:.2f}× apart through epoch "
+            f"{both[-1]}, so float rounding plausibly explains the gap. Seeds other than the log's are other "
+            "draws; at γ 0.8 the draw decides what a run lands on")
 
 
 def _mixture_headline() -> str:
