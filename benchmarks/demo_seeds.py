@@ -22,18 +22,13 @@ import sys
 import time
 from pathlib import Path
 
-from reasonlab.config import load_yaml, resolve
 from reasonlab.evaluate.mixture import reasoning_bias_criteria
-from reasonlab.studies.demo import CONTRAST, DEMO_GAMMAS, demo_verdict
-from reasonlab.studies.reasoning_bias import read_mixture_run
+from reasonlab.studies.demo import CONTRAST, DEMO_GAMMAS, demo_verdict, read_demo_runs
 from reasonlab.train.packs import pack_runs
 
 
 def seed_result(sweep: Path) -> dict:
-    runs = {}
-    for run_dir in sorted(p for p in sweep.iterdir() if (p / "summary.json").is_file()):
-        cfg = resolve(load_yaml(run_dir / "config.yaml"))
-        runs[cfg.init.gamma] = read_mixture_run(cfg, run_dir)
+    runs = read_demo_runs(sweep)
     large, small = (runs[g] for g in DEMO_GAMMAS)
     criteria = reasoning_bias_criteria(small, large)
     keep = ("label", "memory_acc", "reasoning_train_acc", "reasoning_test_acc", "t50_memory", "t50_reasoning_train",

@@ -33,8 +33,8 @@ def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
     shutil.copy(REPO / "README.md", clone / "README.md")
     readme = clone / "README.md"
     text = readme.read_text()
-    assert "14 runs, seed 1" in text
-    readme.write_text(text.replace("14 runs, seed 1", "15 runs, seed 1", 1))
+    assert "| 6 runs, 3 seeds |" in text
+    readme.write_text(text.replace("| 6 runs, 3 seeds |", "| 7 runs, 3 seeds |", 1))
     (clone / "docs" / "figures" / "orphan.png").write_bytes(b"\x89PNG")
     done = _run("--check", repo=clone)
     assert done.returncode == 1

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from reasonlab.config import load_yaml, resolve
 from reasonlab.evaluate.mixture import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
 from reasonlab.studies.reasoning_bias import read_mixture_run
@@ -52,15 +53,29 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
                       _share(r["wall_time_s"], 0))
     console.print(table)
     if runs:
-        panels = [(f"{'large' if g == DEMO_GAMMAS[0] else 'small'} initialization (γ {g:g}): {_label(r)}",
-                   f"unseen reasoning tuples answered: {_share(r['reasoning_test_acc'], 2)}", r["rows"])
-                  for g, r in sorted(runs.items())]
-        caption = (f"Profile: {configs[0].profile}; seed {seed}. Thick line: accuracy on the masked reasoning tuples, "
-                   "which no run trains on — answered only by the rule. t50 = first evaluated epoch at accuracy ≥ 0.5.")
-        figures = plot_demo(panels, report.sweep_dir / "figures" / "demo", caption)
+        figures = draw_demo(runs, configs[0].profile, seed, report.sweep_dir / "figures" / "demo")
         console.print(f"figure: {figures[0]}", highlight=False)
     console.print(demo_verdict(runs), highlight=False, soft_wrap=True)
     return [r["dir"] for _, r in sorted(runs.items())]
+
+
+def read_demo_runs(folder: Path) -> dict[float, dict]:
+    """γ → ``read_mixture_run`` of every finished run in ``folder`` (the demo's sweep, or a committed copy)."""
+    runs = {}
+    for run_dir in sorted(p for p in Path(folder).iterdir() if (p / "summary.json").is_file()):
+        cfg = resolve(load_yaml(run_dir / "config.yaml"))
+        runs[cfg.init.gamma] = read_mixture_run(cfg, run_dir)
+    return runs
+
+
+def draw_demo(runs: dict[float, dict], profile: str, seed: int, out_base: Path) -> list[Path]:
+    """The demo's figure from its runs (γ → ``read_mixture_run`` output): one panel per initialization."""
+    panels = [(f"{'large' if g == DEMO_GAMMAS[0] else 'small'} initialization (γ {g:g}): {_label(r)}",
+               f"unseen reasoning tuples answered: {_share(r['reasoning_test_acc'], 2)}", r["rows"])
+              for g, r in sorted(runs.items())]
+    caption = (f"Profile: {profile}; seed {seed}. Thick line: accuracy on the masked reasoning tuples, which no run "
+               "trains on — answered only by the rule. t50 = first evaluated epoch at accuracy ≥ 0.5.")
+    return plot_demo(panels, out_base, caption)
 
 
 def _share(x: float | None, digits: int = 3) -> str:
