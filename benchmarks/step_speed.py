@@ -48,11 +48,10 @@ idle machine shows up to 2t. The matmul peak is timed with the same clock.
 
 Variants of reasonlab's step, each an extra row timed in the same round-robin: ``--compile`` (torch.compile),
 ``--bf16`` (autocast), ``--fused-adamw`` (``AdamW(fused=True)``), ``--all-positions`` (the final block over every
-position, as before the scored-positions block). ``--malloc-env`` adds rows timed in a new process per repeat: one
-plain and one with glibc's allocator told to keep freed memory (``MALLOC_MMAP_MAX_=0``,
+position, as before the scored-positions block). ``--malloc-env`` adds two rows timed in a new process per repeat,
+one plain and one with glibc's allocator told to keep freed memory (``MALLOC_MMAP_MAX_=0``,
 ``MALLOC_TRIM_THRESHOLD_=16 GiB``: read at process start, so only a new process can have them), so that large
-activations are reused instead of mapped and zeroed by the kernel at every step, and a third with the same
-settings made at run time by ``reasonlab.numerics.keep_freed_memory``, which the trainer applies to every run.
+activations are reused instead of mapped and zeroed by the kernel at every step.
 """
 
 from __future__ import annotations
@@ -66,7 +65,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -78,7 +76,6 @@ from reasonlab.config import ModelConfig, RunConfig
 from reasonlab.config.io import load_profile, resolve
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
-from reasonlab.numerics import keep_freed_memory
 from reasonlab.tasks.base import IGNORE
 from reasonlab.train.step import training_loss
 
@@ -273,21 +270,19 @@ class Case:
         return (clock() - start) / steps
 
 
-def new_process_step(args: argparse.Namespace, shape_name: str, env: dict[str, str], keep: bool) -> float:
+def new_process_step(args: argparse.Namespace, shape_name: str, env: dict[str, str]) -> float:
     """Seconds per step of reasonlab alone in a new process (two warm-up steps, then ``--steps`` timed) with
-    ``env`` added to its environment, inside ``keep_freed_memory`` if ``keep``: how settings read at process
-    start are compared with the trainer's own."""
+    ``env`` added to its environment: how settings read at process start are compared."""
     cmd = [sys.executable, __file__, "--one-case", "--shape", shape_name, "--steps", str(args.steps),
-           "--threads", str(args.threads), "--clock", args.clock] + ["--keep-freed-memory"] * keep
+           "--threads", str(args.threads), "--clock", args.clock]
     out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, check=True)
     return float(out.stdout.split()[-1])
 
 
-def one_case(shape_name: str, steps: int, clock: Clock, keep: bool) -> float:
-    with keep_freed_memory() if keep else nullcontext():
-        case = Case("reasonlab", reasonlab_model, SHAPES[shape_name])
-        case.time_steps(2)
-        return case.time_steps(steps, clock)
+def one_case(shape_name: str, steps: int, clock: Clock) -> float:
+    case = Case("reasonlab", reasonlab_model, SHAPES[shape_name])
+    case.time_steps(2)
+    return case.time_steps(steps, clock)
 
 
 def data_seconds(shape: dict, n: int, clock: Clock) -> list[float]:
@@ -321,16 +316,15 @@ def measure(shape_name: str, args: argparse.Namespace, peak: float) -> list[dict
     cases += [Case(name, reasonlab_model, shape, **kw) for name, (kw, wanted) in variants.items() if wanted]
     if args.all_positions and shape["family"] == "modular":
         cases.append(Case("reasonlab, all positions", reasonlab_all_positions, shape))
-    fresh = {"reasonlab, new process": ({}, False), "reasonlab+malloc-env, new process": (MALLOC_ENV, False),
-             "reasonlab+keep_freed_memory, new process": ({}, True)} if args.malloc_env else {}
+    fresh = {"reasonlab, new process": {}, "reasonlab+malloc-env, new process": MALLOC_ENV} if args.malloc_env else {}
     for case in cases:  # warm-up: allocator, kernels, compilation
         case.time_steps(2)
     times: dict[str, list[float]] = {c.name: [] for c in cases} | {name: [] for name in fresh}
     for _ in range(args.repeats):
         for case in cases:
             times[case.name].append(case.time_steps(args.steps, clock))
-        for name, (env, keep) in fresh.items():
-            times[name].append(new_process_step(args, shape_name, env, keep))
+        for name, env in fresh.items():
+            times[name].append(new_process_step(args, shape_name, env))
     sizes = {c.name: (c.n_params, c.flops) for c in cases} | dict.fromkeys(fresh, (cases[0].n_params, cases[0].flops))
     data = data_seconds(shape, args.repeats * args.steps, clock)
     if data:
@@ -487,14 +481,13 @@ def main() -> None:
     ap.add_argument("--malloc-env", action="store_true",
                     help="also time reasonlab in new processes, plain and with glibc's allocator keeping memory")
     ap.add_argument("--one-case", action="store_true", help=argparse.SUPPRESS)  # what --malloc-env's processes run
-    ap.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
     ap.add_argument("--denormal-gemm", action="store_true", help="time one GEMM on normal and denormal inputs")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     if args.one_case:
-        print(one_case(args.shape, args.steps, CLOCKS[args.clock], args.keep_freed_memory))
+        print(one_case(args.shape, args.steps, CLOCKS[args.clock]))
         return
     if args.denormal_gemm:
         for name, seconds in denormal_gemm(args.repeats).items():

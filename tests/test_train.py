@@ -527,31 +527,3 @@ def test_training_loss_on_scored_positions_equals_the_full_pass():
     for g_fast, g_plain in zip(grads(fast), grads(plain), strict=True):
         assert torch.allclose(g_fast, g_plain, rtol=1e-4, atol=1e-6)
     assert scored_positions(torch.zeros(2, 5, dtype=torch.long)) == "all"
-
-
-def test_freed_memory_is_kept_during_a_run_and_released_after(tmp_path, monkeypatch):
-    """A step's large activations reuse freed memory instead of new memory maps the kernel zeroes at every step
-    (docs/performance.md); after the run a large allocation gets its own map again, as glibc's default does."""
-    from reasonlab.numerics import mapped_blocks
-
-    if mapped_blocks() is None:
-        pytest.skip("the allocator setting is glibc's")
-
-    def new_maps() -> int:
-        before = mapped_blocks()
-        big = torch.ones(2**24)  # 64 MiB: above glibc's largest mmap threshold
-        grown = mapped_blocks() - before
-        del big
-        return grown
-
-    seen = []
-    original = Trainer.train_step
-
-    def spy(self, x, y):
-        seen.append(new_maps())
-        return original(self, x, y)
-
-    monkeypatch.setattr(Trainer, "train_step", spy)
-    assert new_maps() == 1
-    run(tiny_run(train={"epochs": 1}), tmp_path)
-    assert seen and set(seen) == {0} and new_maps() == 1

@@ -1,5 +1,4 @@
-"""CPU numerics for training and evaluation: flush-to-zero and the allocator's setting, both scoped, and the
-machine facts that decide rounding.
+"""CPU numerics for training and evaluation: flush-to-zero, scoped, and the machine facts that decide rounding.
 
 Small-init plateaus and the softmax of never-seen classes make tensors denormal (nonzero, below 1.2e-38 in
 magnitude): Adam's second moments of tiny gradients, probabilities e^-90 below the maximum. A CPU GEMM on
@@ -10,8 +9,6 @@ after, leaving a user's own process as it was.
 
 from __future__ import annotations
 
-import ctypes
-import os
 import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,58 +30,6 @@ def flush_denormals() -> Iterator[None]:
         yield
     finally:
         torch.set_flush_denormal(before)
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                    "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-def _libc() -> ctypes.CDLL | None:
-    """glibc, if this process runs on it (the allocator settings below are glibc's)."""
-    try:
-        libc = ctypes.CDLL(None)
-    except OSError:
-        return None
-    return libc if hasattr(libc, "mallopt") and hasattr(libc, "mallinfo2") else None
-
-
-def mapped_blocks() -> int | None:
-    """How many allocations glibc holds as separate memory maps now (None off glibc)."""
-    libc = _libc()
-    if libc is None:
-        return None
-    libc.mallinfo2.restype = _MallInfo2
-    return int(libc.mallinfo2().hblks)
-
-
-M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt's parameter numbers (malloc.h)
-# What glibc starts with, or what the environment told it at start (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_MAX_).
-ALLOCATOR_START = {param: int(v) if (v := os.environ.get(name, "")).isdigit() else default
-                   for param, name, default in ((M_TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_", 128 * 1024),
-                                                (M_MMAP_MAX, "MALLOC_MMAP_MAX_", 65536))}
-
-
-@contextmanager
-def keep_freed_memory() -> Iterator[None]:
-    """glibc's allocator keeps freed memory for reuse during a run: no allocation gets its own memory map
-    (M_MMAP_MAX 0) and the heap is not given back below 16 GiB (M_TRIM_THRESHOLD). Otherwise every activation
-    larger than its mmap threshold (at most 32 MiB) is mapped, zeroed by the kernel and unmapped again at every
-    step: 5-7 % of a step at the modular cell's shape (docs/performance.md). A process holds its peak anyway while
-    it trains. Restored after to what the process started with; glibc's self-tuning mmap threshold stays off
-    once a setting is made. Nothing off glibc."""
-    libc = _libc()
-    if libc is None:
-        yield
-        return
-    libc.mallopt(M_MMAP_MAX, 0)
-    libc.mallopt(M_TRIM_THRESHOLD, 16 * 2**30)
-    try:
-        yield
-    finally:
-        for param, value in ALLOCATOR_START.items():
-            libc.mallopt(param, value)
-        libc.malloc_trim(0)
 
 
 def machine() -> dict[str, str]:

@@ -25,7 +25,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, fields_with, nested_fields
-from reasonlab.numerics import flush_denormals, keep_freed_memory
+from reasonlab.numerics import flush_denormals
 from reasonlab.schedule import lr_at
 from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
@@ -193,7 +193,6 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
                 for c in todo}
     with ExitStack() as stack:
         stack.enter_context(flush_denormals())
-        stack.enter_context(keep_freed_memory())
         for run_id in sorted(trainers):  # one order for every process: no lock cycles
             stack.enter_context(run_lock(root, run_id))
         live = []

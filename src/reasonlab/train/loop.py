@@ -23,7 +23,7 @@ from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
-from reasonlab.numerics import describe_machine, flush_denormals, keep_freed_memory, machine
+from reasonlab.numerics import describe_machine, flush_denormals, machine
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
 from reasonlab.store import (
@@ -351,7 +351,7 @@ def train_run(
     with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
         if (done := finished_summary(root, cfg)) is not None:
             return done
-        with run_directory(cfg, trainer), flush_denormals(), keep_freed_memory():
+        with run_directory(cfg, trainer), flush_denormals():
             trainer.fit()
             return trainer.complete()
 
