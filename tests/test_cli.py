@@ -127,6 +127,7 @@ def test_profiles_resolve_and_label_themselves(profile: str) -> None:
         assert cfg.task.n_train_per_pair * 15 == 759_375
 
 
+@pytest.mark.slow
 def test_anchor_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     small = ["--set", "train.epochs=1", "--set", "task.n_train_per_pair=40", "--set", "task.n_test_per_pair=8",
              "--set", "model.d_model=16", "--set", "model.d_k=8", "--set", "model.d_v=8", "--set", "model.d_ff=32",
@@ -271,7 +272,8 @@ def _main(monkeypatch, capsys, *args: str) -> tuple[int, str]:
     return done.value.code, captured.out + captured.err
 
 
-@pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial", "csv-dir-missing"])
+@pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial",
+                                  pytest.param("csv-dir-missing", marks=pytest.mark.slow)])  # trains a sweep
 def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, capsys, request, case: str) -> None:
     import os
     import subprocess
