@@ -8,6 +8,7 @@ and exits with code 2 before anything is written.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from pathlib import Path
@@ -602,6 +603,7 @@ def main() -> None:
         app()
     except Interrupted as e:  # a stop asked for by a signal: the work so far is saved
         err.print(str(e), highlight=False, markup=False, soft_wrap=True)
+        gc.freeze()  # at once: the collection at exit takes seconds with torch loaded and has nothing to save
         sys.exit(130)
     except KeyboardInterrupt:
         err.print("interrupted; run the same command again to resume")

@@ -267,10 +267,12 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     except BaseException:
         executor.abort()  # a second signal, or a failure of the sweep itself: its workers end with it
         raise
+    if stopping:  # every run has saved and returned: no need to wait for the workers' exit (seconds of clean-up)
+        executor.abort()
+        write_results(sweep_dir)
+        raise _interrupted(report, {c.run_id(): c for c in todo})
     executor.close()
     write_results(sweep_dir)
-    if stopping:
-        raise _interrupted(report, {c.run_id(): c for c in todo})
     report.wall_time_s = time.monotonic() - started
     ids = {c.run_id() for c in configs}
     report.run_time_s = sum(json.loads((d / "summary.json").read_text()).get("wall_time_s") or 0.0

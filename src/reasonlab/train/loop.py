@@ -248,6 +248,7 @@ class Trainer:
                          "time_s": times, "epoch_losses": losses.tolist()}, self.model, self.opt, resume_only=True)
         self.saved_step = step
         append_event(self.run_dir, f"resume checkpoint epoch {epoch + 1} step {step}")
+        self.report_step(epoch, step, losses)
         spent = time.perf_counter() - started
         self.times["checkpoints"] += spent
         self.times["steps"] -= spent  # the timer around the epoch's steps counts it too
