@@ -1,6 +1,7 @@
 """Training progress: a rich bar on a terminal, plain lines elsewhere (a log file, nohup, a batch job: one after
-the first step, then one every ``LINE_EVERY_S`` and one per epoch), or nothing. The bar's label is short (``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on
-screen; the run's profile is printed once above it."""
+the first step, then one every ``LINE_EVERY_S`` at most and one per epoch), or nothing. The bar's label is short
+(``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on screen; the run's profile is printed once above
+it."""
 
 from __future__ import annotations
 
