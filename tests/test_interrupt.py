@@ -333,3 +333,16 @@ def test_progress_is_written_from_the_first_step_with_speed_and_eta(tmp_path, mo
     assert first["step"] == 0 and first["steps"] == 60 and first["loss"] is None  # before the first step
     assert later["step"] == 5 and later["steps_per_s"] > 0 and later["eta_s"] > 0 and later["loss"] > 0
     assert later["epoch"] == 0 and later["evaluated_epoch"] is None
+
+
+def test_train_without_a_terminal_prints_step_lines_from_the_first_step(tmp_path, monkeypatch):
+    """``train`` piped: a line after the first step, then at most every LINE_EVERY_S, beside one per epoch."""
+    from reasonlab.train import progress
+
+    lines: list[str] = []
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 3600.0)
+    train_run(tiny_run(), tmp_path, progress="lines", log=lines.append)
+    steps = [line for line in lines if " step " in line]
+    assert re.fullmatch(r"γ0\.5 d2 s1 step 1/60 · [\d.]+ steps/s, 0:00:\d\d elapsed, ETA \d:\d\d:\d\d", steps[0])
+    assert "ep 1/4 loss" in steps[1] and "step 15/60" in steps[1]  # the epoch's line; no other within the hour
+    assert len(steps) == 5
