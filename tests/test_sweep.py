@@ -444,8 +444,10 @@ def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
     assert "max over evaluated epochs" in svg
 
 
-def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
-    """Piped or under nohup there is no live table: each run's new evaluation is one plain line, once."""
+def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tmp_path):
+    """Piped or under nohup there is no live table: a plain line with the sweep's state and each running run's
+    step, speed, ETA, loss and seen accuracy, at most every ``line_every`` seconds and only when a run moved on. A
+    progress file an earlier invocation left does not make its run count as running."""
     import io
     import json
 
@@ -456,21 +458,34 @@ def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
     from reasonlab.sweep.runner import Monitor
 
     cfg = resolve(tiny_run_dict())
+    ids = {cfg.run_id()}
     buffer = io.StringIO()
     monitor = Monitor("s", tmp_path, [cfg], ["init.gamma"], 0, 1, Console(file=buffer, width=200))
     assert not monitor.live
     partial = tmp_path / f"{cfg.run_id()}.partial"
     partial.mkdir()
-    for epoch in (1, 1, 2):
-        write_progress(partial, epoch=epoch, epochs=3, step=epoch * 10, loss=1.5, wall_time_s=1.0,
-                       evaluated_epoch=epoch, figures={"seen_test_acc": 0.25})
-        monitor.report_progress({cfg.run_id()})
-    write_progress(partial, epoch=3, epochs=3, step=30, loss=float("nan"), wall_time_s=1.0, diverged_step=25)
-    monitor.report_progress({cfg.run_id()})
+    write_progress(partial, epoch=0, epochs=3, step=4, steps=30, loss=1.5, wall_time_s=1.0)
+    os.utime(partial / "progress.json", (monitor.since - 60, monitor.since - 60))  # left by an earlier sweep
+    monitor.report_progress(ids)
+    assert "0 running" in monitor.headline(monitor.running(ids), ids) and buffer.getvalue() == ""
+    monitor.line_every = 0.0
+    for step in (5, 5, 12):
+        write_progress(partial, epoch=step // 10, epochs=3, step=step, steps=30, steps_per_s=2.0, eta_s=9.0,
+                       loss=1.5, wall_time_s=1.0, evaluated_epoch=1 if step > 10 else None,
+                       figures={"seen_test_acc": 0.25} if step > 10 else {})
+        monitor.report_progress(ids)
+    write_progress(partial, epoch=3, epochs=3, step=30, steps=30, loss=float("nan"), wall_time_s=1.0,
+                   diverged_step=25)
+    monitor.report_progress(ids)
     (partial / "progress.json").write_text(json.dumps({"epoch": 4, "epochs": 3, "loss": 1.0}))  # not the store's
-    monitor.report_progress({cfg.run_id()})
-    monitor.render({cfg.run_id()})
+    monitor.report_progress(ids)
+    monitor.line_every = 60.0
+    write_progress(partial, epoch=3, epochs=3, step=29, steps=30, loss=1.0, wall_time_s=1.0)
+    monitor.report_progress(ids)  # too soon after the last line
+    monitor.render(ids)
     lines = buffer.getvalue().splitlines()
-    assert len(lines) == 3 and "epoch 1/3" in lines[0] and "epoch 2/3 loss 1.500 seen 0.250" in lines[1]
-    assert "epoch 3/3 loss diverged" in lines[2]
-    assert "init.gamma=" in lines[0]
+    assert len(lines) == 3, lines
+    assert "1 running" in lines[0] and "ETA 0m09s" in lines[0]  # all runs train: the slowest one's ETA
+    assert "init.gamma=0.5: epoch 0/3 step 5/30 (2.0/s, ETA 0m09s) loss 1.500" in lines[0]
+    assert "epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen 0.250" in lines[1]
+    assert "epoch 3/3 step 30/30 (—/s, ETA ?) loss diverged" in lines[2]

@@ -38,7 +38,9 @@ def _weights(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, optimizer: torch.optim.Optimizer,
-                    keep_optimizer: int = 2) -> None:
+                    keep_optimizer: int = 2, resume_only: bool = False) -> None:
+    """A checkpoint at ``step``. One that is ``resume_only`` (a stop asked for, or wall time) serves only to resume
+    from: the next checkpoint deletes it, so the checkpoints a run keeps are those of its cadence."""
     ckpt_dir.mkdir(exist_ok=True)
     weights = st_save(_weights(model))
     atomic_write_bytes(ckpt_dir / f"step-{step}.safetensors", weights)
@@ -46,9 +48,25 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, op
     torch.save(optimizer.state_dict(), buf)
     atomic_write_bytes(ckpt_dir / f"step-{step}.optim.pt", buf.getvalue())
     digests = {"weights": _sha256(weights), "optim": _sha256(buf.getvalue())}
-    write_json(ckpt_dir / f"step-{step}.json", {"step": step, **state, "sha256": digests})
+    write_json(ckpt_dir / f"step-{step}.json",
+               {"step": step, **state, "sha256": digests} | ({"resume_only": True} if resume_only else {}))
+    drop_resume_points(ckpt_dir, keep=step)
     for old in sorted(complete_steps(ckpt_dir))[:-keep_optimizer]:
         (ckpt_dir / f"step-{old}.optim.pt").unlink(missing_ok=True)
+
+
+def drop_resume_points(ckpt_dir: Path, keep: int | None = None) -> None:
+    """Delete the resume-only checkpoints (but the one at step ``keep``), each marker first: a checkpoint is
+    either whole or not one."""
+    for step in complete_steps(ckpt_dir):
+        marker = ckpt_dir / f"step-{step}.json"
+        try:
+            resume_only = step != keep and json.loads(marker.read_text()).get("resume_only") is True
+        except (OSError, ValueError, AttributeError):  # damaged: load_latest reports it and falls back
+            continue
+        if resume_only:
+            for path in (marker, ckpt_dir / f"step-{step}.safetensors", ckpt_dir / f"step-{step}.optim.pt"):
+                path.unlink(missing_ok=True)
 
 
 def save_snapshot(ckpt_dir: Path, step: int, fraction: float, state: dict, model: nn.Module) -> None:
@@ -161,6 +179,9 @@ def _check_marker(marker: dict, step: int, run_id: str | None, path: Path) -> No
     if not (isinstance(marker, dict) and marker.get("step") == step and isinstance(marker.get("epoch"), int)
             and isinstance(marker.get("wall_time_s"), int | float)):
         raise ValueError(f"{path}: not a checkpoint marker of step {step} (step, epoch or wall time missing)")
+    losses = marker.get("epoch_losses", [])
+    if not (isinstance(losses, list) and all(isinstance(v, int | float | None) for v in losses)):
+        raise ValueError(f"{path}: its epoch_losses are not a list of numbers")
     if run_id is not None and marker.get("run_id", run_id) != run_id:
         raise ValueError(f"{path}: a checkpoint of run {marker['run_id']}, not of {run_id}")
 

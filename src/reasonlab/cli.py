@@ -8,6 +8,7 @@ and exits with code 2 before anything is written.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ from reasonlab.config import (
     unknown_name,
 )
 from reasonlab.config import studies as profiled_studies
-from reasonlab.errors import UserError
+from reasonlab.errors import Interrupted, UserError
 from reasonlab.studies import anchor
 
 console = Console()
@@ -155,6 +156,7 @@ def train(
     from reasonlab.api import train_and_plot
     from reasonlab.config import to_yaml
     from reasonlab.store import check_name
+    from reasonlab.train.interrupt import stop_on_signals
 
     cfg = _resolved(config, profile, overrides or [], study)
     if profile is None and config is None:
@@ -170,8 +172,9 @@ def train(
             console.print(f"# run {cfg.run_id()} -> {root / cfg.run_id()}\n{to_yaml(cfg)}", highlight=False,
                           markup=False, soft_wrap=True)
             return
-        mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per epoch
-        run_dir, summary = train_and_plot(cfg, root, progress=mode, log=_line)
+        mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per ~10 s
+        with stop_on_signals():  # the first Ctrl-C saves at the end of the current step (Interrupted, exit 130)
+            run_dir, summary = train_and_plot(cfg, root, progress=mode, log=_line)
     except UserError as e:
         _fail(str(e))
     from reasonlab.report.card import summary_card
@@ -610,6 +613,10 @@ def list_studies() -> None:
 def main() -> None:
     try:
         app()
+    except Interrupted as e:  # a stop asked for by a signal: the work so far is saved
+        err.print(str(e), highlight=False, markup=False, soft_wrap=True)
+        gc.freeze()  # at once: the collection at exit takes seconds with torch loaded and has nothing to save
+        sys.exit(130)
     except KeyboardInterrupt:
         err.print("interrupted; run the same command again to resume")
         sys.exit(130)

@@ -301,15 +301,20 @@ def _archived_revision(package: Path) -> str | None:
 
 # The fields of an unfinished run's ``progress.json`` that say where it stands; every other key is a figure of its
 # last evaluation (the file is flat, as the trainer has always written it, so older runs' files read the same).
-PROGRESS_FIELDS = ("epoch", "epochs", "step", "loss", "wall_time_s", "diverged_step", "evaluated_epoch")
+PROGRESS_FIELDS = ("epoch", "epochs", "step", "steps", "steps_per_s", "eta_s", "loss", "wall_time_s", "diverged_step",
+                   "evaluated_epoch")
 
 
-def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float, wall_time_s: float,
+def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float | None, wall_time_s: float,
+                   steps: int | None = None, steps_per_s: float | None = None, eta_s: float | None = None,
                    diverged_step: int | None = None, evaluated_epoch: int | None = None,
                    figures: dict[str, float] | None = None) -> None:
-    """Where a training run stands after an epoch (read by ``load_progress``, the sweep's live table and ``show``):
-    a diverged run records its step; any other its last evaluation's epoch and figures."""
+    """Where a training run stands, rewritten every few seconds while it trains (read by ``load_progress``, the
+    sweep's live table and ``show``): ``epoch`` epochs done, ``step`` of ``steps``, the speed (steps per second)
+    and the run's ETA so far, the mean loss of the epoch so far (else the last one's); a diverged run records its
+    step, any other its last evaluation's epoch and figures."""
     record: dict[str, Any] = {"epoch": epoch, "epochs": epochs, "step": step, "loss": loss, "wall_time_s": wall_time_s}
+    record |= {k: v for k, v in (("steps", steps), ("steps_per_s", steps_per_s), ("eta_s", eta_s)) if v is not None}
     if diverged_step is not None:
         record["diverged_step"] = diverged_step
     else:

@@ -116,6 +116,9 @@ class TrainConfig(StrictModel):
                                   **roles("member"))
     checkpoint_every: int = Field(10, ge=1, description="epochs between checkpoints (and at the end)",
                                   **roles("execution", "member"))
+    checkpoint_minutes: float = Field(
+        5.0, gt=0, description="also a resume checkpoint after this much wall time (minutes), mid-epoch if need be, "
+        "so a kill loses at most that; the next checkpoint replaces it", **roles("execution"))
     checkpoint_log: int = Field(8, ge=0, description="also this many log-spaced checkpoints from the end of "
                                 "warm-up to the last epoch (for dynamics)", **roles("execution"))
     snapshot_fractions: list[Annotated[float, Field(gt=0, le=1)]] = Field(

@@ -45,9 +45,10 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     metrics = run_dir / "metrics.parquet"  # written at each checkpoint
     extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() else {}
     rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
-            ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']}, step {progress['step']}; "
-                       "the same `reasonlab train` command resumes it from its last checkpoint"),
-            ("last epoch's training loss", f"{progress['loss']:.4g}")]
+            ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
+                       f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
+                       "command resumes it from its last checkpoint"),
+            ("training loss (epoch mean so far)", "—" if progress["loss"] is None else f"{progress['loss']:.4g}")]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
     rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress_figures(progress).items()]

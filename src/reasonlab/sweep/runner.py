@@ -1,12 +1,17 @@
 """Running a sweep: skip finished runs, execute the rest, keep the results table current, show one live table.
 
-Per-run progress comes from each run's ``progress.json`` (written by the trainer every epoch), so the display is
-the same whether the runs execute in local processes or as Ray tasks, and parallel runs never interleave bars.
+Per-run progress comes from each run's ``progress.json`` (rewritten by the trainer every few seconds), so the
+display is the same whether the runs execute in local processes or as Ray tasks, and parallel runs never
+interleave bars. Without a terminal the table becomes a plain line every ``LINE_EVERY_S`` at most.
+
+The first SIGINT or SIGTERM asks the runs to stop at the end of their current step and save there; the sweep then
+records what finished and raises ``Interrupted`` (exit 130). A second one ends it at once.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -18,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonlab.config import Pair, RunConfig, to_yaml
-from reasonlab.errors import StoreError
+from reasonlab.errors import Interrupted, StoreError
 from reasonlab.store import (
     PARTIAL,
     atomic_write_text,
@@ -32,6 +37,9 @@ from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results
 from reasonlab.train.ensemble import group_stackable
+from reasonlab.train.interrupt import stop_on_signals, stop_requested
+from reasonlab.train.loop import run_label
+from reasonlab.train.progress import LINE_EVERY_S
 
 
 @dataclass
@@ -46,7 +54,7 @@ class SweepReport:
 
     @property
     def failed(self) -> list[RunOutcome]:
-        return [o for o in self.outcomes if o.status != "finished"]
+        return [o for o in self.outcomes if o.status == "failed"]
 
     def timing(self) -> str:
         """One line for a study summary. A resumed sweep's own wall time says little about the study's cost, so
@@ -71,13 +79,25 @@ def _fmt_time(seconds: float | None) -> str:
 
 
 def _loss(progress: dict) -> str:
-    """A run's last epoch loss as shown: a diverged run's progress holds none (null)."""
+    """A run's loss as shown (the epoch's mean so far); a diverged run's progress holds none (null)."""
     loss = progress.get("loss")
-    return "diverged" if loss is None else f"{loss:.3f}"
+    return "diverged" if progress.get("diverged_step") is not None else "—" if loss is None else f"{loss:.3f}"
+
+
+def _done_share(progress: dict) -> float:
+    """The share of a run's training done: by steps (epochs in files written before steps were recorded)."""
+    return progress["step"] / progress["steps"] if progress.get("steps") else progress["epoch"] / progress["epochs"]
+
+
+def _speed(progress: dict) -> tuple[str, str]:
+    """(steps per second, the run's ETA) as shown."""
+    rate = progress.get("steps_per_s")
+    return ("—" if rate is None else f"{rate:.1f}"), _fmt_time(progress.get("eta_s"))
 
 
 class Monitor:
-    """Overall progress (runs done / total, elapsed, ETA) and one row per running run."""
+    """Overall progress (runs done / total, running, elapsed, ETA) and one row per running run: a run counts as
+    running once its trainer has written progress during this invocation (from its first step on)."""
 
     def __init__(self, name: str, root: Path, todo: list[RunConfig], axes: list[str], skipped: int, total: int,
                  console: Console):
@@ -86,20 +106,35 @@ class Monitor:
         self.skipped, self.total = skipped, total
         self.done: dict[str, RunOutcome] = {}
         self.start = time.monotonic()
+        self.since = time.time()  # progress files older than this were left by an earlier invocation
         self.live = console.is_terminal
-        self.reported: dict[str, int] = {}  # run -> the last epoch printed (plain-line mode)
+        self.line_every = LINE_EVERY_S  # plain-line mode: at most one line this often
+        self.last_line = float("-inf")
+        self.reported: dict[str, tuple] = {}  # what the last plain line showed, per run
 
     def _progress(self, run_id: str) -> dict | None:
-        """A running run's progress, or None before its first epoch (or if the file is not one the store wrote)."""
+        """A run's progress if its trainer wrote it during this invocation (else None, as for a file that is not
+        one the store wrote)."""
+        partial = self.root / f"{run_id}{PARTIAL}"
         try:
-            return load_progress(self.root / f"{run_id}{PARTIAL}")
-        except StoreError:
+            if os.stat(partial / "progress.json").st_mtime < self.since:
+                return None
+            return load_progress(partial)
+        except (OSError, StoreError):
             return None
 
-    def eta(self, running: dict[str, dict]) -> float | None:
+    def running(self, pending: set[str]) -> dict[str, dict]:
+        return {r: p for r in sorted(pending) if (p := self._progress(r)) is not None}
+
+    def eta(self, running: dict[str, dict], pending: set[str]) -> float | None:
+        """Seconds left: while every unfinished run trains, the slowest one's own ETA; with runs still queued, the
+        elapsed time scaled by the work left (epochs × blocks per run, a running run's by its steps done)."""
+        if running and set(running) == pending:
+            etas = [p.get("eta_s") for p in running.values()]
+            return None if None in etas else max(etas)
         total = sum(_cost(c) for c in self.todo.values())
         done = sum(_cost(self.todo[r]) for r in self.done)
-        done += sum(_cost(self.todo[r]) * p["epoch"] / p["epochs"] for r, p in running.items())
+        done += sum(_cost(self.todo[r]) * _done_share(p) for r, p in running.items())
         elapsed = time.monotonic() - self.start
         return None if done <= 0 else elapsed * (total - done) / done
 
@@ -107,19 +142,32 @@ class Monitor:
         """A run's place in the sweep, as plain text: ``init.gamma=0.5 seed=1``."""
         return " ".join(f"{a}={axis_value(self.todo[run_id], a)}" for a in self.axes)
 
+    def headline(self, running: dict[str, dict], pending: set[str]) -> str:
+        failed = sum(o.status == "failed" for o in self.done.values())
+        return (f"sweep {self.name}: {len(self.done) + self.skipped}/{self.total} runs done ({self.skipped} already "
+                f"finished, {failed} failed), {len(running)} running; elapsed "
+                f"{_fmt_time(time.monotonic() - self.start)}, ETA {_fmt_time(self.eta(running, pending))}")
+
     def report_progress(self, pending: set[str]) -> None:
-        """Without a terminal (piped, nohup): one plain line per run per new evaluation, as the live table would
-        show it."""
-        for run_id in sorted(pending):
-            p = self._progress(run_id)
-            if p is None or self.reported.get(run_id) == p["epoch"]:
-                continue
-            self.reported[run_id] = p["epoch"]
-            where = self._where(run_id)
+        """Without a terminal (piped, nohup): the sweep's line and each running run's step, speed, ETA, loss and
+        seen-pair accuracy, as the live table would show them; at most every ``line_every`` seconds and only when
+        a run moved on, the first as soon as one trains."""
+        if time.monotonic() - self.last_line < self.line_every:
+            return
+        running = self.running(pending)
+        state = {r: (p["epoch"], p["step"], p.get("diverged_step")) for r, p in running.items()}
+        if not running or all(self.reported.get(r) == v for r, v in state.items()):
+            return
+        self.last_line, self.reported = time.monotonic(), state
+        runs = []
+        for run_id, p in running.items():
+            rate, eta = _speed(p)
             seen = p.get("seen_test_acc")
-            self.console.print(f"{run_id} {where}: epoch {p['epoch']}/{p['epochs']} loss {_loss(p)}"
-                               + ("" if seen is None else f" seen {seen:.3f}")
-                               + f"; sweep elapsed {_fmt_time(time.monotonic() - self.start)}", highlight=False)
+            steps = f" step {p['step']}/{p['steps']} ({rate}/s, ETA {eta})" if p.get("steps") else ""
+            runs.append(f"{run_id} {self._where(run_id)}: epoch {p['epoch']}/{p['epochs']}{steps} loss {_loss(p)}"
+                        + ("" if seen is None else f" seen {seen:.3f}"))
+        self.console.print(" | ".join([self.headline(running, pending), *runs]), highlight=False, markup=False,
+                           soft_wrap=True)
 
     def finished(self, outcome: RunOutcome) -> None:
         self.done[outcome.run_id] = outcome
@@ -127,27 +175,24 @@ class Monitor:
             where = self._where(outcome.run_id)
             tail = outcome.label if outcome.status == "finished" else f"FAILED {outcome.error}"
             self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {outcome.run_id} {where}: {tail}",
-                               highlight=False)
+                               highlight=False, markup=False, soft_wrap=True)
 
     def render(self, pending: set[str]) -> Group:
-        running = {r: p for r in pending if (p := self._progress(r)) is not None}
-        failed = sum(o.status != "finished" for o in self.done.values())
-        head = Text(f"sweep {self.name}: {len(self.done) + self.skipped}/{self.total} runs done "
-                    f"({self.skipped} already finished, {failed} failed), {len(running)} running; "
-                    f"elapsed {_fmt_time(time.monotonic() - self.start)}, ETA {_fmt_time(self.eta(running))}")
+        running = self.running(pending)
         table = Table(box=None, pad_edge=False)
-        for col in ("run", *self.axes, "epoch", "loss", "seen", "held-out inf / sym"):
+        for col in ("run", *self.axes, "epoch", "step", "steps/s", "ETA", "loss", "seen", "held-out inf / sym"):
             table.add_column(col)
-        for run_id, p in sorted(running.items()):
+        for run_id, p in running.items():
             cfg = self.todo[run_id]
             heldout = [(held[0], v) for k, v in progress_figures(p).items() if k.endswith("/inferential")
                        and (held := Pair.of_eval_set(k.removesuffix("/inferential"))) and held[1] == "train_keys"]
             inf_sym = ", ".join(f"{pair.key} {v:.2f} / {p.get(pair.eval_set() + '/symmetric', float('nan')):.2f}"
                                 for pair, v in heldout)
             seen = p.get("seen_test_acc")
+            steps = f"{p['step']}/{p['steps']}" if p.get("steps") else str(p["step"])
             table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
-                          _loss(p), "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
-        return Group(head, table)
+                          steps, *_speed(p), _loss(p), "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
+        return Group(Text(self.headline(running, pending)), table)
 
 
 def axis_value(cfg: RunConfig, key: str) -> object:
@@ -195,32 +240,54 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
+    stopping = False
     try:
-        handles = {executor.submit(group, sweep_dir): [c.run_id() for c in group]
-                   for group in group_stackable(todo, executor.ensemble)}
-        pending = set(handles)
-        with Live(monitor.render(set()), console=console, refresh_per_second=2, transient=False,
-                  redirect_stdout=False, redirect_stderr=False) if monitor.live else nullcontext() as live:
-            while pending:
-                done, pending = executor.wait(pending, timeout=1.0)
-                for h in done:
-                    for outcome in executor.result(h):
-                        report.outcomes.append(outcome)
-                        monitor.finished(outcome)
-                    write_results(sweep_dir)
-                running = {run_id for h in pending for run_id in handles[h]}
-                if live is not None:
-                    live.update(monitor.render(running))
-                else:
-                    monitor.report_progress(running)
-    finally:
-        executor.close()
+        with stop_on_signals():
+            handles = {executor.submit(group, sweep_dir): [c.run_id() for c in group]
+                       for group in group_stackable(todo, executor.ensemble)}
+            pending = set(handles)
+            with Live(monitor.render(set()), console=console, refresh_per_second=2, transient=False,
+                      redirect_stdout=False, redirect_stderr=False) if monitor.live else nullcontext() as live:
+                while pending:
+                    if not stopping and (stop_requested() or any(o.status == "interrupted" for o in report.outcomes)):
+                        stopping = True  # asked here, or a worker was sent SIGTERM: every run stops
+                        executor.stop(pending)
+                    done, pending = executor.wait(pending, timeout=1.0)
+                    for h in done:
+                        for outcome in executor.result(h):
+                            report.outcomes.append(outcome)
+                            if outcome.status != "interrupted":
+                                monitor.finished(outcome)
+                        write_results(sweep_dir)
+                    running = {run_id for h in pending for run_id in handles[h]}
+                    if live is not None:
+                        live.update(monitor.render(running))
+                    else:
+                        monitor.report_progress(running)
+    except BaseException:
+        executor.abort()  # a second signal, or a failure of the sweep itself: its workers end with it
+        raise
+    if stopping:  # every run has saved and returned: no need to wait for the workers' exit (seconds of clean-up)
+        executor.abort()
+        write_results(sweep_dir)
+        raise _interrupted(report, {c.run_id(): c for c in todo})
+    executor.close()
     write_results(sweep_dir)
     report.wall_time_s = time.monotonic() - started
     ids = {c.run_id() for c in configs}
     report.run_time_s = sum(json.loads((d / "summary.json").read_text()).get("wall_time_s") or 0.0
                             for d in finished_runs(sweep_dir) if d.name in ids)
     return report
+
+
+def _interrupted(report: SweepReport, todo: dict[str, RunConfig]) -> Interrupted:
+    """The one line a stopped sweep ends with: where each run stopped mid-way, and how many finished."""
+    stopped = [o for o in report.outcomes if o.status == "interrupted" and o.step is not None]
+    where = ", ".join(f"step {o.step} of {o.steps} ({run_label(todo[o.run_id])})" for o in stopped[:4])
+    where += f" and {len(stopped) - 4} more runs" if len(stopped) > 4 else ""
+    finished = report.skipped + sum(o.status == "finished" for o in report.outcomes)
+    return Interrupted(f"interrupted at {where or 'the start'}; {finished} of {report.total} runs finished; run "
+                       "the same command to resume")
 
 
 def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = ()

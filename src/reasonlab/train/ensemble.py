@@ -30,6 +30,7 @@ from reasonlab.schedule import lr_at
 from reasonlab.seeds import subseed
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.base import IGNORE, trim_padding
+from reasonlab.train.interrupt import Pace
 from reasonlab.train.loop import Trainer, finished_summary, run_directory
 from reasonlab.train.progress import Progress
 from reasonlab.train.step import decays, epoch_order
@@ -139,9 +140,11 @@ class Stack:
         perms = torch.stack([epoch_order(n, subseed(t.cfg.seed, f"shuffle:{epoch}"), batch, t.lengths)
                              for t in trainers]).to(self.x.device)
         rows = torch.arange(len(trainers), device=self.x.device)[:, None]
-        first_step = step
         per_step = torch.zeros(per_epoch, len(trainers), device=self.x.device)  # checked once, at the end
-        for b in range(per_epoch):
+        done = torch.stack([t.resumed_losses(epoch, step) for t in trainers], 1)  # resumed inside the epoch
+        per_step[: len(done)] = done
+        for b in range(len(done), per_epoch):
+            self.between_steps(epoch, step, per_step[:b])
             idx = perms[:, b * batch : (b + 1) * batch]
             lrs = torch.tensor([lr_at(step, t.cfg.train, per_epoch) for t in trainers], device=self.x.device)
             x, y = self.x[rows, idx], self.y[rows, idx]
@@ -152,9 +155,27 @@ class Stack:
             self._update(grads, lrs)
             per_step[b] = losses.detach()
             step += 1
+            if b == len(done):
+                for t in trainers:
+                    t.touched = True
+        self.between_steps(epoch, step, per_step)  # before the members' evaluations
         for i, t in enumerate(trainers):  # a member's NaN never reaches the others: the update is per member
-            t.check_finite(per_step[:, i], first_step)
+            t.check_finite(per_step[:, i], epoch * per_epoch)
         return step, per_step.mean(0).tolist()
+
+    def between_steps(self, epoch: int, step: int, per_step: Tensor) -> None:
+        """What the members' shared ``Pace`` says is due, done for every member still training (the weights
+        written back first for a checkpoint); a stop raises ``Interrupted`` once all are saved."""
+        due = self.trainers[0].pace.due()
+        if due is None:
+            return
+        if due != "progress":
+            self.write_back()
+        for i, t in enumerate(self.trainers):
+            if t.diverged is None:  # a diverged member is done: its last checkpoint stays the last
+                t.act(due, epoch, step, per_step[:, i])
+        if due == "stop":
+            raise self.trainers[0].interrupted(step)
 
     @torch.no_grad()
     def write_back(self) -> None:
@@ -231,8 +252,14 @@ def _common_step(trainers: list[Trainer]) -> int | None:
 def _fit_stacked(trainers: list[Trainer]) -> None:
     stacked, silent = Stack(trainers), Progress.silent()
     epoch, step = trainers[0].epoch, trainers[0].step
-    while epoch < trainers[0].cfg.train.epochs and any(t.diverged is None for t in trainers):
+    cfg = trainers[0].cfg.train
+    pace = Pace(cfg.checkpoint_minutes, step, cfg.epochs * trainers[0].steps_per_epoch)  # one clock for the stack
+    for member in trainers:
+        member.pace = pace
+    while epoch < cfg.epochs and any(t.diverged is None for t in trainers):
         started = time.perf_counter()
+        for member in trainers:
+            member.epoch_started = started
         live = [t.diverged is None for t in trainers]  # a diverged member trains on, stacked, but is done
         step, losses = stacked.train_epoch(epoch, step)
         epoch += 1

@@ -1,12 +1,16 @@
+# Over 400 lines: the one trainer; its steps, evaluation, checkpoints, resume and progress share its state.
 """The one training loop: AdamW, per-batch schedule, clipping, periodic evaluation, checkpoints, resume.
 
 ``train_run(cfg, root)`` owns a run directory from start to finish. Shuffling for epoch e is drawn from a
 generator seeded by (seed, e), so a run resumed from a checkpoint at the end of epoch e replays exactly what an
-uninterrupted run would have done.
+uninterrupted run would have done; a resume checkpoint inside an epoch (a stop asked for, or
+``train.checkpoint_minutes`` of wall time) also holds the losses of that epoch's steps so far, and the resumed run
+skips those steps of the same order.
 """
 
 from __future__ import annotations
 
+import math
 import platform
 import shutil
 import time
@@ -18,9 +22,16 @@ import torch
 from torch import nn
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint, save_snapshot
+from reasonlab.checkpoint import (
+    complete_steps,
+    drop_resume_points,
+    load_latest,
+    save_best,
+    save_checkpoint,
+    save_snapshot,
+)
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
-from reasonlab.errors import StoreError
+from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.numerics import describe_machine, flush_denormals, machine
@@ -43,6 +54,7 @@ from reasonlab.store import (
     write_progress,
 )
 from reasonlab.tasks.base import IGNORE, trim_padding
+from reasonlab.train.interrupt import Due, Pace
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
 from reasonlab.train.step import decay_groups, epoch_order, training_loss
@@ -133,6 +145,8 @@ class Trainer:
         self.log_epochs = log_spaced_epochs(t)
         self.best_select = float("-inf")
         self.begun = False
+        self.touched = False  # whether this process trained a step of the run (its directory is then kept)
+        self.pace: Pace | None = None  # set when training starts (shared by the members of a stacked ensemble)
         self.loggers, self.logged = MetricLoggers(cfg, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -154,9 +168,11 @@ class Trainer:
         t = self.cfg.train
         perm = epoch_order(self.n_train, subseed(self.cfg.seed, f"shuffle:{epoch}"), t.batch_size,
                            self.lengths).to(self.device)
-        first_step = step
         losses = torch.zeros(self.steps_per_epoch, device=self.device)  # no sync per step; checked at the end
-        for b in range(self.steps_per_epoch):
+        done = self.resumed_losses(epoch, step)
+        losses[: len(done)] = done
+        for b in range(len(done), self.steps_per_epoch):
+            self.between_steps(epoch, step, losses[:b])
             for group in self.opt.param_groups:
                 group["lr"] = lr_at(step, t, self.steps_per_epoch)
             if self.data.batch_fn is not None:
@@ -168,12 +184,74 @@ class Trainer:
                     x, y = trim_padding(x, y)
             losses[b] = self.train_step(x, y)
             step += 1
+            self.touched = True
             if step in self.snapshots:
                 save_snapshot(self.run_dir / "checkpoints", step, self.snapshots[step],
                               {"epoch": epoch + 1, "run_id": self.cfg.run_id()}, self.model)
             bar.advance()
-        self.check_finite(losses, first_step)
+        self.between_steps(epoch, step, losses)  # before the epoch's evaluation
+        self.check_finite(losses, epoch * self.steps_per_epoch)
         return step, float(losses.mean())
+
+    def resumed_losses(self, epoch: int, step: int) -> torch.Tensor:
+        """The losses of epoch ``epoch + 1``'s steps before ``step`` that a resume checkpoint restored (none when
+        the epoch starts afresh); handed over once."""
+        done = torch.tensor(self.epoch_losses, dtype=torch.float32, device=self.device)
+        if len(done) != step - epoch * self.steps_per_epoch:
+            raise StoreError(f"{self.run_dir / 'checkpoints'}: the checkpoint at step {step} holds {len(done)} "
+                             "losses of its epoch, not one per step trained in it; delete it and rerun")
+        self.epoch_losses = []
+        return done
+
+    def between_steps(self, epoch: int, step: int, losses: torch.Tensor) -> None:
+        """Before a step, and after an epoch's last: whatever ``Pace`` says is due (``losses``: this epoch's so
+        far). A stop saves a resume checkpoint here and raises ``Interrupted``."""
+        due = self.pace.due()
+        if due is not None:
+            self.act(due, epoch, step, losses)
+        if due == "stop":
+            raise self.interrupted(step)
+
+    def act(self, due: Due, epoch: int, step: int, losses: torch.Tensor) -> None:
+        """A progress record, or a resume checkpoint (for a stop, or by wall time)."""
+        if due == "progress":
+            self.report_step(epoch, step, losses)
+        else:
+            self.save_resume(epoch, step, losses)
+
+    def interrupted(self, step: int) -> Interrupted:
+        return Interrupted(f"interrupted at step {step} of {self.pace.total}; run the same command to resume",
+                           step, self.pace.total)
+
+    def report_step(self, epoch: int, step: int, losses: torch.Tensor) -> None:
+        """``progress.json`` inside an epoch: the step, the speed and ETA, the epoch's mean loss so far."""
+        loss = float(losses.mean()) if len(losses) else self.last_loss
+        self.record_progress(epoch, step, loss, self.wall + time.perf_counter() - self.epoch_started)
+
+    def record_progress(self, epoch: int, step: int, loss: float | None, wall: float) -> None:
+        rate, eta = self.pace.speed(step)
+        write_progress(self.run_dir, epoch=epoch, epochs=self.cfg.train.epochs, step=step, steps=self.pace.total,
+                       steps_per_s=rate, eta_s=eta, loss=loss, wall_time_s=wall, evaluated_epoch=self.figures_epoch,
+                       figures=self.figures)
+
+    def save_resume(self, epoch: int, step: int, losses: torch.Tensor) -> None:
+        """A checkpoint to resume from at ``step``, inside epoch ``epoch + 1`` (with ``losses``, its steps' so far,
+        which the epoch's mean needs); the next checkpoint supersedes it. Nothing if the newest is at ``step``."""
+        if step == self.saved_step:
+            return
+        started = time.perf_counter()
+        in_epoch = started - self.epoch_started
+        times = self.times | {"steps": self.times["steps"] + in_epoch}
+        write_metrics(self.run_dir / "metrics.parquet", self.rows)
+        save_checkpoint(self.run_dir / "checkpoints", step,
+                        {"epoch": epoch, "wall_time_s": self.wall + in_epoch, "run_id": self.cfg.run_id(),
+                         "time_s": times, "epoch_losses": losses.tolist()}, self.model, self.opt, resume_only=True)
+        self.saved_step = step
+        append_event(self.run_dir, f"resume checkpoint epoch {epoch + 1} step {step}")
+        self.report_step(epoch, step, losses)
+        spent = time.perf_counter() - started
+        self.times["checkpoints"] += spent
+        self.times["steps"] -= spent  # the timer around the epoch's steps counts it too
 
     def check_finite(self, losses: torch.Tensor, first_step: int) -> None:
         """Mark the run diverged at the first step (1-based, counted over the run) whose loss is NaN or inf."""
@@ -202,6 +280,8 @@ class Trainer:
         optimizer and the metric rows."""
         self.begun = True
         self.epoch, self.step, self.wall = 0, 0, 0.0
+        self.epoch_losses: list[float] = []  # of the epoch a resume checkpoint was saved inside
+        self.last_loss: float | None = None  # the last whole epoch's mean loss
         self.diverged: int | None = None  # the step whose loss was first not finite
         self.figures: dict[str, float] = {}
         self.figures_epoch: int | None = None  # the epoch those figures were evaluated at
@@ -223,11 +303,13 @@ class Trainer:
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]
+            self.epoch_losses = [math.nan if v is None else v for v in state.get("epoch_losses", [])]
             restored = state.get("time_s", {})
             self.times = {k: v + restored.get(k, 0.0) for k, v in self.times.items()}
             self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step} on {describe_machine()}")
-            self.log(f"resuming {self.run_dir.name} from epoch {self.epoch}")
+            self.log(f"resuming {self.run_dir.name} from epoch {self.epoch} step {self.step}")
+        self.saved_step = self.step  # the newest checkpoint's (0: none)
 
     def warn(self, message: str) -> None:
         """A one-line report of damaged state, to the log and the run's event log."""
@@ -241,9 +323,10 @@ class Trainer:
         self.rows += [MetricRow(epoch, step, "train", "loss", loss),
                       MetricRow(epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch)),
                       MetricRow(epoch, step, "train", "lr_sum", self.lr_sums[step])]
+        self.last_loss = loss
         if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
             self.wall += time.perf_counter() - started
-            write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, loss=loss,
+            write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, steps=self.pace.total, loss=loss,
                            wall_time_s=self.wall, diverged_step=self.diverged)
             append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
             self.send_rows()
@@ -255,14 +338,14 @@ class Trainer:
                 self.figures, self.figures_epoch = self._evaluate(epoch, step, final=last), epoch
         bar.show(epoch, t.epochs, loss, self.figures)
         self.wall += time.perf_counter() - started
-        write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, loss=loss, wall_time_s=self.wall,
-                       evaluated_epoch=self.figures_epoch, figures=self.figures)
+        self.record_progress(epoch, step, loss, self.wall)
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             with self.timed("checkpoints"):
                 write_metrics(self.run_dir / "metrics.parquet", self.rows)
                 save_checkpoint(self.run_dir / "checkpoints", step,
                                 {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id(),
                                  "time_s": self.times}, self.model, self.opt)
+            self.saved_step = step
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
         self.send_rows()
 
@@ -287,10 +370,11 @@ class Trainer:
         mode = {True: "bar", False: "off"}.get(self.progress, self.progress)
         if mode != "off":
             self.log(f"run {self.cfg.run_id()} · profile: {self.cfg.profile}")
-        bar_ctx = Progress(t.epochs * self.steps_per_epoch, self.step, run_label(self.cfg), mode, self.log)
-        with bar_ctx as bar:
+        total = t.epochs * self.steps_per_epoch
+        self.pace = Pace(t.checkpoint_minutes, self.step, total)
+        with Progress(total, self.step, run_label(self.cfg), mode, self.log) as bar:
             while self.epoch < t.epochs and self.diverged is None:
-                started = time.perf_counter()
+                started = self.epoch_started = time.perf_counter()
                 with self.timed("steps"):
                     self.step, loss = self._epoch(self.epoch, self.step, bar)
                 self.epoch += 1
@@ -310,6 +394,7 @@ class Trainer:
         self.loggers.close()
         partial = self.run_dir
         final_dir = partial.with_name(self.cfg.run_id())
+        drop_resume_points(partial / "checkpoints")  # a finished run keeps the checkpoints its cadence chose
         write_metrics(partial / "metrics.parquet", self.rows)
         write_json(partial / "summary.json", summary)
         append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
@@ -359,7 +444,7 @@ def train_run(
 @contextmanager
 def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
     """The run's ``.partial`` directory, ready to train in (config and artifacts written); removed again if the
-    run fails before its first checkpoint, since there is nothing in it worth resuming."""
+    run fails before it trained a step, since there is nothing in it worth keeping."""
     partial = trainer.run_dir
     fresh = not partial.exists()
     if fresh:
@@ -376,6 +461,6 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
         yield
     except BaseException:
         trainer.loggers.close(failed=True)  # a W&B run kept open would outlive the run in a long-lived process
-        if fresh and not any((partial / "checkpoints").iterdir()):
+        if fresh and not trainer.touched:
             shutil.rmtree(partial, ignore_errors=True)
         raise

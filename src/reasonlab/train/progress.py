@@ -1,6 +1,7 @@
-"""Training progress: a rich bar on a terminal, one plain line per epoch elsewhere (a log file, nohup, a batch
-job), or nothing. The bar's label is short (``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on
-screen; the run's profile is printed once above it."""
+"""Training progress: a rich bar on a terminal, plain lines elsewhere (a log file, nohup, a batch job: one after
+the first step, then one every ``LINE_EVERY_S`` at most and one per epoch), or nothing. The bar's label is short
+(``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on screen; the run's profile is printed once above
+it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 
 Mode = Literal["bar", "lines", "off"]
+LINE_EVERY_S = 10.0  # plain lines inside an epoch: at most one this often
 
 
 class Progress:
@@ -27,6 +29,7 @@ class Progress:
             )
             self._task = self._bar.add_task(label, total=total, completed=done, status="")
         self._lines = mode == "lines"
+        self._last_line = float("-inf")  # the first step's line comes at once
 
     @classmethod
     def silent(cls) -> Progress:
@@ -45,6 +48,8 @@ class Progress:
         self.done += 1
         if self._bar is not None:
             self._bar.advance(self._task)
+        elif self._lines and time.perf_counter() - self._last_line >= LINE_EVERY_S:
+            self._line([])
 
     def show(self, epoch: int, epochs: int, loss: float, figures: dict[str, float]) -> None:
         parts = [f"ep {epoch}/{epochs}", f"loss {loss:.3f}"]
@@ -57,11 +62,15 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, status=" ".join(parts))
         elif self._lines:
-            elapsed = time.perf_counter() - self._started
-            rate = (self.done - self._start_done) / elapsed if elapsed > 0 else 0.0
-            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-            self.log(f"{self.label} step {self.done}/{self.total} {' '.join(parts)} · {_clock(elapsed)} elapsed, "
-                     f"ETA {_clock(eta)}")
+            self._line(parts)
+
+    def _line(self, parts: list[str]) -> None:
+        now = time.perf_counter()
+        self._last_line, elapsed = now, now - self._started
+        rate = (self.done - self._start_done) / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        self.log(f"{self.label} step {self.done}/{self.total} {' '.join([*parts, ''])}· {rate:.2f} steps/s, "
+                 f"{_clock(elapsed)} elapsed, ETA {_clock(eta)}")
 
 
 def _clock(seconds: float) -> str:
