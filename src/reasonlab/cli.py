@@ -380,6 +380,7 @@ def phase(
         rows = _where(read_results(sweep_dir), where or [])
         rule = task_kind(str(rows[0].get("task.kind", "anchor")) if rows else "anchor").get("phase")
         x, y = x or rule.axes[0], y or rule.axes[1]
+        _numeric_axes(rows, {"--x": x, "--y": y})
         profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
         options = dict(pair=held_out, at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
         selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
@@ -391,6 +392,17 @@ def phase(
     for line in lines:
         console.print(line, highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
+
+
+def _numeric_axes(rows: list[dict], axes: dict[str, str]) -> None:
+    """Refuse an axis whose column holds anything but numbers: a phase diagram orders its cells by value."""
+    for flag, column in axes.items():
+        text = sorted({repr(r[column]) for r in rows if column in r and
+                       (isinstance(r[column], bool) or not isinstance(r[column], int | float))})
+        if text:
+            raise ConfigError(f"{flag} {column}: holds values that are not numbers ({', '.join(text[:3])}); a phase "
+                              f"diagram's axes are numeric (e.g. init.gamma); keep one value with --where "
+                              f"{column}=VALUE")
 
 
 def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
