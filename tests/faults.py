@@ -4,8 +4,9 @@ The sweep scenario trains its four runs one by one, the ensemble scenario as two
 (``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``).
 Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
 process group, workers included; or, in a sweep, the sweep's own process alone, after which its workers must end
-by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics
-file, the results table, a marker) — then reruns it to completion and checks that: the run (every run of the
+by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``, read by the hook in
+``fault_hook/sitecustomize.py`` that the harness alone installs: a checkpoint, a metrics file, the results table, a
+marker) — then reruns it to completion and checks that: the run (every run of the
 sweep) finished; its final figures, best figures, label and every metrics row equal those of an uninterrupted run
 with the same seed; the results table has exactly one row per run; every file in the store parses (JSON, YAML,
 Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is left behind.
@@ -100,7 +101,9 @@ def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_
     ``driver_only`` the command's own process alone, as an out-of-memory kill would, after which every process it
     started must end by itself within ``ORPHAN_GRACE_S`` (those still alive are counted in ``figures``).
     The exit code (-9 when killed)."""
-    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or "")}
+    hook = str(Path(__file__).with_name("fault_hook"))  # its sitecustomize.py: the only reader of the variable
+    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or ""),
+           "PYTHONPATH": os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
