@@ -130,8 +130,9 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     from reasonlab.train.loop import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)
-    plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
-    return run_dir, summary
+    if not all((run_dir / "figures" / f"run.{ext}").is_file() for ext in ("png", "svg")):
+        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+    return run_dir, summary  # a finished run found whole is left untouched (its store may be read-only)
 
 
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
