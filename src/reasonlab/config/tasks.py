@@ -75,7 +75,7 @@ class AnchorTaskConfig(StrictModel):
             raise ValueError("complexity_offsets: needs one offset per complexity pair")
         if self.complexity_k > len(self.complexity_pairs):
             raise ValueError(f"complexity_k: must be <= {len(self.complexity_pairs)}")
-        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.positions()):
+        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.key_positions or []):  # the default ones fit
             raise ValueError(f"key_positions: must lie in 0..{self.seq_len - 3} so that both anchors fit")
         if self.single_maps is None:  # every target x + offset must be a token (lookups are checked when built)
             offsets = [self.shifts[a] + self.shifts[b] for a in anchors for b in anchors]
