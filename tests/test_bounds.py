@@ -188,7 +188,7 @@ def test_a_paper_scale_config_without_a_profile_asks_for_yes(tmp_path, monkeypat
                  ["sweep", "--grid", "seed=1,2"], ["train", "--profile", "paper"]):
         _refused([*args, "--out", str(out)], "paper", "--yes", "--profile cpu")
     warned = runner.invoke(app, ["train", str(empty), "--dry-run", "--out", str(out)])
-    assert warned.exit_code == 0 and "warning:" in warned.output and "paper-scale" in warned.output
+    assert warned.exit_code == 0 and "warning:" in warned.output and "paper scale" in warned.output
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(yaml.safe_dump(TINY))
     assert runner.invoke(app, ["train", str(tiny), "--dry-run", "--out", str(out)]).exit_code == 0

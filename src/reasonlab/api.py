@@ -146,11 +146,12 @@ def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progre
     return load(run_dir)
 
 
-def open_store(path: str | Path):  # -> duckdb.DuckDBPyConnection
+def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPyConnection
     """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
     with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
-    and ``offsets`` (held-out offset histograms)."""
+    and ``offsets`` (held-out offset histograms), holding at most ``memory_gib`` GiB (as ``results --sql``)."""
     from reasonlab.sweep.results import connect
 
     _check(path, str | Path, "open_store path", "a store, sweep or group directory path")
-    return connect(Path(path))
+    _check(memory_gib, int | float, "open_store memory_gib", "a number of GiB")
+    return connect(Path(path), memory_gib)

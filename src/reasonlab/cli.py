@@ -277,7 +277,7 @@ def _paper_scale(profile: str | None, configs: list[RunConfig]) -> str | None:
 
     if torch.cuda.is_available():
         return None
-    return (f"no --profile and the config resolves to a paper-scale run ({work:.1e} parameters × tokens; an anchor "
+    return (f"no --profile and the config resolves to a run at paper scale ({work:.1e} parameters × tokens; an anchor "
             "run of the study's defaults takes about 26 h on a 2-core CPU) and no CUDA device is visible")
 
 
