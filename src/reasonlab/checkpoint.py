@@ -16,6 +16,7 @@ import io
 import json
 import pickle
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -179,7 +180,9 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
         try:
             marker, weights, optim = verified(ckpt_dir, step)
             _check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
-            optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
+            with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused below, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
             _check_optimizer_state(optim_state, optimizer, ckpt_dir / f"step-{step}.optim.pt")
             _load_tensors(st_load(weights), model, ckpt_dir / f"step-{step}.safetensors")
             optimizer.load_state_dict(optim_state)
