@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from faults import harness, input_harness
 
+pytestmark = pytest.mark.slow  # the harnesses: many runs killed and resumed, many CLI invocations
+
 
 @pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3),
                                                          ("ray", 1, 2)])

@@ -39,6 +39,7 @@ def test_a_diverging_run_stops_with_its_step_and_label(tmp_path):
     assert again == summary  # finished: a rerun trains nothing
 
 
+@pytest.mark.slow
 def test_a_sweep_goes_on_past_a_diverged_run(tmp_path):
     base = tiny_run_dict(model={"norm": "none"}, train={"epochs": 2, "grad_clip": None, "base_lr": 1.0})
     base["train"].pop("threads")

@@ -195,6 +195,9 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
 
 @app.command()
 def demo(
+    which: Annotated[Literal["reasoning", "anchor", "trajectory"], typer.Argument(
+        help="reasoning (default: a few minutes), anchor (the anchor study in small, about 20 minutes) or "
+             "trajectory (the anchor study's paper-scale runs, drawn from shipped data in seconds)")] = "reasoning",
     out: OutOpt = Path("runs"),
     seed: Annotated[int, typer.Option(min=0, help="seed of both runs")] = 1,
     workers: Annotated[int, typer.Option(min=1, help="runs trained at once")] = 2,
@@ -202,21 +205,29 @@ def demo(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the two runs it would train; train nothing")]
     = False,
 ) -> None:
-    """The anchor study in small, as a sweep (runs/demo): depth 2 at a large and a small initialization,
-    classified, and drawn beside the authors' paper-scale log."""
+    """Initialization deciding reasoning or memorizing, in minutes (runs/demo): an Emb-MLP on the reasoning/memory
+    mixture at a large and a small initialization, side by side, with a figure and a verdict from its numbers."""
+    from reasonlab.studies import demo as main_demo
     from reasonlab.sweep.runner import PlannedOnly
 
+    if which == "trajectory":
+        main_demo.trajectory(out, console)
+        console.print("next: reasonlab reproduce anchor-trajectory --dry-run  ·  docs/anchor-composition.md",
+                      highlight=False, soft_wrap=True)
+        return
+    run = anchor.demo if which == "anchor" else main_demo.demo
     try:
-        runs = anchor.demo(out, seed, _executor_factory("local", workers, None, None, dry_run), console,
-                           overrides or [])
+        runs = run(out, seed, _executor_factory("local", workers, None, None, dry_run), console, overrides or [])
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
         return
     except UserError as e:
         _fail(str(e))
     if runs:
-        console.print(f"next: reasonlab show {runs[0]}  ·  reasonlab report {out / 'demo'}  ·  reasonlab analyze "
-                      f"{runs[0]} --probe flow  ·  reasonlab reproduce anchor-phase --dry-run", highlight=False,
+        sweep = runs[0].parent
+        extra = (f"reasonlab analyze {runs[0]} --probe flow" if which == "anchor"
+                 else "reasonlab demo trajectory (the anchor study at paper scale, drawn without training)")
+        console.print(f"next: reasonlab show {runs[-1]}  ·  reasonlab report {sweep}  ·  {extra}", highlight=False,
                       soft_wrap=True)
 
 

@@ -269,14 +269,17 @@ def format_cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
-    """The table as GitHub Markdown, cells as printed: what a doc's run table is pasted from, so its figures come
-    from the store rather than being copied by hand."""
+def markdown_table(columns: list[str], rows: list[tuple]) -> str:
+    """The table as GitHub Markdown, cells as printed: what a doc's run table is made of (``write_markdown``,
+    ``scripts/regenerate_docs.py``), so its figures come from the store rather than being copied by hand."""
     def line(cells: Iterable[Any]) -> str:
         return "| " + " | ".join(format_cell(v).replace("|", "\\|").replace("\n", " ") for v in cells) + " |"
 
-    lines = [line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]
-    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]) + "\n"
+
+
+def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
+    atomic_write_text(Path(path), markdown_table(columns, rows))
 
 
 def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
