@@ -4,8 +4,9 @@ The sweep scenario trains its four runs one by one, the ensemble scenario as two
 (``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``).
 Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
 process group, workers included; or, in a sweep, the sweep's own process alone, after which its workers must end
-by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics
-file, the results table, a marker) — then reruns it to completion and checks that: the run (every run of the
+by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``, read by the hook in
+``fault_hook/sitecustomize.py`` that the harness alone installs: a checkpoint, a metrics file, the results table, a
+marker) — then reruns it to completion and checks that: the run (every run of the
 sweep) finished; its final figures, best figures, label and every metrics row equal those of an uninterrupted run
 with the same seed; the results table has exactly one row per run; every file in the store parses (JSON, YAML,
 Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is left behind.
@@ -37,6 +38,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 import yaml
@@ -100,7 +102,9 @@ def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_
     ``driver_only`` the command's own process alone, as an out-of-memory kill would, after which every process it
     started must end by itself within ``ORPHAN_GRACE_S`` (those still alive are counted in ``figures``).
     The exit code (-9 when killed)."""
-    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or "")}
+    hook = str(Path(__file__).with_name("fault_hook"))  # its sitecustomize.py: the only reader of the variable
+    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or ""),
+           "PYTHONPATH": os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
@@ -250,12 +254,24 @@ FIELDS = ["seed", "init.gamma", "init.overrides", "model.depth", "model.d_model"
           "task.held_out_pairs", "task.non_inferential", "task.benchmark", "task.split", "task.n_train", "task.p",
           "task.hops", "thresholds.fit", "profile", "model", "init.gamma.x", "nope", "train..epochs", "", "=",
           "task.anchors", "task.shifts", "train.eps", "train.floor_lr", "train.grad_clip", "train.warmup_epochs",
-          "model.ln_eps", "task.vocab_size", "model.d_ff"]
+          "model.ln_eps", "task.vocab_size", "model.d_ff", "task.seq_len", "task.n_train_per_pair",
+          "model.max_positions", "task.n_samples", "task.n_shots"]
 VALUES = ["0", "-1", "0.5", "1e309", "nan", "inf", "-inf", "1e-9", "99999999999", "true", "null", "~", "[]", "[1]",
           "[[4,3]]", "[[9,9]]", "{}", "{a: 1}", "{'3,4': -6}", "x", "'", '"', "[", "{", "- x", "!!python/none ''",
           "seq2seq", "modular", "mixture", "pre", "bf16", "cogs", "../x", "/etc", "é", "\t", "a=b", "29", "30",
           ".nan", ".inf", "-.inf", "[2,-1]", "[-1,2,3,4]", "[1,2,3,300]", "50", "1000000000", "{a: &x 1, b: *x}",
-          "&a [1]", "{1: 5, 2: 1, 3: -2, 4: 150}", "1" * 12_000]
+          "&a [1]", "{1: 5, 2: 1, 3: -2, 4: 150}", "1" * 12_000, "[" * 3000 + "]" * 3000, "{a: 1, a: 2}",
+          "10000000000", "1e12"]
+# Command-line options with a range, and values outside it (or not numbers at all).
+NUMERIC = {"sweep": ["--workers", "--threads", "--max-runs", "--ensemble"], "demo": ["--workers", "--seed"],
+           "results": ["--timeout", "--memory-limit", "--max-rows"],
+           "analyze": ["--threshold", "--key", "--position", "--shot", "--max-tasks", "--seed", "--eval-batches"]}
+BAD_NUMBERS = ["-3", "-1", "0", "nan", "inf", "-inf", "1e400", "x", "", "2.5"]
+# SQL that would run for ever, hold more memory than the machine has, or return more rows than a terminal shows.
+SQL_BOMBS = ["SELECT count(*) FROM range(1000000) a, range(1000000) b, range(1000000) c",
+             "SELECT list(range) FROM range(200000000)", "SELECT * FROM range(10000000)",
+             "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t",
+             "SELECT string_agg(repeat('x', 1000000), '') FROM range(100000)"]
 
 
 def _parsed(value: str):
@@ -269,6 +285,11 @@ def _parsed(value: str):
 
 
 def _random_yaml(rng: random.Random) -> str:
+    if rng.random() < 0.1:  # nested far too deep, or a key given twice in one mapping
+        depth = rng.choice([40, 3000])
+        block = "a:\n" + "".join("  " * i + "b:\n" for i in range(1, depth))
+        return rng.choice([f"seed: {'[' * depth}{']' * depth}\n", "train:\n  epochs: 2\ntrain:\n  epochs: 3\n",
+                           "model: {depth: 2, depth: 3}\n", block])
     if rng.random() < 0.3:
         return "".join(rng.choice("abc:{}[]-!&*|>'\"\n\t 0123456789") for _ in range(rng.randint(0, 60)))
     data: dict = {}
@@ -288,7 +309,7 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         return [a for _ in range(rng.randint(1, 3)) for a in ("--set", f"{rng.choice(FIELDS)}={rng.choice(VALUES)}")]
 
     path = work / f"in-{rng.randrange(10**9)}.yaml"
-    kind = rng.randrange(9)
+    kind = rng.randrange(13)
     if kind == 8:  # a config file that is not UTF-8 text
         path.write_bytes(_random_yaml(rng).encode() + bytes([rng.randrange(128, 256)]) + b"\n")
         return ["train", str(path), "--dry-run", "--out", str(store)]
@@ -310,6 +331,25 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         name = rng.choice(["../x", "/tmp/x", "a/b", ".hidden", "", " ", "ok\n", "<script>", "..", "-x", "x" * 300])
         return [rng.choice(["train", "sweep"]), "--dry-run", "--name", name, "--out", str(store),
                 *(["--profile", "cpu"] if rng.random() < 0.5 else [])]
+    if kind == 9:  # a numeric option outside its range
+        command = rng.choice(list(NUMERIC))
+        where = {"sweep": ["--dry-run", "--grid", "seed=1", "--out", str(store)], "demo": ["--dry-run", "--out",
+                 str(store)], "results": [str(work / "sw")], "analyze": [str(work)]}[command]
+        return [command, *where, rng.choice(NUMERIC[command]), rng.choice(BAD_NUMBERS)]
+    if kind == 10:  # a grid of more points than the limit (or than exist), or a run config given as a sweep file
+        if rng.random() < 0.5:
+            path.write_text(_random_yaml(rng) if rng.random() < 0.3 else yaml.safe_dump(tiny_config()))
+            return ["sweep", str(path), "--dry-run", "--out", str(store)]
+        axes = [f"{f}={','.join(str(i) for i in range(rng.choice([2, 1000, 20_000])))}"
+                for f in rng.sample(["seed", "train.base_lr", "init.gamma", "model.depth"], 2)]
+        limit = ["--max-runs", rng.choice(["1", "5", "1000000000"])] if rng.random() < 0.3 else []
+        return ["sweep", "--dry-run", "--out", str(store), "--profile", "cpu", *limit,
+                *(a for ax in axes for a in ("--grid", ax))]
+    if kind == 11:  # SQL that has no end, no memory bound or no row bound, over a sweep's table
+        return ["results", str(work / "sw"), "--sql", rng.choice(SQL_BOMBS), "--timeout", "1", "--memory-limit", "0.5"]
+    if kind == 12:  # a config that is not a file, an empty profile, a profile of nothing
+        return ["train", rng.choice(["/dev/zero", "/dev/null", str(work), "/proc/self/mem"]), "--dry-run",
+                "--out", str(store), *(["--profile", rng.choice(["", " ", "cpu "])] if rng.random() < 0.5 else [])]
     target = rng.choice([str(work / "missing"), str(work), str(path), "/", "", str(work / "in-0.yaml")])
     if kind == 5:
         return [rng.choice(["show", "results", "phase", "analyze"]), target]
@@ -328,6 +368,9 @@ def input_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
     rng = random.Random(seed)
     own = work is None
     work = Path(tempfile.mkdtemp(prefix="faults-input-")) if own else work
+    (work / "sw").mkdir()  # a sweep's results table for the SQL to read
+    pq.write_table(pa.table({"run_id": ["0" * 12], "label": ["inferential"], "init.gamma": [0.3]}),
+                   work / "sw" / "results.parquet")
     figures = {"scenario": "input", "inputs_tried": 0, "worked": 0, "rejected": 0, "tracebacks": 0,
                "multi_line_errors": 0, "wrote_something": 0, "problems": []}
     try:

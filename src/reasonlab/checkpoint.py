@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import pickle
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,12 +201,19 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
         try:
             marker, weights, optim = verified(ckpt_dir, step)
             _check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
-            optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
+            with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused below, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
             _check_optimizer_state(optim_state, optimizer, ckpt_dir / f"step-{step}.optim.pt")
             _load_tensors(st_load(weights), model, ckpt_dir / f"step-{step}.safetensors")
             optimizer.load_state_dict(optim_state)
+        except pickle.UnpicklingError:  # torch's message is six lines advising weights_only=False: not here
+            warn(f"{ckpt_dir / f'step-{step}.optim.pt'}: refused, it holds objects other than tensors (loading "
+                 "them could run code); falling back to the previous checkpoint")
+            continue
         except Exception as e:  # noqa: BLE001 - any damage means: fall back to the previous checkpoint
-            warn(f"{e if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({e})'}; "
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            warn(f"{first if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({first})'}; "
                  "falling back to the previous checkpoint")
             continue
         return marker

@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -35,10 +34,6 @@ METRIC_SCHEMA = pa.schema(
      ("value", pa.float64())]
 )
 TMP = ".tmp-"  # temp files are ".<name>.tmp-<pid>"
-# Fault injection for the crash-consistency harness (tests/faults.py): with REASONLAB_KILL_AT_WRITE=N a process
-# kills itself (SIGKILL) halfway through its Nth atomic write. Unset, it costs one integer test per write.
-_KILL_AT_WRITE = int(os.environ.get("REASONLAB_KILL_AT_WRITE") or 0)
-_writes = 0
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -50,8 +45,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}{TMP}{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            if _KILL_AT_WRITE:
-                _fault(f, data)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -84,16 +77,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _fault(f, data: bytes) -> None:  # noqa: ANN001 - an open binary file
-    """SIGKILL this process halfway through its ``REASONLAB_KILL_AT_WRITE``-th atomic write (crash harness)."""
-    global _writes
-    _writes += 1
-    if _writes == _KILL_AT_WRITE:
-        f.write(data[: len(data) // 2])
-        f.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -38,6 +38,10 @@ from reasonlab.store import (
 )
 
 RESULTS = "results.parquet"
+# Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
+SQL_SECONDS = 60.0
+SQL_MEMORY_GIB = 4.0
+SQL_ROWS = 100_000
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
                    "threads", "git_revision", "diverged_step")
 
@@ -150,10 +154,11 @@ def _sql_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def connect(target: Path):  # -> duckdb.DuckDBPyConnection
+def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.DuckDBPyConnection
     """An in-memory DuckDB connection holding the ``runs``, ``metrics`` and ``offsets`` tables of ``target`` and
     nothing else: once they are loaded, file and network access is off, extensions cannot be installed or
-    loaded, and the configuration is locked, so a query sees the store's tables only."""
+    loaded, DuckDB may hold at most ``memory_gib`` GiB (and spills nothing to disk), and the configuration is
+    locked, so a query sees the store's tables only and cannot exhaust the machine."""
     import duckdb
 
     sweeps = sweep_dirs(target)
@@ -170,6 +175,8 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
                     "NULL::DOUBLE AS value WHERE false")
     con.register("offsets_arrow", _offsets(sweeps))
     con.execute("CREATE VIEW offsets AS SELECT * FROM offsets_arrow")
+    con.execute(f"SET memory_limit = '{int(memory_gib * 2**20)}KiB'")
+    con.execute("SET temp_directory = ''")  # no spilling: it would write a .tmp folder in the working directory
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
@@ -209,23 +216,41 @@ def _offsets(sweeps: list[Path]) -> pa.Table:
                                             ("offset", pa.string()), ("count", pa.int64())]))
 
 
-def query(target: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables; anything
-    else, or a bad query, is a one-line error."""
+def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: float = SQL_MEMORY_GIB,
+          max_rows: int = SQL_ROWS) -> tuple[list[str], list[tuple]]:
+    """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables, interrupted
+    after ``seconds``, in at most ``memory_gib`` GiB, returning at most ``max_rows`` rows; anything else, a bad
+    query or a bound reached, is a one-line error."""
+    import threading
+
     import duckdb
 
-    con = connect(target)
+    con = connect(target, memory_gib)
+    timer = threading.Timer(seconds, con.interrupt)
     try:
         statements = con.extract_statements(sql)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             kinds = ", ".join(s.type.name for s in statements) or "nothing"
             raise ConfigError(f"--sql: one SELECT over runs, metrics and offsets is allowed; got {kinds}")
+        timer.start()
         cur = con.execute(sql)
-        return [d[0] for d in cur.description or []], cur.fetchall()
+        rows: list[tuple] = []
+        while len(rows) <= max_rows and (chunk := cur.fetchmany(min(10_000, max_rows + 1 - len(rows)))):
+            rows += chunk
+        if len(rows) > max_rows:
+            raise ConfigError(f"--sql: more than {max_rows:,} rows; aggregate or add a LIMIT, or pass --max-rows")
+        return [d[0] for d in cur.description or []], rows
+    except duckdb.InterruptException:
+        raise ConfigError(f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more "
+                          "seconds") from None
+    except duckdb.OutOfMemoryException:
+        raise ConfigError(f"--sql: needs more than {memory_gib:g} GiB; narrow the query, or pass --memory-limit "
+                          "with more GiB") from None
     except duckdb.Error as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ConfigError(f"--sql: {first}") from None
     finally:
+        timer.cancel()
         con.close()
 
 
