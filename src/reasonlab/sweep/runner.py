@@ -65,8 +65,9 @@ class SweepReport:
 
 
 def _cost(cfg: RunConfig) -> float:
-    """Relative cost of a run, for the ETA: epochs × blocks (the grid rarely varies anything else that matters)."""
-    return cfg.train.epochs * max(cfg.model.depth, 1)
+    """Relative cost of a run, for the ETA: epochs × blocks (the grid rarely varies anything else that matters; a
+    model without blocks, such as the Emb-MLP, counts as one)."""
+    return cfg.train.epochs * max(getattr(cfg.model, "depth", 1), 1)
 
 
 def _fmt_time(seconds: float | None) -> str:
