@@ -460,7 +460,8 @@ MUTATIONS = st.one_of(
 def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_factory, kind, mutation):
     """Any damage to a file the store reads (cut short, bytes flipped, replaced) gives its reader's value or one
     line naming the file: never a traceback."""
-    from reasonlab.store import read_json, read_summary
+    from reasonlab.records import read_summary
+    from reasonlab.store import read_json
 
     out, cfgs, _ = small_sweep
     run = out / "s" / cfgs[0].run_id()

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.phase import phase_cells
-from reasonlab.store import finished_runs, unfinished_runs
+from reasonlab.records import finished_runs
+from reasonlab.store import unfinished_runs
 from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
 from reasonlab.sweep.results import query, read_results, table_view, write_results
@@ -445,7 +446,7 @@ def test_without_a_terminal_a_sweep_prints_a_line_per_new_evaluation(tmp_path):
     from rich.console import Console
 
     from reasonlab.config import resolve
-    from reasonlab.store import write_progress
+    from reasonlab.records import write_progress
     from reasonlab.sweep.runner import Monitor
 
     cfg = resolve(tiny_run_dict())

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.config import RunConfig, raw_config, resolve
+from reasonlab.records import load_run as _load_summary
 from reasonlab.store import check_name
-from reasonlab.store import load_run as _load_summary
 
 
 def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), *,

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from reasonlab import terminal
 from reasonlab.config import (
     ConfigError,
     Pair,
@@ -31,8 +32,10 @@ from reasonlab.config import studies as profiled_studies
 from reasonlab.errors import UserError
 from reasonlab.studies import anchor
 
-console = Console()
-err = Console(stderr=True)
+# Stored strings (labels, profiles, folder names) reach these: no markup unless a call asks for it, every control
+# character escaped (reasonlab.terminal).
+console = terminal.console()
+err = terminal.console(stderr=True)
 
 
 class _Commands(TyperGroup):
@@ -105,10 +108,9 @@ def _line(message: str) -> None:
 
 
 def _error_line(message: str) -> None:
-    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup)."""
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup, control
+    characters are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
@@ -461,7 +463,7 @@ def analyze(
     except UserError as e:
         _fail(str(e))
     for name, numbers in results.items():
-        console.print(f"[bold]{name}[/]: {numbers['headline']}")
+        console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")
 
 
@@ -603,9 +605,8 @@ def main() -> None:
         sys.exit(130)
     except OSError as e:  # a path the user gave (a file for a directory, read-only, missing, too large): one line
         where = f"{e.filename}: " if e.filename else ""
-        err.print(f"[bold red]error:[/] {where}{e.strerror or e}; check the path, its permissions and free space "
-                  "(finished runs are kept; an unfinished one resumes from its last checkpoint)", highlight=False,
-                  soft_wrap=True)
+        _error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
+                    "kept; an unfinished one resumes from its last checkpoint)")
         sys.exit(2)
 
 

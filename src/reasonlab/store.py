@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import StoreError
+from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
 RUN_ID = re.compile(r"[0-9a-f]{12}")  # RunConfig.run_id()
@@ -100,19 +102,20 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def _finite(obj: Any) -> Any:
-    """``obj`` with NaN and ±inf floats as None, so the JSON written is strict (a diverged run has them)."""
+def finite(obj: Any) -> Any:
+    """``obj`` with NaN and ±inf floats as None, so the JSON written is strict (a diverged run has them): as
+    ``write_json`` stores it, and so what the schema of a stored file must accept."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
+        return [finite(v) for v in obj]
     return obj
 
 
 def write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(_finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
+    atomic_write_text(path, json.dumps(finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 def read_json(path: Path, what: str = "JSON file") -> Any:
@@ -130,16 +133,20 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-SUMMARY_KEYS = {"run_id": str, "label": str, "config": dict, "final": dict, "outcome": dict}
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, with every link on the way followed, stays inside ``root`` (itself resolved): a reader
+    never follows a link out of the run or sweep directory it was asked to read."""
+    return Path(path).resolve().is_relative_to(Path(root).resolve())
 
 
-def read_summary(path: Path) -> dict:
-    """A run's ``summary.json``, checked for the fields every reader relies on."""
-    summary = read_json(path, "run summary")
-    if not isinstance(summary, dict) or any(not isinstance(summary.get(k), t) for k, t in SUMMARY_KEYS.items()):
-        raise StoreError(f"{path}: not a run summary (needs {', '.join(SUMMARY_KEYS)}); delete its run directory "
-                          "and rerun it")
-    return summary
+_warned: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """One line on stderr, made printable, said once per process (several readers meet the same damaged file)."""
+    if message not in _warned:
+        _warned.add(message)
+        print(printable(message), file=sys.stderr)
 
 
 class MetricRow(NamedTuple):
@@ -250,17 +257,6 @@ def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:
     return file_lock(root / LOCKS / f"{check_name(run_id, 'run id')}.lock")
 
 
-def finished_runs(root: Path) -> list[Path]:
-    """The finished run directories directly under ``root``, sorted by run id.
-
-    Only a directory named by a run id is a run: a ``.partial`` one holds its summary for a moment before the
-    rename that finishes it (listing it would race with that rename), and a copy (``<id>.bak``) is not a run.
-    """
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if RUN_ID.fullmatch(p.name) and (p / "summary.json").is_file())
-
-
 def unfinished_runs(root: Path) -> list[Path]:
     return sorted(root.glob(f"*{PARTIAL}")) if root.is_dir() else []
 
@@ -297,49 +293,3 @@ def _archived_revision(package: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return text if re.fullmatch(r"[0-9a-f]{40}", text) else None  # unsubstituted ($Format...) in a checkout
-
-
-# The fields of an unfinished run's ``progress.json`` that say where it stands; every other key is a figure of its
-# last evaluation (the file is flat, as the trainer has always written it, so older runs' files read the same).
-PROGRESS_FIELDS = ("epoch", "epochs", "step", "loss", "wall_time_s", "diverged_step", "evaluated_epoch")
-
-
-def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float, wall_time_s: float,
-                   diverged_step: int | None = None, evaluated_epoch: int | None = None,
-                   figures: dict[str, float] | None = None) -> None:
-    """Where a training run stands after an epoch (read by ``load_progress``, the sweep's live table and ``show``):
-    a diverged run records its step; any other its last evaluation's epoch and figures."""
-    record: dict[str, Any] = {"epoch": epoch, "epochs": epochs, "step": step, "loss": loss, "wall_time_s": wall_time_s}
-    if diverged_step is not None:
-        record["diverged_step"] = diverged_step
-    else:
-        record |= {"evaluated_epoch": evaluated_epoch, **(figures or {})}
-    write_json(Path(run_dir) / "progress.json", record)
-
-
-def progress_figures(progress: dict) -> dict[str, float]:
-    """The last evaluation's figures in a ``progress.json`` record (everything that is not a progress field)."""
-    return {k: v for k, v in progress.items() if k not in PROGRESS_FIELDS and v is not None}
-
-
-def load_progress(run_dir: Path) -> dict:
-    """An unfinished run's ``progress.json``: where its trainer last wrote it (epoch, step, loss, the last
-    evaluation's figures); a one-line error if it is not as reasonlab writes it."""
-    run_dir = Path(run_dir)
-    progress = read_json(run_dir / "progress.json", "progress file")
-    if not (isinstance(progress, dict) and all(isinstance(progress.get(k), int) for k in ("epoch", "epochs", "step"))
-            and all(isinstance(v, int | float | None) for v in progress.values())):
-        raise StoreError(f"{run_dir / 'progress.json'}: not a progress file reasonlab wrote; resume the run to "
-                         "rewrite it")
-    return progress
-
-
-def load_run(run_dir: Path) -> tuple[dict, dict]:
-    """(summary, config dict) of a finished run, or a one-line error naming the directory."""
-    run_dir = Path(run_dir)
-    summary_path = run_dir / "summary.json"
-    if not summary_path.is_file():
-        hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
-        raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
-    summary = read_summary(summary_path)
-    return summary, summary["config"]

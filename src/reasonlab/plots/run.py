@@ -14,8 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from reasonlab.config import Pair  # noqa: E402
 from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
+from reasonlab.records import load_run  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
-from reasonlab.store import MetricRow, load_run, read_metrics  # noqa: E402
+from reasonlab.store import MetricRow, read_metrics  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
