@@ -364,8 +364,8 @@ def input_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
 
 # ---- damaged, copied, linked and hostile store files --------------------------------------------------------
 SECRET = "SECRET-OUTSIDE-THE-STORE"
-HOSTILE = ["0.93", "[/bold]", "cpu [reduced]", "\x1b]0;pwned\x07\x1b[2J", "\u202egnp.exe", [], [1, "x"], {},
-           {"a": {"b": None}}, None, True, -1, 10**30, 1e308, "", "x" * 300, "ab\ncd", "\udcff"]
+HOSTILE = ["0.93", "[/bold]", "$\\frac{$", "cpu [reduced]", "\x1b]0;pwned\x07\x1b[2J", "\u202egnp.exe", [],
+           [1, "x"], {}, {"a": {"b": None}}, None, True, -1, 10**30, 1e308, "", "x" * 300, "ab\ncd", "\udcff"]
 
 
 def build_store(work: Path) -> Path:

@@ -23,7 +23,7 @@ from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_swee
 from reasonlab.errors import UserError
 from reasonlab.records import finished_runs, read_summary
 from reasonlab.sweep.executors import LocalExecutor
-from reasonlab.sweep.results import query, read_results, sweep_axes
+from reasonlab.sweep.results import query, read_results, sweep_axes, write_results
 from reasonlab.sweep.runner import run_sweep
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
@@ -66,7 +66,7 @@ def test_a_summary_of_the_wrong_shape_is_one_line_and_skipped(small_sweep, tmp_p
                  ["results", store], ["phase", store / "s"]):
         result = _cli(*args)
         assert result.exit_code == 0, (args, result.output)
-        if args[0] != "results" or "--sql" in args:  # the sweep's own table does not read summaries again
+        if args[0] == "report" or "--sql" in args:  # results and phase read the sweep's table, not the summaries
             _one_warning(result.output, run / "summary.json")
     html = (store / "s" / "report.html").read_text()
     assert other.name in html and f'id="run-{run.name}"' not in html
@@ -197,7 +197,7 @@ def test_no_reader_follows_a_link_out_of_the_store(small_sweep, tmp_path, link):
     assert "symbolic link out of" in _cli("report", store / "s").output
 
 
-HOSTILE_STRINGS = ["cpu [reduced]", "[/bold]", "\x1b]0;title\x07\x1b[2J", "[bold red]x[/]"]
+HOSTILE_STRINGS = ["cpu [reduced]", "[/bold]", "\x1b]0;title\x07\x1b[2J", "[bold red]x[/]", "$\\frac{$"]
 
 
 @pytest.mark.parametrize("text", HOSTILE_STRINGS)
@@ -205,8 +205,10 @@ def test_stored_strings_are_printed_as_they_are(small_sweep, tmp_path, text):  #
     store, cfgs, _ = _copy(small_sweep, tmp_path)
     run = store / "s" / cfgs[0].run_id()
     _edit(run / "summary.json", lambda s: s.update(label=text, device=text, profile=text))
+    write_results(store / "s")
     shown = _cli("show", run)
     assert shown.exit_code == 0, shown.output
+    assert _cli("report", run).exit_code == 0  # its figure's title holds the profile too
     table = _cli("results", store / "s", "--sql", "SELECT label FROM runs")
     assert table.exit_code == 0, table.output
     for output in (shown.output, table.output):

@@ -45,6 +45,9 @@ class _Commands(TyperGroup):
     def main(self, *args, standalone_mode: bool = True, **kwargs):  # noqa: ANN002, ANN003 - click's signature
         from typer._click.exceptions import ClickException
 
+        from reasonlab.store import forget_warnings
+
+        forget_warnings()  # each command says each of its warnings once
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except ClickException as e:

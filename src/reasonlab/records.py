@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError, UserError
-from reasonlab.store import PARTIAL, RUN_ID, finite, inside, read_json, warn, write_json
+from reasonlab.store import PARTIAL, RUN_ID, MetricRow, finite, inside, read_json, read_metrics, warn, write_json
 
 Scalar = bool | int | float | str | None
 
@@ -267,6 +267,13 @@ def run_dirs(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in within(root, root.iterdir()) if RUN_ID.fullmatch(p.name) and (p / "summary.json").exists())
+
+
+def run_metrics(run_dir: Path) -> list[MetricRow]:
+    """A run's metric rows from its own ``metrics.parquet`` (not a link out of the run), or a one-line StoreError."""
+    path = Path(run_dir) / "metrics.parquet"
+    _inside_or_refuse(path, Path(run_dir))
+    return read_metrics(path)
 
 
 def within(root: Path, paths: Iterable[Path]) -> list[Path]:

@@ -143,10 +143,15 @@ _warned: set[str] = set()
 
 
 def warn(message: str) -> None:
-    """One line on stderr, made printable, said once per process (several readers meet the same damaged file)."""
+    """One line on stderr, made printable, said once (several readers of one command meet the same damaged file):
+    once per process, or per command where the command line calls ``forget_warnings`` as each one starts."""
     if message not in _warned:
         _warned.add(message)
         print(printable(message), file=sys.stderr)
+
+
+def forget_warnings() -> None:
+    _warned.clear()
 
 
 class MetricRow(NamedTuple):

@@ -13,8 +13,8 @@ from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
 from reasonlab.evaluate.modular import PLATEAU_LEVELS
 from reasonlab.numerics import describe_machine
-from reasonlab.records import check_identity, load_progress, load_run, progress_figures
-from reasonlab.store import inside, read_metrics
+from reasonlab.records import check_identity, load_progress, load_run, progress_figures, run_metrics
+from reasonlab.store import inside
 
 
 def run_card(run_dir: Path) -> Table:
@@ -49,8 +49,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     if cfg is None:
         raise StoreError(f"{run_dir / 'config.yaml'}: a symbolic link out of {run_dir}; not read")
     check_identity(run_dir, cfg)
-    metrics = run_dir / "metrics.parquet"  # written at each checkpoint
-    extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() and inside(metrics, run_dir) else {}
+    extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
     rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']}, step {progress['step']}; "
                        "the same `reasonlab train` command resumes it from its last checkpoint"),
