@@ -428,14 +428,17 @@ def _mutate_json(rng: random.Random, path: Path) -> str:
     return f"{path.name}: {'.'.join(map(str, where))} {what}"
 
 
-def damage_store(rng: random.Random, store: Path, outside: Path) -> str:
-    """One random damage of a class the store's readers must survive; says what it did."""
+STORE_DAMAGES = 9
+
+
+def damage_store(rng: random.Random, store: Path, outside: Path, kind: int) -> str:
+    """One random damage of class ``kind`` (of ``STORE_DAMAGES``) that the store's readers must survive; says what
+    it did."""
     import pyarrow as pa
 
     sweep = store / "sw"
     runs = sorted(p for p in sweep.iterdir() if re.fullmatch(r"[0-9a-f]{12}", p.name))
     run = rng.choice(runs)
-    kind = rng.randrange(9)
     if kind == 0:  # a parseable file of the wrong shape
         target = rng.choice([run / "summary.json", sweep / "sweep.json", *run.glob("analysis/*/*.json"),
                              *run.glob("checkpoints/*.json")])
@@ -535,9 +538,9 @@ def store_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
             store = work / f"case-{i}"
             shutil.copytree(original, store, symlinks=True)
             what = []
-            for _ in range(rng.randint(1, 2)):
+            for kind in [i % STORE_DAMAGES] + [rng.randrange(STORE_DAMAGES)] * rng.randint(0, 1):  # each class in turn
                 try:
-                    what.append(damage_store(rng, store, work / "original" / "outside"))
+                    what.append(damage_store(rng, store, work / "original" / "outside", kind))
                 except (OSError, ValueError, LookupError, TypeError, shutil.Error):
                     pass  # an earlier damage took away what this one changes
             for args in store_invocations(store):
