@@ -222,11 +222,28 @@ def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def read_metrics(path: Path) -> list[MetricRow]:
-    """A run's metric rows (epoch, step, split, metric, value); a damaged file is a one-line error."""
+def check_metrics_columns(path: Path) -> None:
+    """A metrics file's columns (read from its footer alone) are the metrics schema's, or a one-line StoreError:
+    a Parquet table of other columns would otherwise read as rows of nulls."""
     try:
+        found = pq.read_schema(path)
+    except (pa.ArrowException, OSError) as e:
+        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+    for f in METRIC_SCHEMA:
+        if f.name not in found.names or found.field(f.name).type != f.type:
+            got = found.field(f.name).type if f.name in found.names else "missing"
+            raise StoreError(f"{path}: not a metrics table (its column {f.name} is {got}, not {f.type}); rerun the run")
+
+
+def read_metrics(path: Path) -> list[MetricRow]:
+    """A run's metric rows (epoch, step, split, metric, value); a damaged file, or a Parquet table of other
+    columns, is a one-line error."""
+    try:
+        check_metrics_columns(path)
         table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
-        columns = (table.column(f.name).to_pylist() for f in METRIC_SCHEMA)
+        columns = [table.column(f.name).to_pylist() for f in METRIC_SCHEMA]
+        if any(None in c for c in columns[:4]):
+            raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
         return [MetricRow(*r) for r in zip(*columns, strict=False)]
     except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
         raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None

@@ -28,7 +28,15 @@ from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
 from reasonlab.evaluate.scores import histogram_bins
 from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
-from reasonlab.store import LOCKS, atomic_write_bytes, atomic_write_text, file_lock, read_metrics, warn
+from reasonlab.store import (
+    LOCKS,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_metrics_columns,
+    file_lock,
+    read_metrics,
+    warn,
+)
 
 RESULTS = "results.parquet"
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
@@ -182,7 +190,8 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
     tables = [_with_sweep(results_table(s), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
-    metric_files = [m for s in sweeps for r in finished_runs(s) for m in within(r, [r / "metrics.parquet"])]
+    metric_files = [m for s in sweeps for r in finished_runs(s) for m in within(r, [r / "metrics.parquet"])
+                    if _metrics_columns(m)]
     if metric_files:  # a table, not a view: read now, while files may still be read
         _load_metrics(con, metric_files)
     else:
@@ -217,6 +226,15 @@ def _load_metrics(con, files: list[Path]) -> None:  # con: duckdb.DuckDBPyConnec
         if len(readable) == len(files):
             raise
         _load_metrics(con, readable) if readable else _no_metrics(con)
+
+
+def _metrics_columns(path: Path) -> bool:
+    try:
+        check_metrics_columns(path)
+    except StoreError as e:
+        warn(f"{e}; skipped")
+        return False
+    return True
 
 
 def _no_metrics(con) -> None:  # con: duckdb.DuckDBPyConnection
