@@ -9,7 +9,6 @@ theoretical embedding profile (T4). ``summary.md`` states every number and wheth
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
@@ -136,12 +136,12 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
-        rows = Metrics.read(run_dir / "metrics.parquet")
+        rows = Metrics(run_metrics(run_dir))
         if (experiment := is_fig8(cfg)) is not None:
             fig8[experiment] = {"cfg": cfg, "rows": rows,
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
             continue
-        final = json.loads((run_dir / "summary.json").read_text())["final"]
+        final = load_run(run_dir)[0]["final"]
         runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = {
             "cfg": cfg, "dir": run_dir, "rows": rows, "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
             "memory_acc": final.get("memory_acc"), "reasoning_train_acc": final.get("reasoning_train_acc"),
