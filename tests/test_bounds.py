@@ -266,7 +266,7 @@ def finished(tmp_path_factory) -> Path:
 
 
 def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
-    from reasonlab.store import finished_runs
+    from reasonlab.records import finished_runs
 
     run = finished_runs(finished)[0]
     _refused(["analyze", str(run), "--probe", "flow", "--key", "5000"], "--key", "5000", "20..99")
@@ -283,7 +283,7 @@ def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
 
 def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
     """Its store may be read-only: no figure redrawn, no lock file made, anywhere."""
-    from reasonlab.store import finished_runs
+    from reasonlab.records import finished_runs
 
     run = finished_runs(finished)[0]
     config = tmp_path / "config.yaml"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.config import raw_config, resolve
-from reasonlab.store import finished_runs
+from reasonlab.records import finished_runs
 from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES
 
 runner = CliRunner()

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.phase import phase_cells
-from reasonlab.store import finished_runs, unfinished_runs
+from reasonlab.records import finished_runs, run_dirs
+from reasonlab.store import unfinished_runs
 from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
 from reasonlab.sweep.results import query, read_results, table_view, write_results
@@ -360,7 +361,7 @@ def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
     for name in ("0123456789ab", "fedcba987654.partial"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text("{}")
-    assert [p.name for p in finished_runs(tmp_path)] == ["0123456789ab"]
+    assert [p.name for p in run_dirs(tmp_path)] == ["0123456789ab"]  # by name; finished_runs also reads it
     assert [p.name for p in unfinished_runs(tmp_path)] == ["fedcba987654.partial"]
 
 
@@ -454,7 +455,7 @@ def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tm
     from rich.console import Console
 
     from reasonlab.config import resolve
-    from reasonlab.store import write_progress
+    from reasonlab.records import write_progress
     from reasonlab.sweep.runner import Monitor
 
     cfg = resolve(tiny_run_dict())

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
+from reasonlab.records import load_run as _load_summary
 from reasonlab.store import check_name
-from reasonlab.store import load_run as _load_summary
 
 
 def _check(value: Any, types: type | tuple[type, ...], what: str, expected: str) -> None:

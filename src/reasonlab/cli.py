@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from reasonlab import terminal
 from reasonlab.config import (
     ConfigError,
     Pair,
@@ -34,8 +35,10 @@ from reasonlab.studies import anchor
 from reasonlab.sweep.grid import MAX_RUNS
 from reasonlab.sweep.results import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
 
-console = Console()
-err = Console(stderr=True)
+# Stored strings (labels, profiles, folder names) reach these: no markup unless a call asks for it, every control
+# character escaped (reasonlab.terminal).
+console = terminal.console()
+err = terminal.console(stderr=True)
 
 
 class _Commands(TyperGroup):
@@ -45,6 +48,9 @@ class _Commands(TyperGroup):
     def main(self, *args, standalone_mode: bool = True, **kwargs):  # noqa: ANN002, ANN003 - click's signature
         from typer._click.exceptions import ClickException
 
+        from reasonlab.store import forget_warnings
+
+        forget_warnings()  # each command says each of its warnings once
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except ClickException as e:
@@ -108,10 +114,9 @@ def _line(message: str) -> None:
 
 
 def _error_line(message: str) -> None:
-    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup)."""
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup, control
+    characters are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
@@ -520,7 +525,7 @@ def analyze(
     except UserError as e:
         _fail(str(e))
     for name, numbers in results.items():
-        console.print(f"[bold]{name}[/]: {numbers['headline']}")
+        console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")
 
 
@@ -666,9 +671,8 @@ def main() -> None:
         sys.exit(130)
     except OSError as e:  # a path the user gave (a file for a directory, read-only, missing, too large): one line
         where = f"{e.filename}: " if e.filename else ""
-        err.print(f"[bold red]error:[/] {where}{e.strerror or e}; check the path, its permissions and free space "
-                  "(finished runs are kept; an unfinished one resumes from its last checkpoint)", highlight=False,
-                  soft_wrap=True)
+        _error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
+                    "kept; an unfinished one resumes from its last checkpoint)")
         sys.exit(2)
 
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reasonlab.config import Pair
-from reasonlab.store import read_summary
+from reasonlab.records import read_summary
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 

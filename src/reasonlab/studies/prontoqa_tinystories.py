@@ -12,7 +12,6 @@ figures without training.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from statistics import mean
 
@@ -26,6 +25,7 @@ from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
 from reasonlab.evaluate.language import delta_l_summary, exclusive_tokens
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
 from reasonlab.sweep.grid import expand
@@ -64,8 +64,8 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
-    rows = Metrics.read(run_dir / "metrics.parquet")
-    final = json.loads((run_dir / "summary.json").read_text())["final"]
+    rows = Metrics(run_metrics(run_dir))
+    final = load_run(run_dir)[0]["final"]
     window = delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),

@@ -21,8 +21,9 @@ from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
-from reasonlab.store import Metrics, atomic_write_text, read_summary
+from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
@@ -129,8 +130,8 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 
 def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None) -> dict:
     """What the E1 criteria read of one finished mixture run: its final accuracies per source and the t50s."""
-    rows = Metrics.read(run_dir / "metrics.parquet") if rows is None else rows
-    summary = read_summary(run_dir / "summary.json")
+    rows = Metrics(run_metrics(run_dir)) if rows is None else rows
+    summary = load_run(run_dir)[0]
     final = summary.get("final") or {}
     return {"cfg": cfg, "dir": run_dir, "rows": rows, "label": summary["label"],
             "wall_time_s": summary.get("wall_time_s"), "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
@@ -147,7 +148,7 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
-        rows = Metrics.read(run_dir / "metrics.parquet")
+        rows = Metrics(run_metrics(run_dir))
         if (experiment := is_fig8(cfg)) is not None:
             fig8[experiment] = {"cfg": cfg, "rows": rows,
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}

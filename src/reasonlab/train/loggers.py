@@ -18,7 +18,8 @@ from types import ModuleType
 from typing import NamedTuple
 
 from reasonlab.config import ConfigError, RunConfig
-from reasonlab.store import RUN_ID, MetricRow, read_metrics, read_summary
+from reasonlab.records import read_summary
+from reasonlab.store import RUN_ID, MetricRow, read_metrics
 
 TENSORBOARD, WANDB = "tensorboard", "wandb"  # the loggers' names, and their folders in a run directory
 # The first release that keeps several runs open in one process (reinit="create_new"), as stacked ensemble
