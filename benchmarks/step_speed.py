@@ -1,8 +1,10 @@
 """One training step (forward, backward, clipping, AdamW) of reasonlab's transformer against the models users would
-otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul peak as the yardstick.
+otherwise pick, at the studies' shapes, with the machine's fp32 matmul peak as the yardstick.
 
     .venv-bench/bin/python benchmarks/step_speed.py [--shape anchor|modular|all|SHAPE] [--repeats 5] [--steps 3]
-                                                    [--compile] [--bf16] [--json out.json]
+                                                    [--clock wall|cpu] [--models a,b] [--compile] [--bf16]
+                                                    [--fused-adamw] [--all-positions] [--malloc-env]
+                                                    [--json out.json]
     .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
     .venv/bin/python benchmarks/step_speed.py --denormal-gemm --threads 1
 
@@ -12,7 +14,10 @@ otherwise pick, at the anchor study's shapes, with the machine's fp32 matmul pea
                           (post-LN, learned positions, 1 head, untied head with a bias);
   modular  (mod-*)        in-context modular arithmetic: 3·shots − 1 tokens ``x y z x y z ...``, loss on the z
                           tokens only (every third target, the others ignored); reasonlab as the modular profiles
-                          build it (pre-LN with a final LayerNorm, RoPE, 4 heads, bias-free, tied head).
+                          build it (pre-LN with a final LayerNorm, RoPE, 4 heads, bias-free, tied head);
+                          ``mod-cell`` is read from the shipped profile modular-cell.yaml (route R1: p 29, 32
+                          shots = 95 tokens, width 128, depth 2, batch 256, no clipping), and its row of data-side
+                          work times the profile's own batch source (a balanced batch drawn per step).
 
 Models, each with the same initialization (reasonlab's γ rule, γ 0.5), the same batch and the same loss:
 
@@ -35,6 +40,18 @@ point. A small-init plateau makes some of them denormal, and a CPU GEMM on denor
 Every model's FLOPs are its own, counted by ``torch.utils.flop_counter`` over one forward and backward pass;
 utilization = those FLOPs per second / the measured matmul peak. Models are timed round-robin, ``--repeats`` times
 ``--steps`` steps each after two warm-up steps; the table gives the median seconds per step and (min, max).
+
+``--clock cpu`` times the process's CPU seconds (user + system, every thread: ``time.process_time``) instead of
+wall seconds, for a machine other work keeps busy, where wall time measures the sharing. At more than one thread
+it counts core-seconds, spin-waiting threads included, so a step of 2 threads that runs in t wall seconds on an
+idle machine shows up to 2t. The matmul peak is timed with the same clock.
+
+Variants of reasonlab's step, each an extra row timed in the same round-robin: ``--compile`` (torch.compile),
+``--bf16`` (autocast), ``--fused-adamw`` (``AdamW(fused=True)``), ``--all-positions`` (the final block over every
+position, as before the scored-positions block). ``--malloc-env`` adds two rows timed in a new process per repeat,
+one plain and one with glibc's allocator told to keep freed memory (``MALLOC_MMAP_MAX_=0``,
+``MALLOC_TRIM_THRESHOLD_=16 GiB``: read at process start, so only a new process can have them), so that large
+activations are reused instead of mapped and zeroed by the kernel at every step.
 """
 
 from __future__ import annotations
@@ -44,6 +61,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -52,13 +71,18 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from reasonlab.config import ModelConfig
+from reasonlab.build import build_task
+from reasonlab.config import ModelConfig, RunConfig
+from reasonlab.config.io import load_profile, resolve
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
 from reasonlab.tasks.base import IGNORE
 from reasonlab.train.step import training_loss
 
 Loss = Callable[[nn.Module, Tensor, Tensor], Tensor]  # (model, inputs, targets) -> the step's loss
+Clock = Callable[[], float]
+CLOCKS: dict[str, Clock] = {"wall": time.perf_counter, "cpu": time.process_time}
+MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(16 * 2**30)}  # glibc, read at process start
 
 GAMMA = 0.5
 ANCHOR = {"family": "anchor", "vocab": 201, "seq": 9, "n_heads": 1}
@@ -74,25 +98,39 @@ SHAPES = {  # the anchor study's profiles (anchor-cpu.yaml, anchor-paper.yaml) a
     "mod-l": {**MODULAR, "vocab": 13, "seq": 95, "d_model": 128, "depth": 4, "d_k": 32, "d_ff": 512,
               "batch": 256},
 }
-GROUPS = {"anchor": ["cpu", "paper"], "modular": ["mod-s", "mod-m", "mod-l"]}
+
+
+def profile_shape(study: str, profile: str) -> dict:
+    """A modular profile's shape, read from the shipped profile so the benchmark cannot drift from it."""
+    cfg = resolve(load_profile(study, profile))
+    m, t = cfg.model, cfg.train
+    return {**MODULAR, "profile": (study, profile), "vocab": cfg.task.vocab_size or cfg.task.p,
+            "seq": 3 * cfg.task.n_shots - 1, "d_model": m.d_model, "depth": m.depth, "n_heads": m.n_heads,
+            "d_k": m.d_k, "d_ff": m.d_ff, "batch": t.batch_size, "clip": t.grad_clip}
+
+
+SHAPES["mod-cell"] = profile_shape("modular", "cell")  # route R1 (issue 36)
+GROUPS = {"anchor": ["cpu", "paper"], "modular": ["mod-s", "mod-m", "mod-l", "mod-cell"]}
 GROUPS["all"] = GROUPS["anchor"] + GROUPS["modular"]
 
 
-def gemm_seconds(a: Tensor, b: Tensor, repeats: int, warm_up: bool = True) -> float:
+def gemm_seconds(a: Tensor, b: Tensor, repeats: int, warm_up: bool = True, clock: Clock = time.perf_counter
+                 ) -> float:
     """Median seconds of ``a @ b`` over at least 3 repeats (after one untimed product if ``warm_up``)."""
     if warm_up:
         a @ b
     times = []
     for _ in range(max(repeats, 3)):
-        start = time.perf_counter()
+        start = clock()
         a @ b
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
-def matmul_peak(repeats: int) -> float:
+def matmul_peak(repeats: int, clock: Clock) -> float:
     """Best median fp32 GEMM rate (FLOP/s) over square sizes: the limit a training step is compared with."""
-    return max(2 * n**3 / gemm_seconds(torch.randn(n, n), torch.randn(n, n), repeats) for n in (1024, 2048, 3072))
+    return max(2 * n**3 / gemm_seconds(torch.randn(n, n), torch.randn(n, n), repeats, clock=clock)
+               for n in (1024, 2048, 3072))
 
 
 # ---- the models ------------------------------------------------------------------------------------------------
@@ -108,6 +146,11 @@ def reasonlab_model(s: dict) -> tuple[nn.Module, Loss]:
     cfg = ModelConfig(**shape, d_v=s["d_k"], norm="pre", final_norm=True, positions="rope", max_positions=s["seq"],
                       block_bias=False, head_bias=False, tied_head=True)
     return Transformer(cfg, s["vocab"]), training_loss
+
+
+def reasonlab_all_positions(s: dict) -> tuple[nn.Module, Loss]:
+    """reasonlab with its final block over every position: what the scored-positions block saves."""
+    return reasonlab_model(s)[0], lambda m, x, y: loss_of(m(x, "all"), y)
 
 
 def hf_gpt2(s: dict):
@@ -187,15 +230,16 @@ def batch(s: dict) -> tuple[Tensor, Tensor]:
 class Case:
     """One model with its optimizer and a step function that does what the trainer does."""
 
-    def __init__(self, name: str, build, shape: dict, compile_model: bool = False, bf16: bool = False):
+    def __init__(self, name: str, build, shape: dict, compile_model: bool = False, bf16: bool = False,
+                 fused: bool = False):
         torch.manual_seed(0)
-        self.name, self.bf16 = name, bf16
+        self.name, self.bf16, self.clip = name, bf16, shape.get("clip", 1.0)
         self.model, self.loss = build(shape)
         apply_init_rate(self.model, GAMMA, generator=torch.Generator().manual_seed(0))
         if compile_model:
             self.model = torch.compile(self.model)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
-        self.opt = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
+        self.opt = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01, fused=fused or None)
         self.x, self.y = batch(shape)
         self.n_params = sum(p.numel() for p in self.params)
         self.flops = self._count_flops()
@@ -215,41 +259,84 @@ class Case:
         loss = self._loss()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        nn.utils.clip_grad_norm_(self.params, 1.0)
+        if self.clip is not None:  # the profile's own setting (the modular cell trains without clipping)
+            nn.utils.clip_grad_norm_(self.params, self.clip)
         self.opt.step()
 
-    def time_steps(self, steps: int) -> float:
-        start = time.perf_counter()
+    def time_steps(self, steps: int, clock: Clock = time.perf_counter) -> float:
+        start = clock()
         for _ in range(steps):
             self.step()
-        return (time.perf_counter() - start) / steps
+        return (clock() - start) / steps
 
 
-def measure(shape_name: str, repeats: int, steps: int, compile_model: bool, bf16: bool, peak: float) -> list[dict]:
-    shape = SHAPES[shape_name]
+def new_process_step(args: argparse.Namespace, shape_name: str, env: dict[str, str]) -> float:
+    """Seconds per step of reasonlab alone in a new process (two warm-up steps, then ``--steps`` timed) with
+    ``env`` added to its environment: how settings read at process start are compared."""
+    cmd = [sys.executable, __file__, "--one-case", "--shape", shape_name, "--steps", str(args.steps),
+           "--threads", str(args.threads), "--clock", args.clock]
+    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def one_case(shape_name: str, steps: int, clock: Clock) -> float:
+    case = Case("reasonlab", reasonlab_model, SHAPES[shape_name])
+    case.time_steps(2)
+    return case.time_steps(steps, clock)
+
+
+def data_seconds(shape: dict, n: int, clock: Clock) -> list[float]:
+    """Seconds the profile's own batch source takes to draw each of ``n`` training batches (none without a
+    profile): the data-side work of a step."""
+    if "profile" not in shape:
+        return []
+    cfg: RunConfig = resolve(load_profile(*shape["profile"]))
+    batch_fn = build_task(cfg).batch_fn
+    times = []
+    for step in range(n):
+        start = clock()
+        batch_fn(step, cfg.train.batch_size)
+        times.append(clock() - start)
+    return times
+
+
+def measure(shape_name: str, args: argparse.Namespace, peak: float) -> list[dict]:
+    shape, clock = SHAPES[shape_name], CLOCKS[args.clock]
     cases = []
     for name in FAMILY_MODELS[shape["family"]]:
+        if args.models and name != "reasonlab" and name not in args.models:
+            continue
         try:
             cases.append(Case(name, MODELS[name], shape))
         except ImportError as e:
             print(f"  {name}: skipped ({e}); install the bench extra")
-    if compile_model:
-        cases.append(Case("reasonlab+compile", reasonlab_model, shape, compile_model=True))
-    if bf16:
-        cases.append(Case("reasonlab+bf16", reasonlab_model, shape, bf16=True))
+    variants = {"reasonlab+compile": ({"compile_model": True}, args.compile),
+                "reasonlab+bf16": ({"bf16": True}, args.bf16),
+                "reasonlab+fused-adamw": ({"fused": True}, args.fused_adamw)}
+    cases += [Case(name, reasonlab_model, shape, **kw) for name, (kw, wanted) in variants.items() if wanted]
+    if args.all_positions and shape["family"] == "modular":
+        cases.append(Case("reasonlab, all positions", reasonlab_all_positions, shape))
+    fresh = {"reasonlab, new process": {}, "reasonlab+malloc-env, new process": MALLOC_ENV} if args.malloc_env else {}
     for case in cases:  # warm-up: allocator, kernels, compilation
         case.time_steps(2)
-    times: dict[str, list[float]] = {c.name: [] for c in cases}
-    for _ in range(repeats):
+    times: dict[str, list[float]] = {c.name: [] for c in cases} | {name: [] for name in fresh}
+    for _ in range(args.repeats):
         for case in cases:
-            times[case.name].append(case.time_steps(steps))
+            times[case.name].append(case.time_steps(args.steps, clock))
+        for name, env in fresh.items():
+            times[name].append(new_process_step(args, shape_name, env))
+    sizes = {c.name: (c.n_params, c.flops) for c in cases} | dict.fromkeys(fresh, (cases[0].n_params, cases[0].flops))
+    data = data_seconds(shape, args.repeats * args.steps, clock)
+    if data:
+        times["data: the profile's batch source"], sizes["data: the profile's batch source"] = data, (0, 0)
     base = statistics.median(times["reasonlab"])
     rows = []
-    for case in cases:
-        med = statistics.median(times[case.name])
-        rows.append({"shape": shape_name, "model": case.name, "params": case.n_params, "gflop_per_step":
-                     case.flops / 1e9, "s_per_step": med, "min": min(times[case.name]), "max": max(times[case.name]),
-                     "utilization": case.flops / med / peak, "time_vs_reasonlab": med / base})
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        n_params, n_flops = sizes[name]
+        rows.append({"shape": shape_name, "model": name, "params": n_params, "gflop_per_step": n_flops / 1e9,
+                     "s_per_step": med, "min": min(ts), "max": max(ts), "utilization": n_flops / med / peak,
+                     "time_vs_reasonlab": med / base})
     return rows
 
 
@@ -351,13 +438,14 @@ def print_late(result: dict, threads: int) -> None:
         print(f"| {name} | {n:,} |")
 
 
-def bf16_gemm(repeats: int) -> dict[str, tuple[float, float]]:
+def bf16_gemm(repeats: int, clock: Clock) -> dict[str, tuple[float, float]]:
     """Median seconds of one GEMM in fp32 and in bf16 at a few step shapes (rows = batch × tokens): what bf16
     could gain on this CPU before casts and the fp32 parts of a step are counted."""
     out = {}
     for m, k, n in ((2048 * 9, 400, 1200), (64 * 71, 64, 256), (256 * 95, 128, 512)):
         a, b = torch.randn(m, k), torch.randn(k, n)
-        out[f"{m}×{k} by {k}×{n}"] = (gemm_seconds(a, b, repeats), gemm_seconds(a.bfloat16(), b.bfloat16(), repeats))
+        out[f"{m}×{k} by {k}×{n}"] = (gemm_seconds(a, b, repeats, clock=clock),
+                                      gemm_seconds(a.bfloat16(), b.bfloat16(), repeats, clock=clock))
     return out
 
 
@@ -380,14 +468,27 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--clock", choices=list(CLOCKS), default="wall",
+                    help="cpu: the process's CPU seconds (every thread), for a machine other work keeps busy")
+    ap.add_argument("--models", type=lambda v: v.split(","),
+                    help="comma-separated models to compare with reasonlab (default: every model of the shape)")
     ap.add_argument("--compile", action="store_true", help="also time reasonlab under torch.compile")
     ap.add_argument("--bf16", action="store_true",
                     help="also time reasonlab under bf16 autocast, after fp32 and bf16 GEMMs alone")
+    ap.add_argument("--fused-adamw", action="store_true", help="also time reasonlab with AdamW(fused=True)")
+    ap.add_argument("--all-positions", action="store_true",
+                    help="also time reasonlab with its final block over every position (modular shapes)")
+    ap.add_argument("--malloc-env", action="store_true",
+                    help="also time reasonlab in new processes, plain and with glibc's allocator keeping memory")
+    ap.add_argument("--one-case", action="store_true", help=argparse.SUPPRESS)  # what --malloc-env's processes run
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
     ap.add_argument("--denormal-gemm", action="store_true", help="time one GEMM on normal and denormal inputs")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.one_case:
+        print(one_case(args.shape, args.steps, CLOCKS[args.clock]))
+        return
     if args.denormal_gemm:
         for name, seconds in denormal_gemm(args.repeats).items():
             print(f"| {name} | {seconds:.4f} s |")
@@ -399,26 +500,26 @@ def main() -> None:
             with open(args.json, "w") as f:
                 json.dump({"threads": args.threads, "torch": torch.__version__, **result}, f, indent=1)
         return
-    peak = matmul_peak(args.repeats)
-    print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}; "
-          f"fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
+    peak = matmul_peak(args.repeats, CLOCKS[args.clock])
+    print(f"# {platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}, "
+          f"{args.clock} clock; fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
     if args.bf16:
         print("| GEMM | fp32 s | bf16 s | fp32 ÷ bf16 |\n|---|---|---|---|")
-        for name, (f32, b16) in bf16_gemm(args.repeats).items():
+        for name, (f32, b16) in bf16_gemm(args.repeats, CLOCKS[args.clock]).items():
             print(f"| {name} | {f32:.4f} | {b16:.4f} | {f32 / b16:.2f}× |")
     rows = []
     for shape in GROUPS.get(args.shape, [args.shape]):
-        rows += measure(shape, args.repeats, args.steps, args.compile, args.bf16, peak)
+        rows += measure(shape, args, peak)
     print("| shape | model | params | GFLOP/step | s/step, median (min, max) | utilization | time ÷ reasonlab |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['shape']} | {r['model']} | {r['params'] / 1e6:.2f}M | {r['gflop_per_step']:.1f} | "
-              f"{r['s_per_step']:.3f} ({r['min']:.3f}, {r['max']:.3f}) | {r['utilization']:.0%} | "
-              f"{r['time_vs_reasonlab']:.2f}× |")
+        size = (f"{r['params'] / 1e6:.2f}M | {r['gflop_per_step']:.1f}" if r["params"] else "— | —")
+        print(f"| {r['shape']} | {r['model']} | {size} | {r['s_per_step']:.3f} ({r['min']:.3f}, {r['max']:.3f}) | "
+              f"{r['utilization']:.0%} | {r['time_vs_reasonlab']:.2f}× |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"peak_flops": peak, "threads": args.threads, "torch": torch.__version__, "rows": rows}, f,
-                      indent=1)
+            json.dump({"peak_flops": peak, "threads": args.threads, "clock": args.clock, "torch": torch.__version__,
+                       "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ folders: config and every metrics row so far), which ``reasonlab reproduce ancho
 rather than draw. This draws any mix of finished and unfinished runs beside the authors' log::
 
     python scripts/trajectory_figure.py --out results/anchor-trajectory \\
+        --replay results/anchor-trajectory/replay/g0.8-theirs-long-2026-12-03.json \\
+        --replay results/anchor-trajectory/replay/g0.8-theirs-2threads-2026-12-03.json \\
         results/anchor-trajectory/eccb67ef6ca2 results/anchor-trajectory/4d2848961e74.partial \\
         results/anchor-trajectory/seeds/*.partial results/anchor-trajectory/seeds/rerun-2026-12-02/*.partial
 
@@ -58,6 +60,21 @@ def replay_curves(path: Path, tag: str = "") -> tuple[str, str, dict, int]:
         raise UserError(f"{path}: not a replay.json of scripts/replay_authors_draws.py (no {e})") from None
 
 
+def committed(runs: list[Path], replays: list[Path]) -> tuple[dict, str, str]:
+    """``draw``'s trajectories, profile and note for run folders and replay files (``scripts/regenerate_docs.py``
+    draws the committed figure and summary through this too)."""
+    profile = resolve(load_yaml(runs[0] / "config.yaml")).profile
+    ours, rows = trajectories(runs), set()
+    for path in replays:
+        gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(replays) > 1 else "")
+        ours.setdefault(gamma, {})[name] = curves
+        rows.add(eval_rows)
+    note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
+            f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
+            if rows else "")
+    return ours, profile.split("; changed:")[0], note
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (with config.yaml and metrics.parquet)")
@@ -73,16 +90,8 @@ def main() -> int:
                 raise UserError(f"{d}: not a run folder (needs config.yaml and metrics.parquet)")
             if args.ship and not d.resolve().is_relative_to(REPO):
                 raise UserError(f"{d}: --ship takes committed run folders inside {REPO} only")
-        profile = resolve(load_yaml(args.runs[0] / "config.yaml")).profile
-        ours, rows = trajectories(args.runs), set()
-        for path in args.replay:
-            gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(args.replay) > 1 else "")
-            ours.setdefault(gamma, {})[name] = curves
-            rows.add(eval_rows)
-        note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
-                f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
-                if rows else "")
-        for path in draw(ours, args.out, profile.split("; changed:")[0], note):
+        ours, profile, note = committed(args.runs, args.replay)
+        for path in draw(ours, args.out, profile, note):
             print(f"written: {path}")
         if args.ship:
             target = REPO / "src" / "reasonlab" / "data" / "anchor_trajectory" / PAPER_SCALE_FILE

@@ -4,8 +4,9 @@ The sweep scenario trains its four runs one by one, the ensemble scenario as two
 (``--ensemble 2``), the ray scenario as tasks of a local Ray instance that the sweep starts (``--backend ray``).
 Each trial starts from an empty store, kills the command one to three times — at a random moment (the whole
 process group, workers included; or, in a sweep, the sweep's own process alone, after which its workers must end
-by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``: a checkpoint, a metrics
-file, the results table, a marker) — then reruns it to completion and checks that: the run (every run of the
+by themselves) or halfway through a random atomic write (``REASONLAB_KILL_AT_WRITE``, read by the hook in
+``fault_hook/sitecustomize.py`` that the harness alone installs: a checkpoint, a metrics file, the results table, a
+marker) — then reruns it to completion and checks that: the run (every run of the
 sweep) finished; its final figures, best figures, label and every metrics row equal those of an uninterrupted run
 with the same seed; the results table has exactly one row per run; every file in the store parses (JSON, YAML,
 Parquet, safetensors, optimizer state with ``weights_only``) and no temp file is left behind.
@@ -37,6 +38,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 import yaml
@@ -44,7 +46,7 @@ from safetensors.torch import load as st_load
 
 CLI = str(Path(sys.executable).with_name("reasonlab"))
 SWEEP_RUNS = 4
-SCENARIOS = ["run", "sweep", "ensemble", "ray", "input"]
+SCENARIOS = ["run", "sweep", "ensemble", "ray", "input", "store"]
 ORPHAN_GRACE_S = 15.0
 # The processes that can write to the store: the command itself, local pool workers and Ray tasks training runs.
 # Ray's own processes (its agents and other services, idle workers) touch no store; once the sweep and with it
@@ -100,7 +102,9 @@ def run_cmd(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_at_
     ``driver_only`` the command's own process alone, as an out-of-memory kill would, after which every process it
     started must end by itself within ``ORPHAN_GRACE_S`` (those still alive are counted in ``figures``).
     The exit code (-9 when killed)."""
-    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or "")}
+    hook = str(Path(__file__).with_name("fault_hook"))  # its sitecustomize.py: the only reader of the variable
+    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": str(kill_at_write or ""),
+           "PYTHONPATH": os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
@@ -250,12 +254,24 @@ FIELDS = ["seed", "init.gamma", "init.overrides", "model.depth", "model.d_model"
           "task.held_out_pairs", "task.non_inferential", "task.benchmark", "task.split", "task.n_train", "task.p",
           "task.hops", "thresholds.fit", "profile", "model", "init.gamma.x", "nope", "train..epochs", "", "=",
           "task.anchors", "task.shifts", "train.eps", "train.floor_lr", "train.grad_clip", "train.warmup_epochs",
-          "model.ln_eps", "task.vocab_size", "model.d_ff"]
+          "model.ln_eps", "task.vocab_size", "model.d_ff", "task.seq_len", "task.n_train_per_pair",
+          "model.max_positions", "task.n_samples", "task.n_shots"]
 VALUES = ["0", "-1", "0.5", "1e309", "nan", "inf", "-inf", "1e-9", "99999999999", "true", "null", "~", "[]", "[1]",
           "[[4,3]]", "[[9,9]]", "{}", "{a: 1}", "{'3,4': -6}", "x", "'", '"', "[", "{", "- x", "!!python/none ''",
           "seq2seq", "modular", "mixture", "pre", "bf16", "cogs", "../x", "/etc", "é", "\t", "a=b", "29", "30",
           ".nan", ".inf", "-.inf", "[2,-1]", "[-1,2,3,4]", "[1,2,3,300]", "50", "1000000000", "{a: &x 1, b: *x}",
-          "&a [1]", "{1: 5, 2: 1, 3: -2, 4: 150}", "1" * 12_000]
+          "&a [1]", "{1: 5, 2: 1, 3: -2, 4: 150}", "1" * 12_000, "[" * 3000 + "]" * 3000, "{a: 1, a: 2}",
+          "10000000000", "1e12"]
+# Command-line options with a range, and values outside it (or not numbers at all).
+NUMERIC = {"sweep": ["--workers", "--threads", "--max-runs", "--ensemble"], "demo": ["--workers", "--seed"],
+           "results": ["--timeout", "--memory-limit", "--max-rows"],
+           "analyze": ["--threshold", "--key", "--position", "--shot", "--max-tasks", "--seed", "--eval-batches"]}
+BAD_NUMBERS = ["-3", "-1", "0", "nan", "inf", "-inf", "1e400", "x", "", "2.5"]
+# SQL that would run for ever, hold more memory than the machine has, or return more rows than a terminal shows.
+SQL_BOMBS = ["SELECT count(*) FROM range(1000000) a, range(1000000) b, range(1000000) c",
+             "SELECT list(range) FROM range(200000000)", "SELECT * FROM range(10000000)",
+             "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t",
+             "SELECT string_agg(repeat('x', 1000000), '') FROM range(100000)"]
 
 
 def _parsed(value: str):
@@ -269,6 +285,11 @@ def _parsed(value: str):
 
 
 def _random_yaml(rng: random.Random) -> str:
+    if rng.random() < 0.1:  # nested far too deep, or a key given twice in one mapping
+        depth = rng.choice([40, 3000])
+        block = "a:\n" + "".join("  " * i + "b:\n" for i in range(1, depth))
+        return rng.choice([f"seed: {'[' * depth}{']' * depth}\n", "train:\n  epochs: 2\ntrain:\n  epochs: 3\n",
+                           "model: {depth: 2, depth: 3}\n", block])
     if rng.random() < 0.3:
         return "".join(rng.choice("abc:{}[]-!&*|>'\"\n\t 0123456789") for _ in range(rng.randint(0, 60)))
     data: dict = {}
@@ -288,7 +309,7 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         return [a for _ in range(rng.randint(1, 3)) for a in ("--set", f"{rng.choice(FIELDS)}={rng.choice(VALUES)}")]
 
     path = work / f"in-{rng.randrange(10**9)}.yaml"
-    kind = rng.randrange(9)
+    kind = rng.randrange(13)
     if kind == 8:  # a config file that is not UTF-8 text
         path.write_bytes(_random_yaml(rng).encode() + bytes([rng.randrange(128, 256)]) + b"\n")
         return ["train", str(path), "--dry-run", "--out", str(store)]
@@ -310,6 +331,25 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         name = rng.choice(["../x", "/tmp/x", "a/b", ".hidden", "", " ", "ok\n", "<script>", "..", "-x", "x" * 300])
         return [rng.choice(["train", "sweep"]), "--dry-run", "--name", name, "--out", str(store),
                 *(["--profile", "cpu"] if rng.random() < 0.5 else [])]
+    if kind == 9:  # a numeric option outside its range
+        command = rng.choice(list(NUMERIC))
+        where = {"sweep": ["--dry-run", "--grid", "seed=1", "--out", str(store)], "demo": ["--dry-run", "--out",
+                 str(store)], "results": [str(work / "sw")], "analyze": [str(work)]}[command]
+        return [command, *where, rng.choice(NUMERIC[command]), rng.choice(BAD_NUMBERS)]
+    if kind == 10:  # a grid of more points than the limit (or than exist), or a run config given as a sweep file
+        if rng.random() < 0.5:
+            path.write_text(_random_yaml(rng) if rng.random() < 0.3 else yaml.safe_dump(tiny_config()))
+            return ["sweep", str(path), "--dry-run", "--out", str(store)]
+        axes = [f"{f}={','.join(str(i) for i in range(rng.choice([2, 1000, 20_000])))}"
+                for f in rng.sample(["seed", "train.base_lr", "init.gamma", "model.depth"], 2)]
+        limit = ["--max-runs", rng.choice(["1", "5", "1000000000"])] if rng.random() < 0.3 else []
+        return ["sweep", "--dry-run", "--out", str(store), "--profile", "cpu", *limit,
+                *(a for ax in axes for a in ("--grid", ax))]
+    if kind == 11:  # SQL that has no end, no memory bound or no row bound, over a sweep's table
+        return ["results", str(work / "sw"), "--sql", rng.choice(SQL_BOMBS), "--timeout", "1", "--memory-limit", "0.5"]
+    if kind == 12:  # a config that is not a file, an empty profile, a profile of nothing
+        return ["train", rng.choice(["/dev/zero", "/dev/null", str(work), "/proc/self/mem"]), "--dry-run",
+                "--out", str(store), *(["--profile", rng.choice(["", " ", "cpu "])] if rng.random() < 0.5 else [])]
     target = rng.choice([str(work / "missing"), str(work), str(path), "/", "", str(work / "in-0.yaml")])
     if kind == 5:
         return [rng.choice(["show", "results", "phase", "analyze"]), target]
@@ -328,6 +368,9 @@ def input_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
     rng = random.Random(seed)
     own = work is None
     work = Path(tempfile.mkdtemp(prefix="faults-input-")) if own else work
+    (work / "sw").mkdir()  # a sweep's results table for the SQL to read
+    pq.write_table(pa.table({"run_id": ["0" * 12], "label": ["inferential"], "init.gamma": [0.3]}),
+                   work / "sw" / "results.parquet")
     figures = {"scenario": "input", "inputs_tried": 0, "worked": 0, "rejected": 0, "tracebacks": 0,
                "multi_line_errors": 0, "wrote_something": 0, "problems": []}
     try:
@@ -362,11 +405,230 @@ def input_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
             shutil.rmtree(work, ignore_errors=True)
 
 
+# ---- damaged, copied, linked and hostile store files --------------------------------------------------------
+SECRET = "SECRET-OUTSIDE-THE-STORE"
+HOSTILE = ["0.93", "[/bold]", "$\\frac{$", "cpu [reduced]", "\x1b]0;pwned\x07\x1b[2J", "\u202egnp.exe", [],
+           [1, "x"], {}, {"a": {"b": None}}, None, True, -1, 10**30, 1e308, "", "x" * 300, "ab\ncd", "\udcff"]
+
+
+def build_store(work: Path) -> Path:
+    """A finished two-run sweep (two epochs each) with an analysis, a snapshot and a study summary, and beside it
+    files outside the store that links may point to: the original every store case damages a copy of."""
+    import io
+
+    from rich.console import Console
+
+    from reasonlab.analysis.probes import analyze
+    from reasonlab.store import write_json
+    from reasonlab.sweep.executors import LocalExecutor
+    from reasonlab.sweep.grid import SweepSpec, sweep_configs
+    from reasonlab.sweep.runner import run_sweep
+
+    cfg = tiny_config()
+    cfg["train"] |= {"epochs": 2}
+    cfg["train"].pop("threads")
+    configs, axes = sweep_configs(SweepSpec(name="sw", config=cfg, grid={"seed": [1, 2]}))
+    run_sweep("sw", configs, work / "store", LocalExecutor(1, 1), axes, console=Console(file=io.StringIO()))
+    sweep = work / "store" / "sw"
+    run = sweep / configs[0].run_id()
+    analyze(run, ["embedding"], "final", {})
+    ckpt = run / "checkpoints"
+    write_json(ckpt / "snapshot-2.json", {"step": 2, "fraction": 0.5, "epoch": 1, "sha256": {}})
+    (ckpt / "snapshot-2.safetensors").write_bytes(next(ckpt.glob("step-*.safetensors")).read_bytes())
+    (sweep / "summary.md").write_text("# sw\n\nstudy summary\n")
+    (work / "outside" / "folder").mkdir(parents=True)
+    for name in ("summary.md", "figure.png", "summary.json", "metrics.parquet", "sweep.json", "results.parquet"):
+        (work / "outside" / name).write_text(SECRET)
+    (work / "outside" / "folder" / "flow.json").write_text(json.dumps({"headline": SECRET}))
+    return work / "store"
+
+
+def _nodes(node, path=()):  # noqa: ANN001 - any JSON value
+    """Every (path, value) of a JSON document, containers included."""
+    yield path, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _nodes(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _nodes(v, (*path, i))
+
+
+def _mutate_json(rng: random.Random, path: Path) -> str:
+    """Replace one random node of a JSON file by a hostile value (often of another shape), or delete it."""
+    data = json.loads(path.read_text())
+    where, _ = rng.choice([x for x in _nodes(data) if x[0]])
+    parent = data
+    for key in where[:-1]:
+        parent = parent[key]
+    if rng.random() < 0.2:
+        del parent[where[-1]]
+        what = "deleted"
+    else:
+        parent[where[-1]] = value = rng.choice(HOSTILE)
+        what = f"= {value!r}"[:40]
+    path.write_bytes(json.dumps(data).encode("utf-8", "surrogateescape"))
+    return f"{path.name}: {'.'.join(map(str, where))} {what}"
+
+
+STORE_DAMAGES = 9
+
+
+def damage_store(rng: random.Random, store: Path, outside: Path, kind: int) -> str:
+    """One random damage of class ``kind`` (of ``STORE_DAMAGES``) that the store's readers must survive; says what
+    it did."""
+    import pyarrow as pa
+
+    sweep = store / "sw"
+    runs = sorted(p for p in sweep.iterdir() if re.fullmatch(r"[0-9a-f]{12}", p.name))
+    run = rng.choice(runs)
+    if kind == 0:  # a parseable file of the wrong shape
+        target = rng.choice([run / "summary.json", sweep / "sweep.json", *run.glob("analysis/*/*.json"),
+                             *run.glob("checkpoints/*.json")])
+        return _mutate_json(rng, target)
+    if kind == 1:  # a run directory copied or renamed under another run's name
+        other = rng.choice(["0123456789ab", *(r.name for r in runs if r != run)])
+        if (sweep / other).exists():
+            shutil.rmtree(sweep / other)
+        (shutil.copytree if rng.random() < 0.5 else shutil.move)(run, sweep / other)
+        return f"{run.name} as {other}"
+    if kind == 2:  # a link out of the run or sweep directory
+        link, target = rng.choice([
+            (sweep / "summary.md", outside / "summary.md"), (run / "figures" / "x.png", outside / "figure.png"),
+            (run / "analysis" / "linked", outside / "folder"), (run / "summary.json", outside / "summary.json"),
+            (run / "metrics.parquet", outside / "metrics.parquet"), (sweep / "sweep.json", outside / "sweep.json"),
+            (sweep / "results.parquet", outside / "results.parquet"), (sweep / "0123456789ab", outside / "folder")])
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        return f"{link.relative_to(store)} -> {target}"
+    if kind == 3:  # a foreign Parquet table in place of the metrics or the results
+        target = rng.choice([run / "metrics.parquet", sweep / "results.parquet"])
+        columns = rng.sample(["epoch", "step", "split", "metric", "value", "run_id", "x"], rng.randint(1, 4))
+        table = pa.table({c: rng.choice([pa.array([1, 2]), pa.array(["a", "b"]), pa.array([0.5, None])])
+                          for c in columns})
+        pq.write_table(table, target)
+        return f"{target.name}: foreign table {columns}"
+    if kind == 4:  # names and texts that are not UTF-8
+        choice = rng.randrange(3)
+        if choice == 0:
+            (run / "figures").mkdir(exist_ok=True)
+            (run / "figures" / os.fsdecode(b"\xff\xfe.png")).write_bytes(b"\x89PNG")
+            return "a figure named in bytes"
+        if choice == 1:
+            shutil.copytree(sweep, store / os.fsdecode(b"sw\xff"), symlinks=True)
+            return "a sweep folder named in bytes"
+        target = rng.choice([sweep / "summary.md", sweep / "sweep.json", run / "summary.json"])
+        data = target.read_bytes()
+        target.write_bytes(data[:20] + b"\xff\xfe" + data[20:])
+        return f"{target.name}: not UTF-8"
+    if kind == 5:  # stored strings that are markup or terminal escapes
+        summary = json.loads((run / "summary.json").read_text())
+        key = rng.choice(["profile", "label", "device", "git_revision"])
+        summary[key] = rng.choice([h for h in HOSTILE if isinstance(h, str)])
+        (run / "summary.json").write_bytes(json.dumps(summary).encode("utf-8", "surrogateescape"))
+        return f"summary.json: {key} = {summary[key]!r}"[:80]
+    if kind == 6:  # an unfinished run: its progress file of the wrong shape, or its directory another run's
+        partial = run.with_name(run.name + ".partial")
+        shutil.copytree(run, partial)
+        (partial / "summary.json").unlink()
+        progress = {"epoch": 1, "epochs": 2, "step": 4, "loss": 1.0, "wall_time_s": 1.0, "evaluated_epoch": 1,
+                    "train_acc": 0.5}
+        (partial / "progress.json").write_text(json.dumps(progress))
+        if rng.random() < 0.5:
+            return _mutate_json(rng, partial / "progress.json")
+        partial.rename(sweep / "0123456789ab.partial")
+        return "an unfinished run under another id"
+    if kind == 7:  # a summary whose config is not its run's
+        summary = json.loads((run / "summary.json").read_text())
+        summary["config"]["seed"] = rng.choice([7, "7", [7], None])
+        (run / "summary.json").write_text(json.dumps(summary))
+        return f"summary.json: config.seed = {summary['config']['seed']!r}"
+    target = rng.choice([run / "summary.json", sweep / "sweep.json", run / "metrics.parquet"])
+    data = target.read_bytes()
+    target.write_bytes(data[: rng.randrange(len(data))])
+    return f"{target.name}: cut short"
+
+
+def store_invocations(store: Path) -> list[list[str]]:
+    """Every command that reads the (damaged) store: of its first run (finished or not) and of its sweep."""
+    sweep = store / "sw"
+    runs = sorted(str(p) for p in sweep.iterdir() if re.fullmatch(r"[0-9a-f]{12}(\.partial)?", p.name))
+    run = runs[0] if runs else str(sweep / "missing")
+    return [["show", run], ["report", run], ["analyze", run, "--probe", "embedding"], ["report", str(sweep)],
+            ["results", str(sweep)], ["results", str(store), "--all"], ["phase", str(sweep)],
+            *(["results", str(sweep), "--sql", sql] for sql in (
+                "SELECT * FROM runs", "SELECT count(*), count(DISTINCT run_id) FROM metrics",
+                "SELECT count(*) FROM offsets"))]
+
+
+def store_harness(n: int, seed: int = 0, work: Path | None = None) -> dict:
+    """``n`` random damages of a finished sweep (one or two each), each followed by every command that reads it:
+    each must work or fail in one line (exit 2), never with a traceback; no control character may reach the
+    terminal, and nothing from outside the store (reached through a link) may show up in an output or a report."""
+    from reasonlab.cli import app
+
+    rng = random.Random(seed)
+    own = work is None
+    work = Path(tempfile.mkdtemp(prefix="faults-store-")) if own else work
+    figures = {"scenario": "store", "stores_damaged": n, "cases_tried": 0, "worked": 0, "rejected": 0,
+               "tracebacks": 0, "multi_line_errors": 0, "unescaped_output": 0, "read_outside": 0, "problems": []}
+    try:
+        original = build_store(work / "original")
+        for i in range(n):
+            store = work / f"case-{i}"
+            shutil.copytree(original, store, symlinks=True)
+            what = []
+            for kind in [i % STORE_DAMAGES] + [rng.randrange(STORE_DAMAGES)] * rng.randint(0, 1):  # each class in turn
+                try:
+                    what.append(damage_store(rng, store, work / "original" / "outside", kind))
+                except (OSError, ValueError, LookupError, TypeError, shutil.Error):
+                    pass  # an earlier damage took away what this one changes
+            for args in store_invocations(store):
+                _store_case(figures, app, args, what)
+            shutil.rmtree(store, ignore_errors=True)
+        return figures
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _store_case(figures: dict, app, args: list[str], what: list[str]) -> None:  # noqa: ANN001 - a typer app
+    """Run one command on a damaged store and count how it ended."""
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, args)
+    figures["cases_tried"] += 1
+    out = result.output
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    case = f"{what} {args[0]} {args[1:]}"
+    if result.exit_code == 0:
+        figures["worked"] += 1
+    elif result.exit_code == 2 and len(errors) == 1 and isinstance(result.exception, SystemExit):
+        figures["rejected"] += 1
+    elif result.exit_code == 2 and isinstance(result.exception, SystemExit):
+        figures["multi_line_errors"] += 1
+        figures["problems"].append(f"{case}: {out[-300:]!r}")
+    else:
+        figures["tracebacks"] += 1
+        figures["problems"].append(f"{case}: exit {result.exit_code} {result.exception!r}")
+    if re.search("[\x00-\x08\x0b-\x1f\x7f\u202e]", out):
+        figures["unescaped_output"] += 1
+        figures["problems"].append(f"{case}: control characters printed: {out[-200:]!r}")
+    report = Path(args[1]) / "report.html"
+    if SECRET in out or (args[0] == "report" and report.is_file() and SECRET in report.read_text()):
+        figures["read_outside"] += 1
+        figures["problems"].append(f"{case}: read a file outside the store")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=20, help="kill points per scenario (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--inputs", type=int, default=2000, help="random bad inputs for the input scenario")
+    parser.add_argument("--stores", type=int, default=200, help="random store damages for the store scenario")
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
@@ -375,7 +637,8 @@ def main() -> None:
     results = []
     for sc in scenarios:
         t = time.monotonic()
-        figures = input_harness(args.inputs, args.seed) if sc == "input" else asdict(harness(sc, args.kills, args.seed))
+        figures = input_harness(args.inputs, args.seed) if sc == "input" else store_harness(args.stores, args.seed) \
+            if sc == "store" else asdict(harness(sc, args.kills, args.seed))
         results.append({**figures, "wall_s": round(time.monotonic() - t, 1)})
         print(json.dumps(results[-1], indent=2), flush=True)
     if args.out:

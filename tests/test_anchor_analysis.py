@@ -87,6 +87,7 @@ def test_spectra_of_a_rank_one_matrix():
     assert eig[0] > 0 and np.allclose(eig[1:], 0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_analyze_cli_runs_every_anchor_analysis(tmp_path):
     run_dir, _ = train_run(tiny_run(train={"epochs": 2}), tmp_path / "runs", progress=False, log=lambda _: None)
     result = CliRunner().invoke(app, ["analyze", str(run_dir), "--key", "40"])
@@ -101,6 +102,7 @@ def test_analyze_cli_runs_every_anchor_analysis(tmp_path):
     assert bad.exit_code == 2 and "--pair" in bad.output and "Traceback" not in bad.output
 
 
+@pytest.mark.slow
 def test_analyses_over_saved_checkpoints(tmp_path):
     cfg = tiny_run(train={"epochs": 3, "checkpoint_every": 1})
     run_dir, _ = train_run(cfg, tmp_path / "runs", progress=False, log=lambda _: None)

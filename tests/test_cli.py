@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.config import raw_config, resolve
-from reasonlab.store import finished_runs
+from reasonlab.records import finished_runs
 from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES
 
 runner = CliRunner()
@@ -127,25 +127,26 @@ def test_profiles_resolve_and_label_themselves(profile: str) -> None:
         assert cfg.task.n_train_per_pair * 15 == 759_375
 
 
-def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_anchor_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     small = ["--set", "train.epochs=1", "--set", "task.n_train_per_pair=40", "--set", "task.n_test_per_pair=8",
              "--set", "model.d_model=16", "--set", "model.d_k=8", "--set", "model.d_v=8", "--set", "model.d_ff=32",
              "--set", "train.batch_size=64"]
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--workers", "1", *small])
+    result = runner.invoke(app, ["demo", "anchor", "--out", str(tmp_path), "--workers", "1", *small])
     assert result.exit_code == 0, result.output
-    runs = finished_runs(tmp_path / "demo")
+    runs = finished_runs(tmp_path / "demo-anchor")
     assert len(runs) == 2 and all((r / "figures" / "run.png").is_file() for r in runs)
     gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
     assert gammas == sorted(DEMO_GAMMAS)
     for r in runs:
         assert json.loads((r / "summary.json").read_text())["label"] in result.output
-    assert (tmp_path / "demo" / "figures" / "demo.png").is_file()  # both runs beside the authors' log, on Σlr
+    assert (tmp_path / "demo-anchor" / "figures" / "demo.png").is_file()  # both beside the authors' log, on Σlr
     said = " ".join(result.output.split())
     assert f"At this reduced profile γ {DEMO_GAMMAS[0]} ended" in said and "at small init" in said
     assert "shows" in said or "does NOT show" in said
     # beside reasonlab's own paper-scale runs, shipped with the package, with their count said
     assert "At paper scale on this CPU" in said and "γ 0.8 reached the log's inferential answer in" in said
-    for command in (["results", str(tmp_path / "demo")], ["phase", str(tmp_path / "demo")]):  # a real sweep
+    for command in (["results", str(tmp_path / "demo-anchor")], ["phase", str(tmp_path / "demo-anchor")]):
         after = runner.invoke(app, command)
         assert after.exit_code == 0, after.output
 
@@ -154,6 +155,60 @@ def _end(label: str, inf: float | None, sym: float | None, escape_lr: float | No
     return {"label": label, "seen": 0.99, "inferential": inf, "symmetric": sym, "wall_time_s": 1.0,
             "escaped": escape_lr is not None, "escape_lr": escape_lr, "escape_epoch": 2,
             "escape_inferential": escape_inf, "escape_symmetric": 0.0}
+
+
+def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
+    """The main demo: the reasoning/memory mixture at both initializations as a sweep, its table, its figure and a
+    verdict that names the four E1 criteria; then the sweep reads as one."""
+    from reasonlab.studies.demo import DEMO_GAMMAS as MIXTURE_GAMMAS
+
+    small = ["--set", "train.epochs=2", "--set", "task.n_samples=2000", "--set", "model.d_model=16",
+             "--set", "model.d_ff=32", "--set", "train.checkpoint_every=1"]
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--workers", "1", *small])
+    assert result.exit_code == 0, result.output
+    runs = finished_runs(tmp_path / "demo")
+    gammas = sorted(yaml.safe_load((r / "config.yaml").read_text())["init"]["gamma"] for r in runs)
+    assert gammas == sorted(MIXTURE_GAMMAS)
+    assert (tmp_path / "demo" / "figures" / "demo.png").is_file()
+    said = " ".join(result.output.split())
+    assert f"Large init: γ {MIXTURE_GAMMAS[0]:g} ended" in said and "The study's E1 criteria (" in said
+    assert "The contrast shows" in said or "does NOT show" in said
+    assert "reasonlab demo trajectory" in said
+    after = runner.invoke(app, ["results", str(tmp_path / "demo")])
+    assert after.exit_code == 0, after.output
+
+
+def test_demo_trajectory_draws_the_shipped_paper_scale_runs_without_training(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "trajectory", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "demo-trajectory" / "trajectory.png").is_file()
+    assert "At paper scale on this CPU" in " ".join(result.output.split())
+    assert not any(p.name.endswith(".partial") or p.name == "sweep.json" for p in tmp_path.rglob("*"))
+
+
+def _mixture_run(label: str, memory: float, unseen: float, t50_memory: int | None, t50_rule: int | None) -> dict:
+    return {"label": label, "memory_acc": memory, "reasoning_train_acc": 1.0, "reasoning_test_acc": unseen,
+            "t50_memory": t50_memory, "t50_reasoning_train": t50_rule, "last_epoch": 60}
+
+
+def test_mixture_demo_verdict_reads_the_criteria_from_the_numbers() -> None:
+    from reasonlab.studies.demo import DEMO_GAMMAS as MIXTURE_GAMMAS
+    from reasonlab.studies.demo import demo_verdict
+
+    large, small = MIXTURE_GAMMAS
+    shows = demo_verdict({large: _mixture_run("memorizing", 1.0, 0.47, 8, 8),
+                          small: _mixture_run("reasoning", 1.0, 0.91, 26, 10)})
+    assert "The contrast shows" in shows and "(3 of 4)" in shows
+    assert "large init at least 0.5 lower on the unseen tuples: did not hold" in shows
+    # the rule learned at the same time as the table at small init: no contrast, whatever the labels
+    together = demo_verdict({large: _mixture_run("memorizing", 1.0, 0.47, 8, 8),
+                             small: _mixture_run("reasoning", 1.0, 0.95, 10, 10)})
+    assert "does NOT show" in together and "learns the rule first (t50 ratio ≤ 0.5): did not hold" in together
+    # memory never learned at small init: the ratio is a bound, still "rule first"
+    bound = demo_verdict({large: _mixture_run("memorizing", 1.0, 0.2, 8, 8),
+                          small: _mixture_run("not-fitted", 0.3, 0.95, None, 10)})
+    assert "The contrast shows" in bound and "(4 of 4)" in bound
+    assert "not both finished" in demo_verdict({large: _mixture_run("memorizing", 1.0, 0.4, 8, 8)})
 
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
@@ -217,7 +272,8 @@ def _main(monkeypatch, capsys, *args: str) -> tuple[int, str]:
     return done.value.code, captured.out + captured.err
 
 
-@pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial", "csv-dir-missing"])
+@pytest.mark.parametrize("case", ["out-is-a-file", "read-only", "dangling-partial",
+                                  pytest.param("csv-dir-missing", marks=pytest.mark.slow)])  # trains a sweep
 def test_bad_paths_are_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch, capsys, request, case: str) -> None:
     import os
     import subprocess

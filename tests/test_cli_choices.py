@@ -49,6 +49,9 @@ def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path)
     assert result.exit_code == 0 and "sweep scan-cpu:" in result.output, result.output
     result = runner.invoke(app, ["demo", "--dry-run", "--out", str(out)])
     assert result.exit_code == 0 and "sweep demo: 2 runs" in result.output, result.output
+    assert "init.gamma=0.3" in result.output and "init.gamma=0.8" in result.output
+    result = runner.invoke(app, ["demo", "anchor", "--dry-run", "--out", str(out)])
+    assert result.exit_code == 0 and "sweep demo-anchor: 2 runs" in result.output, result.output
     assert "init.gamma=0.3" in result.output and "init.gamma=0.85" in result.output
     # the demo's runs are, config for config, the committed search runs its profile was chosen from
     # (results/anchor-search, docs/anchor-composition.md), so the README's figures for it are theirs

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from faults import harness, input_harness
 
+pytestmark = pytest.mark.slow  # the harnesses: many runs killed and resumed, many CLI invocations
+
 
 @pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3),
                                                          ("ray", 1, 2)])
@@ -27,4 +29,17 @@ def test_random_bad_input_is_rejected_in_one_line_and_writes_nothing(tmp_path):
     figures = input_harness(150, seed=3, work=tmp_path)
     assert figures["inputs_tried"] == 150 and figures["rejected"] > 100
     assert figures["tracebacks"] == 0 and figures["multi_line_errors"] == 0 and figures["wrote_something"] == 0
+    assert figures["problems"] == []
+
+
+def test_damaged_copied_linked_and_hostile_store_files_never_give_a_traceback(tmp_path):
+    """The store scenario: each class of store damage in turn (files of the wrong shape, copied run directories,
+    links out of the store, foreign Parquet tables, names and texts not in UTF-8, markup and escapes in stored
+    strings, unfinished runs), each followed by every command that reads the store."""
+    from faults import STORE_DAMAGES, store_harness
+
+    figures = store_harness(STORE_DAMAGES, seed=2, work=tmp_path)
+    assert figures["cases_tried"] >= 9 * STORE_DAMAGES and figures["rejected"] > 0
+    assert figures["tracebacks"] == 0 and figures["multi_line_errors"] == 0
+    assert figures["unescaped_output"] == 0 and figures["read_outside"] == 0
     assert figures["problems"] == []

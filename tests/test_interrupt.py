@@ -24,7 +24,8 @@ from safetensors.torch import load_file
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import resolve
 from reasonlab.errors import Interrupted
-from reasonlab.store import load_progress, read_metrics, unfinished_runs
+from reasonlab.records import load_progress
+from reasonlab.store import read_metrics, unfinished_runs
 from reasonlab.sweep.grid import load_sweep, sweep_configs
 from reasonlab.train import interrupt, loop
 from reasonlab.train.ensemble import Stack, train_ensemble

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.config import ConfigError
-from reasonlab.store import finished_runs, read_metrics
+from reasonlab.records import finished_runs
+from reasonlab.store import read_metrics
 from reasonlab.train.ensemble import train_ensemble
 from reasonlab.train.loggers import wandb_module
 from reasonlab.train.loop import Trainer, train_run

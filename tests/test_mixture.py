@@ -173,6 +173,7 @@ def test_e1_criteria_read_memory_never_learned_as_a_bound():
     assert c["large_init_no_bias"] and not c["t50_ratio_large_init_bound"]
 
 
+@pytest.mark.slow
 def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_samples=2000", "model.d_model=40", "model.d_ff=48", "train.epochs=4", "train.warmup_epochs=1",
             "train.batch_size=128", "train.checkpoint_every=1", "train.eval_max_per_set=500"]

@@ -343,6 +343,7 @@ def test_modular_cells_average_seeds_then_classify():
         modular_cells(rows)
 
 
+@pytest.mark.slow
 def test_modular_sweep_phase_cli(tmp_path):
     from typer.testing import CliRunner
 
@@ -413,6 +414,7 @@ def test_modular_phase_claims_on_constructed_rows():
     assert not rising_claim(np.linspace(0.05, 0.3, 12))[0]  # rising, but by less than 0.5
 
 
+@pytest.mark.slow
 def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
     from conftest import reproduce_tiny
 

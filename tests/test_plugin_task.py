@@ -36,6 +36,7 @@ def cli(*args) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_a_task_of_ones_own_is_trained_swept_plotted_and_reported(parity, tmp_path):
     sets = [x for item in parity.BASE for x in ("--set", item)]
     out = cli("train", *sets, "--out", tmp_path, "--name", "adhoc", "--quiet")

@@ -221,6 +221,7 @@ def test_contrast_verdict_needs_every_seed():
     assert study.contrast_verdict({"init": [(0.0, 0.1)]}).startswith("not testable early")
 
 
+@pytest.mark.slow
 def test_reproduce_regime_skips_the_runs_a_plain_sweep_finished_and_regenerates_without_checkpoints(tmp_path):
     """The main runs trained by `reasonlab sweep` under the study's sweep name are found and skipped; the arms
     train; the report comes back the same from the committed files alone."""

@@ -230,6 +230,7 @@ def test_length_buckets_keep_every_row_and_group_similar_lengths():
     assert padded < 0.7 * (random_spread.max(1).values * 10).sum()
 
 
+@pytest.mark.slow
 def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     """A tiny addition study (3 settings × 2 nested sizes) through the sweep machinery: one row per run, a
     figure, and a summary with per-category rows and a verdict per size."""

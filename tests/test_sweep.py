@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate.phase import phase_cells
-from reasonlab.store import finished_runs, unfinished_runs
+from reasonlab.records import finished_runs, run_dirs
+from reasonlab.store import unfinished_runs
 from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
 from reasonlab.sweep.results import query, read_results, table_view, write_results
@@ -127,6 +128,7 @@ def test_rerun_skips_finished_runs(finished_sweep):
     assert {p: p.stat().st_mtime_ns for p in (out / "tiny").rglob("summary.json")} == before
 
 
+@pytest.mark.slow
 def test_ensemble_sweep_gives_the_same_runs(finished_sweep, tmp_path):
     """Grouped into stacked ensembles of two, the sweep lands the same runs, one row each, with the same labels
     and (to float tolerance) the same figures as the sweep that trained every run alone."""
@@ -230,6 +232,7 @@ def test_results_markdown_is_the_printed_table(finished_sweep, tmp_path):
     assert bad.exit_code == 2 and "--markdown" in bad.output and not (tmp_path / "no").exists()
 
 
+@pytest.mark.slow
 def test_two_sweeps_on_one_store(tmp_path):
     """Two sweeps sharing a run (and a table) at once: every run trained once, both tables whole."""
     spec = tiny_spec(**{"init.gamma": [0.3, 0.8]})
@@ -266,6 +269,7 @@ def _sweep_in_background(tmp_path, epochs: int, until) -> tuple[subprocess.Popen
     return proc, cmd, sweep_dir
 
 
+@pytest.mark.slow
 def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
     proc, cmd, sweep_dir = _sweep_in_background(
         tmp_path, 6, lambda d: finished_runs(d) and unfinished_runs(d))
@@ -282,6 +286,7 @@ def test_sigkill_mid_sweep_then_rerun_completes(tmp_path):
         pq.read_table(d / "metrics.parquet")
 
 
+@pytest.mark.slow
 def test_killing_the_sweep_process_alone_takes_its_workers_with_it(tmp_path):
     """SIGKILL to the sweep's own process only (not its group): the pool workers must not train on as orphans."""
     proc, _, _ = _sweep_in_background(tmp_path, 40, lambda d: len(unfinished_runs(d)) >= 2)
@@ -356,10 +361,11 @@ def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
     for name in ("0123456789ab", "fedcba987654.partial"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text("{}")
-    assert [p.name for p in finished_runs(tmp_path)] == ["0123456789ab"]
+    assert [p.name for p in run_dirs(tmp_path)] == ["0123456789ab"]  # by name; finished_runs also reads it
     assert [p.name for p in unfinished_runs(tmp_path)] == ["fedcba987654.partial"]
 
 
+@pytest.mark.slow
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
             "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]
@@ -388,6 +394,7 @@ TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_mo
                "model.d_ff=32", "train.epochs=2", "train.warmup_epochs=0", "train.batch_size=64"]
 
 
+@pytest.mark.slow
 def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
     from reasonlab.studies.anchor_complexity import epochs_to_fit
 
@@ -403,6 +410,7 @@ def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
     assert fit is None or 1 <= fit <= 2
 
 
+@pytest.mark.slow
 def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
     reproduce_tiny("anchor-lr-wd", tmp_path, TINY_ANCHOR)
     sweep_dir = tmp_path / "anchor-lr-wd-cpu"
@@ -447,7 +455,7 @@ def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tm
     from rich.console import Console
 
     from reasonlab.config import resolve
-    from reasonlab.store import write_progress
+    from reasonlab.records import write_progress
     from reasonlab.sweep.runner import Monitor
 
     cfg = resolve(tiny_run_dict())

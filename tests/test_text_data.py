@@ -86,6 +86,7 @@ def test_exclusive_tokens_and_delta_l_window():
     assert delta_l_window(rows, 100, window=(0.9, 0.95)) is None
 
 
+@pytest.mark.slow
 def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
             "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.epochs=2", "train.batch_size=16"]

@@ -82,6 +82,7 @@ def test_two_folders_drawing_as_one_line_are_refused(tmp_path):
         _line_names([tmp_path / "a/x", tmp_path / "c/y", tmp_path / "c/y"])
 
 
+@pytest.mark.slow
 def test_reproduce_trajectory_end_to_end(tmp_path):
     args = ["reproduce", "anchor-trajectory", "--out", str(tmp_path), "--workers", "2"]
     for item in TINY:

@@ -13,17 +13,47 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reasonlab.config import RunConfig, raw_config, resolve
+from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
+from reasonlab.records import load_run as _load_summary
 from reasonlab.store import check_name
-from reasonlab.store import load_run as _load_summary
 
 
-def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), *,
+def _check(value: Any, types: type | tuple[type, ...], what: str, expected: str) -> None:
+    """Refuse an argument of the wrong type at the boundary, naming it, rather than failing deep inside."""
+    if isinstance(value, bool) or not isinstance(value, types):
+        raise ConfigError(f"{what}: expected {expected}, got {type(value).__name__} {str(value)[:40]!r}")
+
+
+def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
+    """``overrides`` as ``key=value`` strings: from a mapping (values as JSON) or a list of strings."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        items = []
+        for key, value in overrides.items():
+            _check(key, str, "make_config overrides", "dotted field names as keys, e.g. {'init.gamma': 0.8}")
+            try:
+                items.append(f"{key}={json.dumps(value, allow_nan=False)}")
+            except (TypeError, ValueError, RecursionError):
+                raise ConfigError(f"make_config overrides[{key!r}]: {str(value)[:40]!r} is not a config value "
+                                  "(numbers, strings, booleans, None, lists and dicts of them)") from None
+        return items
+    _check(overrides, list | tuple, "make_config overrides", "a dict or a list of 'key=value' strings")
+    for item in overrides:
+        _check(item, str, "make_config overrides", "'key=value' strings, e.g. ['init.gamma=0.8']")
+    return list(overrides)
+
+
+def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = (), *,
                 study: str = "anchor", file: str | Path | None = None) -> RunConfig:
     """A validated run config: a study's built-in ``profile`` (none: the study's paper-scale defaults), then a YAML
     ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"], as ``--set``)."""
-    items = [f"{k}={json.dumps(v)}" for k, v in overrides.items()] if isinstance(overrides, Mapping) \
-        else list(overrides)
+    if profile is not None:
+        _check(profile, str, "make_config profile", "a profile name such as 'cpu', or None")
+    _check(study, str, "make_config study", "a study name such as 'anchor'")
+    if file is not None:
+        _check(file, str | Path, "make_config file", "a path to a YAML file, or None")
+    items = _override_items(overrides)
     return resolve(raw_config(Path(file) if file is not None else None, profile, items, study))
 
 
@@ -78,15 +108,17 @@ class Run:
             self._data = build_task(self.config)
         return self._data
 
-    def model(self, checkpoint: str = "final"):  # -> torch.nn.Module
-        """The trained model in eval mode at ``final``, ``best`` (early stopping) or a saved step ("120")."""
+    def model(self, checkpoint: str | int = "final"):  # -> torch.nn.Module
+        """The trained model in eval mode at ``final``, ``best`` (early stopping) or a saved step ("120" or 120)."""
         from reasonlab.analysis.loading import load_trained
 
-        return load_trained(self.dir, checkpoint, self.data())[1]
+        _check(checkpoint, str | int, "Run.model checkpoint", "'final', 'best' or a saved step")
+        return load_trained(self.dir, str(checkpoint), self.data())[1]
 
 
 def load(run_dir: str | Path) -> Run:
     """A finished run directory (``runs/<name>/<run_id>``)."""
+    _check(run_dir, str | Path, "load run_dir", "a run directory path")
     summary, raw = _load_summary(Path(run_dir))
     return Run(Path(run_dir), resolve(raw), summary)
 
@@ -98,22 +130,28 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     from reasonlab.train.loop import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)
-    plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
-    return run_dir, summary
+    if not all((run_dir / "figures" / f"run.{ext}").is_file() for ext in ("png", "svg")):
+        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+    return run_dir, summary  # a finished run found whole is left untouched (its store may be read-only)
 
 
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
     """Train ``config`` like ``reasonlab train`` (same run directory ``out/name/<run_id>``, same files, figures
     included); a finished run is loaded, an unfinished one resumed."""
+    _check(config, RunConfig, "run config", "a RunConfig, e.g. make_config('cpu')")
+    _check(out, str | Path, "run out", "a store directory path")
+    _check(name, str, "run name", "a group name under the store, e.g. 'adhoc'")
     run_dir, _ = train_and_plot(config, Path(out) / check_name(name, "name"), "bar" if progress else False,
                                 print if progress else (lambda _: None))
     return load(run_dir)
 
 
-def open_store(path: str | Path):  # -> duckdb.DuckDBPyConnection
+def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPyConnection
     """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
     with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
-    and ``offsets`` (held-out offset histograms)."""
+    and ``offsets`` (held-out offset histograms), holding at most ``memory_gib`` GiB (as ``results --sql``)."""
     from reasonlab.sweep.results import connect
 
-    return connect(Path(path))
+    _check(path, str | Path, "open_store path", "a store, sweep or group directory path")
+    _check(memory_gib, int | float, "open_store memory_gib", "a number of GiB")
+    return connect(Path(path), memory_gib)

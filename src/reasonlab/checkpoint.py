@@ -14,16 +14,52 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import pickle
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from pydantic import BaseModel, ConfigDict, ValidationError
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from torch import nn
 
-from reasonlab.store import atomic_write_bytes, write_json
+from reasonlab.errors import StoreError
+from reasonlab.store import atomic_write_bytes, read_json, warn, write_json
+
+
+class SnapshotMarker(BaseModel):
+    """A snapshot's ``snapshot-N.json`` marker, as ``save_snapshot`` writes it (and checks it before writing)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+    step: int
+    epoch: int
+    run_id: str | None = None  # markers written before run ids were recorded have none
+    sha256: dict[str, str] = {}
+    fraction: float
+
+
+class Marker(SnapshotMarker):
+    """A checkpoint's ``step-N.json`` marker: a snapshot's fields but the fraction, and the wall time so far."""
+
+    fraction: float | None = None
+    wall_time_s: float
+
+
+def read_marker(path: Path, model: type[SnapshotMarker] = Marker) -> dict:
+    """A marker as its writer wrote it, or ValueError naming the file and what is wrong."""
+    try:
+        marker = read_json(path, "checkpoint marker")
+        model.model_validate(marker)
+        return marker
+    except StoreError as e:
+        raise ValueError(str(e)) from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ValueError(f"{path}: not a checkpoint marker as reasonlab writes it ("
+                         f"{'.'.join(map(str, first['loc'])) or 'the file'}: {first['msg']})") from None
 
 
 def _weights(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -48,8 +84,9 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict, model: nn.Module, op
     torch.save(optimizer.state_dict(), buf)
     atomic_write_bytes(ckpt_dir / f"step-{step}.optim.pt", buf.getvalue())
     digests = {"weights": _sha256(weights), "optim": _sha256(buf.getvalue())}
-    write_json(ckpt_dir / f"step-{step}.json",
-               {"step": step, **state, "sha256": digests} | ({"resume_only": True} if resume_only else {}))
+    marker = {"step": step, **state, "sha256": digests} | ({"resume_only": True} if resume_only else {})
+    Marker.model_validate(marker)
+    write_json(ckpt_dir / f"step-{step}.json", marker)
     drop_resume_points(ckpt_dir, keep=step)
     for old in sorted(complete_steps(ckpt_dir))[:-keep_optimizer]:
         (ckpt_dir / f"step-{old}.optim.pt").unlink(missing_ok=True)
@@ -75,17 +112,22 @@ def save_snapshot(ckpt_dir: Path, step: int, fraction: float, state: dict, model
     ckpt_dir.mkdir(exist_ok=True)
     weights = st_save(_weights(model))
     atomic_write_bytes(ckpt_dir / f"snapshot-{step}.safetensors", weights)
-    write_json(ckpt_dir / f"snapshot-{step}.json", {"step": step, "fraction": fraction, **state,
-                                                    "sha256": {"weights": _sha256(weights)}})
+    marker = {"step": step, "fraction": fraction, **state, "sha256": {"weights": _sha256(weights)}}
+    SnapshotMarker.model_validate(marker)
+    write_json(ckpt_dir / f"snapshot-{step}.json", marker)
 
 
 def snapshot_steps(ckpt_dir: Path) -> dict[int, float]:
-    """Step -> fraction of training of the complete snapshots (weights and marker both written)."""
+    """Step -> fraction of training of the complete snapshots (weights and marker both written); a marker that is
+    not one is reported in one line and its snapshot skipped."""
     found = {}
     for marker in Path(ckpt_dir).glob("snapshot-*.json") if Path(ckpt_dir).is_dir() else []:
         m = re.fullmatch(r"snapshot-(\d+)\.json", marker.name)
         if m and (ckpt_dir / f"snapshot-{m[1]}.safetensors").is_file():
-            found[int(m[1])] = json.loads(marker.read_text(encoding="utf-8"))["fraction"]
+            try:
+                found[int(m[1])] = read_marker(marker, SnapshotMarker)["fraction"]
+            except ValueError as e:
+                warn(f"{e}; snapshot skipped")
     return dict(sorted(found.items()))
 
 
@@ -157,10 +199,7 @@ def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
     """(marker, weight bytes, optimizer bytes) of a checkpoint whose files match the digests of its marker;
     ValueError naming the damaged file otherwise."""
     marker_path = ckpt_dir / f"step-{step}.json"
-    try:
-        marker = json.loads(marker_path.read_text())
-    except (OSError, json.JSONDecodeError):
-        raise ValueError(f"{marker_path}: damaged checkpoint marker") from None
+    marker = read_marker(marker_path)
     files = {"weights": ckpt_dir / f"step-{step}.safetensors", "optim": ckpt_dir / f"step-{step}.optim.pt"}
     data = {}
     for kind, path in files.items():
@@ -199,12 +238,19 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
         try:
             marker, weights, optim = verified(ckpt_dir, step)
             _check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
-            optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
+            with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused below, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                optim_state = torch.load(io.BytesIO(optim), weights_only=True, map_location="cpu")
             _check_optimizer_state(optim_state, optimizer, ckpt_dir / f"step-{step}.optim.pt")
             _load_tensors(st_load(weights), model, ckpt_dir / f"step-{step}.safetensors")
             optimizer.load_state_dict(optim_state)
+        except pickle.UnpicklingError:  # torch's message is six lines advising weights_only=False: not here
+            warn(f"{ckpt_dir / f'step-{step}.optim.pt'}: refused, it holds objects other than tensors (loading "
+                 "them could run code); falling back to the previous checkpoint")
+            continue
         except Exception as e:  # noqa: BLE001 - any damage means: fall back to the previous checkpoint
-            warn(f"{e if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({e})'}; "
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            warn(f"{first if isinstance(e, ValueError) else ckpt_dir / f'step-{step}: unreadable ({first})'}; "
                  "falling back to the previous checkpoint")
             continue
         return marker
@@ -215,13 +261,18 @@ def checkpoint_at(run_dir: Path, fraction: float) -> tuple[int, Path]:
     """(epoch, weights file) of a run's saved checkpoint nearest to ``fraction`` of its training; a snapshot saved
     at exactly that fraction wins."""
     ckpt = Path(run_dir) / "checkpoints"
-    marks = [json.loads((ckpt / f"step-{s}.json").read_text()) for s in complete_steps(ckpt)]
+    marks = []
+    for s in complete_steps(ckpt):
+        try:
+            marks.append(read_marker(ckpt / f"step-{s}.json"))
+        except ValueError as e:
+            warn(f"{e}; checkpoint skipped")
     if not marks:
         raise ValueError(f"{ckpt}: no complete checkpoint")
     for step, at in snapshot_steps(ckpt).items():
         if abs(at - fraction) < 1e-9:
-            marker = json.loads((ckpt / f"snapshot-{step}.json").read_text())
-            return marker["epoch"], ckpt / f"snapshot-{step}.safetensors"
+            return read_marker(ckpt / f"snapshot-{step}.json", SnapshotMarker)["epoch"], \
+                ckpt / f"snapshot-{step}.safetensors"
     total = max(m["epoch"] for m in marks)
     best = min(marks, key=lambda m: abs(m["epoch"] - fraction * total))
     return best["epoch"], ckpt / f"step-{best['step']}.safetensors"

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from reasonlab import terminal
 from reasonlab.config import (
     ConfigError,
     Pair,
@@ -31,9 +32,13 @@ from reasonlab.config import (
 from reasonlab.config import studies as profiled_studies
 from reasonlab.errors import Interrupted, UserError
 from reasonlab.studies import anchor
+from reasonlab.sweep.grid import MAX_RUNS
+from reasonlab.sweep.results import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
 
-console = Console()
-err = Console(stderr=True)
+# Stored strings (labels, profiles, folder names) reach these: no markup unless a call asks for it, every control
+# character escaped (reasonlab.terminal).
+console = terminal.console()
+err = terminal.console(stderr=True)
 
 
 class _Commands(TyperGroup):
@@ -43,6 +48,9 @@ class _Commands(TyperGroup):
     def main(self, *args, standalone_mode: bool = True, **kwargs):  # noqa: ANN002, ANN003 - click's signature
         from typer._click.exceptions import ClickException
 
+        from reasonlab.store import forget_warnings
+
+        forget_warnings()  # each command says each of its warnings once
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except ClickException as e:
@@ -106,10 +114,9 @@ def _line(message: str) -> None:
 
 
 def _error_line(message: str) -> None:
-    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup)."""
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup, control
+    characters are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
@@ -136,8 +143,8 @@ StudyOpt = Annotated[str, typer.Option(help="whose built-in profiles --profile n
                                        + ", ".join(profiled_studies()))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
                                          "the sweep's runs); train nothing, write nothing")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="run a paper- or GPU-scale profile even without a CUDA "
-                                      "device (days of CPU time)")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="run a paper- or GPU-scale profile (or a config as large "
+                                      "as one) even without a CUDA device (days of CPU time)")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
 
 
@@ -151,6 +158,7 @@ def train(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
     study: StudyOpt = "anchor",
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Train one run (resuming it if it was interrupted) and print its outcome."""
     from reasonlab.api import train_and_plot
@@ -159,13 +167,11 @@ def train(
     from reasonlab.train.interrupt import stop_on_signals
 
     cfg = _resolved(config, profile, overrides or [], study)
-    if profile is None and config is None:
-        err.print(f"warning: no --profile and no config file: the {study} study's defaults are paper scale (an "
-                  "anchor run takes about 26 h on a 2-core CPU); pass --profile cpu for a reduced run",
-                  highlight=False, soft_wrap=True)
-    elif _large_on_cpu(profile):
-        err.print(f"warning: --profile {profile} is paper (or GPU) scale and no CUDA device is visible: hours to "
-                  "days on this CPU; --profile cpu is the reduced setting", highlight=False, soft_wrap=True)
+    if (large := _paper_scale(profile, [cfg])) and dry_run:
+        err.print(f"warning: {large}; pass --profile cpu for a reduced run", highlight=False, soft_wrap=True)
+    elif large and not yes:
+        _fail(f"{large}; pass --yes to run it anyway, --dry-run to print its config, or --profile cpu for a "
+              "reduced run")
     try:
         root = out / check_name(name, "--name")
         if dry_run:
@@ -197,47 +203,57 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
 
 @app.command()
 def demo(
+    which: Annotated[Literal["reasoning", "anchor", "trajectory"], typer.Argument(
+        help="reasoning (default: a few minutes), anchor (the anchor study in small, about 20 minutes) or "
+             "trajectory (the anchor study's paper-scale runs, drawn from shipped data in seconds)")] = "reasoning",
     out: OutOpt = Path("runs"),
-    seed: Annotated[int, typer.Option(help="seed of both runs")] = 1,
-    workers: Annotated[int, typer.Option(help="runs trained at once")] = 2,
+    seed: Annotated[int, typer.Option(min=0, help="seed of both runs")] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="runs trained at once")] = 2,
     overrides: Overrides = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the two runs it would train; train nothing")]
     = False,
 ) -> None:
-    """The anchor study in small, as a sweep (runs/demo): depth 2 at a large and a small initialization,
-    classified, and drawn beside the authors' paper-scale log."""
+    """Initialization deciding reasoning or memorizing, in minutes (runs/demo): an Emb-MLP on the reasoning/memory
+    mixture at a large and a small initialization, side by side, with a figure and a verdict from its numbers."""
+    from reasonlab.studies import demo as main_demo
     from reasonlab.sweep.runner import PlannedOnly
 
+    if which == "trajectory":
+        main_demo.trajectory(out, console)
+        console.print("next: reasonlab reproduce anchor-trajectory --dry-run  ·  docs/anchor-composition.md",
+                      highlight=False, soft_wrap=True)
+        return
+    run = anchor.demo if which == "anchor" else main_demo.demo
     try:
-        runs = anchor.demo(out, seed, _executor_factory(None, workers, None, None, dry_run), console, overrides or [])
+        runs = run(out, seed, _executor_factory("local", workers, None, None, dry_run), console, overrides or [])
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
         return
     except UserError as e:
         _fail(str(e))
     if runs:
-        console.print(f"next: reasonlab show {runs[0]}  ·  reasonlab report {out / 'demo'}  ·  reasonlab analyze "
-                      f"{runs[0]} --probe flow  ·  reasonlab reproduce anchor-phase --dry-run", highlight=False,
+        sweep = runs[0].parent
+        extra = (f"reasonlab analyze {runs[0]} --probe flow" if which == "anchor"
+                 else "reasonlab demo trajectory (the anchor study at paper scale, drawn without training)")
+        console.print(f"next: reasonlab show {runs[-1]}  ·  reasonlab report {sweep}  ·  {extra}", highlight=False,
                       soft_wrap=True)
 
 
-WorkersOpt = Annotated[int | None, typer.Option(help="runs at once (default: one per core, at most one per run)")]
-ThreadsOpt = Annotated[int | None, typer.Option(help="torch threads per run (default: cores / workers)")]
-BackendOpt = Annotated[Literal["local", "ray"] | None, typer.Option(
-    help="local (default) or ray (default when RAY_ADDRESS is set)")]
+WorkersOpt = Annotated[int | None, typer.Option(min=1, help="runs at once (default: one per core, at most one per "
+                                                             "run)")]
+ThreadsOpt = Annotated[int | None, typer.Option(min=1, help="torch threads per run (default: cores / workers)")]
+BackendOpt = Annotated[Literal["local", "ray"], typer.Option(
+    help="local, or ray: Ray tasks on the cluster at RAY_ADDRESS, else on a local Ray instance")]
 EnsembleOpt = Annotated[int | None, typer.Option(
     min=1, help="most runs trained stacked as one model (default: where measured faster; 1 turns it off)")]
 
 
-def _executor_factory(backend: str | None, workers: int | None, threads: int | None, ensemble: int | None = None,
+def _executor_factory(backend: str, workers: int | None, threads: int | None, ensemble: int | None = None,
                       dry_run: bool = False):
-    """A function of the number of runs that makes the chosen executor (so the split fits the sweep); with
-    ``dry_run`` one that only lets the sweep print its runs."""
-    import os
-
+    """A function of the number of runs that makes the executor the command line chose (so the split fits the
+    sweep); with ``dry_run`` one that only lets the sweep print its runs. The environment never chooses it: a
+    RAY_ADDRESS left set must not send a plain sweep to a cluster."""
     from reasonlab.sweep.executors import DryRun, LocalExecutor, RayExecutor, default_ensemble, split_cores
-
-    backend = backend or ("ray" if os.environ.get("RAY_ADDRESS") else "local")
 
     def make(n_runs: int):
         size = ensemble or default_ensemble()
@@ -261,6 +277,29 @@ def _large_on_cpu(profile: str | None) -> bool:
     return not torch.cuda.is_available()
 
 
+# Parameters × tokens trained (RunConfig.work) from which a run without a profile counts as paper scale: the
+# reduced profiles train at most 3.4e13 (cpu-wide, 2.4e13: 16 min a run on this 2-core CPU), the paper-scale ones
+# 4.8e14 and more (anchor paper, 4.6e15: about 26 h).
+PAPER_SCALE = 1e14
+
+
+def _paper_scale(profile: str | None, configs: list[RunConfig]) -> str | None:
+    """Why these runs are paper scale on a CPU (a paper or GPU profile, or without a profile runs as large as
+    one), or None."""
+    if profile is not None:
+        return (f"--profile {profile} is paper (or GPU) scale and no CUDA device is visible: hours to days of CPU "
+                "time a run") if _large_on_cpu(profile) else None
+    work = max((c.work() or 0 for c in configs), default=0)
+    if work < PAPER_SCALE:
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    return (f"no --profile and the config resolves to a run at paper scale ({work:.1e} parameters × tokens; an anchor "
+            "run of the study's defaults takes about 26 h on a 2-core CPU) and no CUDA device is visible")
+
+
 def _refuse_large_on_cpu(profile: str | None, yes: bool, dry_run: bool) -> None:
     if _large_on_cpu(profile) and not (yes or dry_run):
         _fail(f"--profile {profile}: paper (or GPU) scale and no CUDA device is visible, so days of CPU time; "
@@ -277,10 +316,12 @@ def sweep(
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
-    backend: BackendOpt = None,
+    backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
     study: Annotated[str | None, typer.Option(help="whose profiles --profile names (default: the file's, else "
                                                    "anchor)")] = None,
+    max_runs: Annotated[int, typer.Option(min=1, help="most points a grid may have (counted before any is "
+                                                      "built)")] = MAX_RUNS,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
 ) -> None:
@@ -293,12 +334,14 @@ def sweep(
         spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
         update = {k: v for k, v in (("profile", profile), ("study", study)) if v is not None}
         spec = spec.model_copy(update=update)
-        configs, axes = sweep_configs(spec, grid or [], overrides or [])
+        configs, axes = sweep_configs(spec, grid or [], overrides or [], max_runs)
         sweep_name = check_name(name or spec.name or "sweep-" + _digest([c.run_id() for c in configs]), "sweep name")
         if dry_run:
             print_plan(console, sweep_name, configs, axes, out / sweep_name)
             return
-        _refuse_large_on_cpu(spec.profile, yes, dry_run)
+        if (large := _paper_scale(spec.profile, configs)) and not yes:
+            _fail(f"{large}; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the "
+                  "reduced setting")
         executor = _executor_factory(backend, workers, threads, ensemble)(len(configs))
         console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                       f"{executor.workers} workers × {executor.threads} threads")
@@ -325,22 +368,26 @@ def results(
     csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV")] = None,
     markdown: Annotated[Path | None, typer.Option(help="also write it as a Markdown table (for a doc)")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
+    timeout: Annotated[float, typer.Option(min=0.001, help="--sql: seconds before the query is stopped")]
+    = SQL_SECONDS,
+    memory_limit: Annotated[float, typer.Option(min=0.01, help="--sql: GiB the query may hold")] = SQL_MEMORY_GIB,
+    max_rows: Annotated[int, typer.Option(min=1, help="--sql: most rows returned")] = SQL_ROWS,
 ) -> None:
     """Print a sweep's results table, or the result of SQL over all runs' tables and metrics."""
     try:
-        _print_results(target, sql, show_all, csv, markdown)
+        _print_results(target, sql, show_all, csv, markdown, (timeout, memory_limit, max_rows))
     except UserError as e:
         _fail(str(e))
 
 
 def _print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None,
-                   markdown: Path | None = None) -> None:
+                   markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
     from reasonlab.sweep.results import format_cell, query, table_view, write_csv, write_markdown
 
     for flag, path in (("--csv", csv), ("--markdown", markdown)):
         if path is not None and not path.parent.is_dir():
             raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
-    columns, rows = query(target, sql) if sql else table_view(target, show_all)
+    columns, rows = query(target, sql, *bounds) if sql else table_view(target, show_all)
     table = Table(title=str(target) if not sql else None, title_justify="left")
     for col in columns:
         table.add_column(col, overflow="fold")
@@ -383,6 +430,7 @@ def phase(
         rows = _where(read_results(sweep_dir), where or [])
         rule = task_kind(str(rows[0].get("task.kind", "anchor")) if rows else "anchor").get("phase")
         x, y = x or rule.axes[0], y or rule.axes[1]
+        _numeric_axes(rows, {"--x": x, "--y": y})
         profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
         options = dict(pair=held_out, at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
         selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
@@ -394,6 +442,17 @@ def phase(
     for line in lines:
         console.print(line, highlight=False)
     console.print("figures: " + ", ".join(map(str, paths)))
+
+
+def _numeric_axes(rows: list[dict], axes: dict[str, str]) -> None:
+    """Refuse an axis whose column holds anything but numbers: a phase diagram orders its cells by value."""
+    for flag, column in axes.items():
+        text = sorted({repr(r[column]) for r in rows if column in r and
+                       (isinstance(r[column], bool) or not isinstance(r[column], int | float))})
+        if text:
+            raise ConfigError(f"{flag} {column}: holds values that are not numbers ({', '.join(text[:3])}); a phase "
+                              f"diagram's axes are numeric (e.g. init.gamma); keep one value with --where "
+                              f"{column}=VALUE")
 
 
 def _where(rows: list[dict], conditions: list[str]) -> list[dict]:
@@ -432,19 +491,21 @@ def analyze(
         "corruption, masking")] = None,
     checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
     pair: Annotated[str | None, typer.Option(help="anchor: the probe pair a1-a2 (default: the held-out pair)")] = None,
-    key: Annotated[int | None, typer.Option(help="anchor: the flow probe's key (default 99)")] = None,
-    position: Annotated[int | None, typer.Option(help="anchor: key position of the probe inputs (default: the "
-                                                      "middle one)")] = None,
-    threshold: Annotated[float | None, typer.Option(help="anchor: flow edge / condensation cosine threshold")] = None,
+    key: Annotated[int | None, typer.Option(min=0, help="anchor: the flow probe's key (default 99)")] = None,
+    position: Annotated[int | None, typer.Option(min=0, help="anchor: key position of the probe inputs (default: "
+                                                             "the middle one)")] = None,
+    threshold: Annotated[float | None, typer.Option(min=-1, max=1, help="anchor: flow edge / condensation cosine "
+                                                    "threshold, in [-1, 1]")] = None,
     task: Annotated[str | None, typer.Option(help="modular: the probe task a,b (default: the first i.d. task with "
                                                   "a, b ≠ 0)")] = None,
     head: Annotated[str | None, typer.Option(help="modular: PCA head LAYER.HEAD (default: the one with the most "
                                                   "variance in its top-2 plane)")] = None,
-    shot: Annotated[int | None, typer.Option(help="modular: target shot of the OV/PCA probes (default: the "
-                                                  "last)")] = None,
-    max_tasks: Annotated[int | None, typer.Option(help="modular: tasks per group for grid/corruption")] = None,
+    shot: Annotated[int | None, typer.Option(min=0, help="modular: target shot of the OV/PCA probes (default: the "
+                                                         "last)")] = None,
+    max_tasks: Annotated[int | None, typer.Option(min=1, help="modular: tasks per group for grid/corruption")]
+    = None,
     ablation: Annotated[Literal["zero", "mean"], typer.Option(help="modular head masking: zero or mean")] = "zero",
-    seed: Annotated[int, typer.Option(help="seed of the probe inputs")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs")] = 0,
     eval_batches: Annotated[int | None, typer.Option(
         min=1, help="modular shots/masking: batches per evaluation set (default: the run's own; more give "
         "last-shot accuracies over more distinct queries)")] = None,
@@ -464,7 +525,7 @@ def analyze(
     except UserError as e:
         _fail(str(e))
     for name, numbers in results.items():
-        console.print(f"[bold]{name}[/]: {numbers['headline']}")
+        console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")
 
 
@@ -556,7 +617,7 @@ def reproduce(
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,
-    backend: BackendOpt = None,
+    backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
     overrides: Overrides = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the runs it would train (finished ones marked); "
@@ -610,9 +671,8 @@ def main() -> None:
         sys.exit(130)
     except OSError as e:  # a path the user gave (a file for a directory, read-only, missing, too large): one line
         where = f"{e.filename}: " if e.filename else ""
-        err.print(f"[bold red]error:[/] {where}{e.strerror or e}; check the path, its permissions and free space "
-                  "(finished runs are kept; an unfinished one resumes from its last checkpoint)", highlight=False,
-                  soft_wrap=True)
+        _error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
+                    "kept; an unfinished one resumes from its last checkpoint)")
         sys.exit(2)
 
 

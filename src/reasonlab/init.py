@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from reasonlab.errors import ConfigError
 
 GROUPS = ("embedding", "qk", "vo", "mlp", "head", "other")
 _NORM_TYPES = (nn.LayerNorm, nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d) + (
@@ -114,6 +117,34 @@ def _weight_fan_in(module: nn.Module, pname: str, p: torch.Tensor) -> tuple[int,
     return math.prod(p.shape[1:]), "fan-in: prod(shape[1:])"
 
 
+def _number(value: object, what: str, positive: bool = False) -> None:
+    """A finite real number (not a bool, not text), positive if asked: the rule's γ and stds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
+            value < 0 or (positive and value == 0):
+        raise ConfigError(f"{what}: expected a finite {'positive' if positive else 'non-negative'} number, got "
+                          f"{type(value).__name__} {str(value)[:40]!r}")
+
+
+def _check_arguments(module: object, gamma: object, overrides: object, generator: object, fixed_std: object,
+                     std_scale: object) -> None:
+    """Refuse arguments that would fail deep inside (a string γ) or draw NaN weights silently (γ = nan)."""
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"module: expected a torch.nn.Module, got {type(module).__name__}")
+    _number(gamma, "gamma")
+    for name, mapping, positive in (("overrides", overrides, False), ("std_scale", std_scale, True)):
+        if mapping is None:
+            continue
+        if not isinstance(mapping, dict) or not all(isinstance(k, str) for k in mapping):
+            raise ConfigError(f"{name}: expected a dict of group names or globs to numbers, got "
+                              f"{type(mapping).__name__}")
+        for key, value in mapping.items():
+            _number(value, f"{name}[{key!r}]", positive)
+    if fixed_std is not None:
+        _number(fixed_std, "fixed_std", positive=True)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise ConfigError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+
+
 @torch.no_grad()
 def apply_init_rate(
     module: nn.Module,
@@ -133,12 +164,13 @@ def apply_init_rate(
     init), and ``std_scale`` multiplies it for the weights whose names match a glob (GPT-2's 1/√(2L) on the
     MLP output).
     """
+    _check_arguments(module, gamma, overrides, generator, fixed_std, std_scale)
     if bias not in ("default", "zero"):
-        raise ValueError(f"init.bias: {bias!r} is unknown; use default or zero")
+        raise ConfigError(f"init.bias: {bias!r} is unknown; use default or zero")
     overrides = dict(overrides or {})
     unknown = [k for k in overrides if not _is_group(k) and not any(c in k for c in "*?[.")]
     if unknown:
-        raise ValueError(f"init.overrides: unknown group {unknown[0]!r}; use one of {', '.join(GROUPS)}, "
+        raise ConfigError(f"init.overrides: unknown group {unknown[0]!r}; use one of {', '.join(GROUPS)}, "
                          "attention, or a parameter-name glob such as 'blocks.0.*'")
     owners = {}
     for mname, mod in module.named_modules():

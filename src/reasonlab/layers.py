@@ -4,10 +4,12 @@ both, and the few arrows below that are forbidden even though they point down).
 
     errors      errors.py: UserError, ConfigError, StoreError (one-line messages; the CLI exits 2)
     ground      registry.py (task kinds and studies, higher layers named by "module:attr"), seeds.py, numerics.py,
-                version.py
+                version.py, terminal.py (stored strings shown, not obeyed)
     config      config/: schemas (base, tasks, schema), run identity (identity), overrides and profiles (io)
     schedule    schedule.py: the learning rate per step, a law of the training config (trainer and Σlr clocks)
     store       store.py, checkpoint.py: run directories, metrics, summaries, checkpoints; raises StoreError
+    records     records.py: the store read back: a schema per file its readers use, runs known by their id (the
+                hash of their config, so it reads the config schema, which the store itself may not)
     init        init.py: the γ rule (any torch module)
     tasks       tasks/: data and named evaluation sets
     models      models/
@@ -33,10 +35,11 @@ from __future__ import annotations
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("errors", ("reasonlab.errors",)),
     ("ground", ("reasonlab.registry", "reasonlab.seeds", "reasonlab.numerics", "reasonlab.layers",
-                "reasonlab.version")),
+                "reasonlab.version", "reasonlab.terminal")),
     ("config", ("reasonlab.config",)),
     ("schedule", ("reasonlab.schedule",)),
     ("store", ("reasonlab.store", "reasonlab.checkpoint")),
+    ("records", ("reasonlab.records",)),
     ("init", ("reasonlab.init",)),
     ("tasks", ("reasonlab.tasks",)),
     ("models", ("reasonlab.models",)),

@@ -14,8 +14,8 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import StoreError
+from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
 RUN_ID = re.compile(r"[0-9a-f]{12}")  # RunConfig.run_id()
@@ -35,10 +36,6 @@ METRIC_SCHEMA = pa.schema(
      ("value", pa.float64())]
 )
 TMP = ".tmp-"  # temp files are ".<name>.tmp-<pid>"
-# Fault injection for the crash-consistency harness (tests/faults.py): with REASONLAB_KILL_AT_WRITE=N a process
-# kills itself (SIGKILL) halfway through its Nth atomic write. Unset, it costs one integer test per write.
-_KILL_AT_WRITE = int(os.environ.get("REASONLAB_KILL_AT_WRITE") or 0)
-_writes = 0
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -50,8 +47,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}{TMP}{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            if _KILL_AT_WRITE:
-                _fault(f, data)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -86,33 +81,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _fault(f, data: bytes) -> None:  # noqa: ANN001 - an open binary file
-    """SIGKILL this process halfway through its ``REASONLAB_KILL_AT_WRITE``-th atomic write (crash harness)."""
-    global _writes
-    _writes += 1
-    if _writes == _KILL_AT_WRITE:
-        f.write(data[: len(data) // 2])
-        f.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def _finite(obj: Any) -> Any:
-    """``obj`` with NaN and ±inf floats as None, so the JSON written is strict (a diverged run has them)."""
+def finite(obj: Any) -> Any:
+    """``obj`` with NaN and ±inf floats as None, so the JSON written is strict (a diverged run has them): as
+    ``write_json`` stores it, and so what the schema of a stored file must accept."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
+        return [finite(v) for v in obj]
     return obj
 
 
 def write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(_finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
+    atomic_write_text(path, json.dumps(finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 def read_json(path: Path, what: str = "JSON file") -> Any:
@@ -130,16 +116,25 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-SUMMARY_KEYS = {"run_id": str, "label": str, "config": dict, "final": dict, "outcome": dict}
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, with every link on the way followed, stays inside ``root`` (itself resolved): a reader
+    never follows a link out of the run or sweep directory it was asked to read."""
+    return Path(path).resolve().is_relative_to(Path(root).resolve())
 
 
-def read_summary(path: Path) -> dict:
-    """A run's ``summary.json``, checked for the fields every reader relies on."""
-    summary = read_json(path, "run summary")
-    if not isinstance(summary, dict) or any(not isinstance(summary.get(k), t) for k, t in SUMMARY_KEYS.items()):
-        raise StoreError(f"{path}: not a run summary (needs {', '.join(SUMMARY_KEYS)}); delete its run directory "
-                          "and rerun it")
-    return summary
+_warned: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """One line on stderr, made printable, said once (several readers of one command meet the same damaged file):
+    once per process, or per command where the command line calls ``forget_warnings`` as each one starts."""
+    if message not in _warned:
+        _warned.add(message)
+        print(printable(message), file=sys.stderr)
+
+
+def forget_warnings() -> None:
+    _warned.clear()
 
 
 class MetricRow(NamedTuple):
@@ -210,11 +205,28 @@ def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def read_metrics(path: Path) -> list[MetricRow]:
-    """A run's metric rows (epoch, step, split, metric, value); a damaged file is a one-line error."""
+def check_metrics_columns(path: Path) -> None:
+    """A metrics file's columns (read from its footer alone) are the metrics schema's, or a one-line StoreError:
+    a Parquet table of other columns would otherwise read as rows of nulls."""
     try:
+        found = pq.read_schema(path)
+    except (pa.ArrowException, OSError) as e:
+        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+    for f in METRIC_SCHEMA:
+        if f.name not in found.names or found.field(f.name).type != f.type:
+            got = found.field(f.name).type if f.name in found.names else "missing"
+            raise StoreError(f"{path}: not a metrics table (its column {f.name} is {got}, not {f.type}); rerun the run")
+
+
+def read_metrics(path: Path) -> list[MetricRow]:
+    """A run's metric rows (epoch, step, split, metric, value); a damaged file, or a Parquet table of other
+    columns, is a one-line error."""
+    try:
+        check_metrics_columns(path)
         table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
-        columns = (table.column(f.name).to_pylist() for f in METRIC_SCHEMA)
+        columns = [table.column(f.name).to_pylist() for f in METRIC_SCHEMA]
+        if any(None in c for c in columns[:4]):
+            raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
         return [MetricRow(*r) for r in zip(*columns, strict=False)]
     except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
         raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
@@ -248,17 +260,6 @@ def file_lock(path: Path) -> Iterator[None]:
 def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:
     """One process at a time trains a given run, however many sweeps ask for it."""
     return file_lock(root / LOCKS / f"{check_name(run_id, 'run id')}.lock")
-
-
-def finished_runs(root: Path) -> list[Path]:
-    """The finished run directories directly under ``root``, sorted by run id.
-
-    Only a directory named by a run id is a run: a ``.partial`` one holds its summary for a moment before the
-    rename that finishes it (listing it would race with that rename), and a copy (``<id>.bak``) is not a run.
-    """
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if RUN_ID.fullmatch(p.name) and (p / "summary.json").is_file())
 
 
 def unfinished_runs(root: Path) -> list[Path]:
@@ -297,54 +298,3 @@ def _archived_revision(package: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return text if re.fullmatch(r"[0-9a-f]{40}", text) else None  # unsubstituted ($Format...) in a checkout
-
-
-# The fields of an unfinished run's ``progress.json`` that say where it stands; every other key is a figure of its
-# last evaluation (the file is flat, as the trainer has always written it, so older runs' files read the same).
-PROGRESS_FIELDS = ("epoch", "epochs", "step", "steps", "steps_per_s", "eta_s", "loss", "wall_time_s", "diverged_step",
-                   "evaluated_epoch")
-
-
-def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float | None, wall_time_s: float,
-                   steps: int | None = None, steps_per_s: float | None = None, eta_s: float | None = None,
-                   diverged_step: int | None = None, evaluated_epoch: int | None = None,
-                   figures: dict[str, float] | None = None) -> None:
-    """Where a training run stands, rewritten every few seconds while it trains (read by ``load_progress``, the
-    sweep's live table and ``show``): ``epoch`` epochs done, ``step`` of ``steps``, the speed (steps per second)
-    and the run's ETA so far, the mean loss of the epoch so far (else the last one's); a diverged run records its
-    step, any other its last evaluation's epoch and figures."""
-    record: dict[str, Any] = {"epoch": epoch, "epochs": epochs, "step": step, "loss": loss, "wall_time_s": wall_time_s}
-    record |= {k: v for k, v in (("steps", steps), ("steps_per_s", steps_per_s), ("eta_s", eta_s)) if v is not None}
-    if diverged_step is not None:
-        record["diverged_step"] = diverged_step
-    else:
-        record |= {"evaluated_epoch": evaluated_epoch, **(figures or {})}
-    write_json(Path(run_dir) / "progress.json", record)
-
-
-def progress_figures(progress: dict) -> dict[str, float]:
-    """The last evaluation's figures in a ``progress.json`` record (everything that is not a progress field)."""
-    return {k: v for k, v in progress.items() if k not in PROGRESS_FIELDS and v is not None}
-
-
-def load_progress(run_dir: Path) -> dict:
-    """An unfinished run's ``progress.json``: where its trainer last wrote it (epoch, step, loss, the last
-    evaluation's figures); a one-line error if it is not as reasonlab writes it."""
-    run_dir = Path(run_dir)
-    progress = read_json(run_dir / "progress.json", "progress file")
-    if not (isinstance(progress, dict) and all(isinstance(progress.get(k), int) for k in ("epoch", "epochs", "step"))
-            and all(isinstance(v, int | float | None) for v in progress.values())):
-        raise StoreError(f"{run_dir / 'progress.json'}: not a progress file reasonlab wrote; resume the run to "
-                         "rewrite it")
-    return progress
-
-
-def load_run(run_dir: Path) -> tuple[dict, dict]:
-    """(summary, config dict) of a finished run, or a one-line error naming the directory."""
-    run_dir = Path(run_dir)
-    summary_path = run_dir / "summary.json"
-    if not summary_path.is_file():
-        hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
-        raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
-    summary = read_summary(summary_path)
-    return summary, summary["config"]

@@ -75,6 +75,8 @@ def probe_flow(run: Loaded) -> dict:
     and the mean flows last → key/anchors and anchors → key over 1,000 sequences of the pair."""
     pair, cfg = _probe_pair(run), _task(run).cfg
     key = run.options.get("key", min(99, cfg.item_max))
+    if not cfg.item_min <= key <= cfg.item_max:
+        raise ConfigError(f"--key: {key} is not a key of this task (its items are {cfg.item_min}..{cfg.item_max})")
     seed = run.options.get("seed", 0)
     one, _, pos = _sequences(run, pair, 1, seed, key=key, position=_position(run))
     pattern = _patterns(run, one)[0]

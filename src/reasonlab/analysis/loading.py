@@ -21,7 +21,8 @@ from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
-from reasonlab.store import atomic_write_bytes, load_run, write_json
+from reasonlab.records import load_run
+from reasonlab.store import atomic_write_bytes, write_json
 from reasonlab.tasks.base import TaskData
 
 

@@ -87,6 +87,21 @@ class Pair(NamedTuple):
             core_schema.no_info_after_validator_function(lambda t: cls(*t), ints),
             serialization=core_schema.plain_serializer_function_ser_schema(tuple))
 
+class TaskSize(NamedTuple):
+    """What a task puts in memory, for the up-front memory check (``RunConfig``), each with the dotted field that
+    sets it: the vocabulary (embedding and head rows), the sequence length, and the sequences held at once
+    (training and evaluation sets). A task config offers it as ``size()``; one that does not is checked on its
+    model alone."""
+
+    vocab: int
+    vocab_field: str
+    seq_len: int
+    seq_field: str
+    sequences: int
+    data_field: str
+    epoch_steps: int = 0  # batches per epoch of a task that draws them per step; 0: an epoch is one pass
+
+
 # A field's roles, declared once on the field; every list of fields is derived from them (``fields_with``).
 # execution: how a run executes, not what it computes: not in the run id, not a "change" of its profile, free to
 #            differ inside a phase-diagram cell (threads, checkpoint cadence, the profile's label; not the device,

@@ -36,7 +36,8 @@ def _unions() -> dict[str, set[str]]:
     return {"task": set(registry.task_kinds()), "model": {"transformer", "emb_mlp"}}
 
 
-def validation_message(err: ValidationError) -> str:
+def validation_message(err: ValidationError, schema: type[BaseModel] = RunConfig) -> str:
+    """The first error of a validation as one line naming the field (``schema``: the model validated)."""
     e = err.errors()[0]
     unions = _unions()
     parts = [str(x) for x in e["loc"] if not str(x).startswith("function-")]
@@ -45,22 +46,22 @@ def validation_message(err: ValidationError) -> str:
     loc = ".".join(parts) or "config"
     msg = e["msg"].removeprefix("Value error, ")
     field, sep, rest = msg.partition(": ")
-    if sep and field.isidentifier():  # a section-level check names its own field: task.held_out_pairs: ...
+    if sep and all(p.isidentifier() for p in field.split(".")):  # a check names its own field: task.seq_len: ...
         loc, msg = f"{loc}.{field}" if loc != "config" else field, rest
     if e["type"] == "union_tag_invalid":
         ctx = e.get("ctx", {})
         return f"{loc}.kind: {ctx.get('tag')!r} is unknown; choose one of {ctx.get('expected_tags')}"
     if e["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(e["loc"][-1]), _sibling_fields(e["loc"]), n=1)
+        close = difflib.get_close_matches(str(e["loc"][-1]), _sibling_fields(e["loc"], schema), n=1)
         hint = f"did you mean {loc.rsplit('.', 1)[0] + '.' if '.' in loc else ''}{close[0]}?" if close else \
             "check the spelling; see docs for the fields"
         return f"{loc}: unknown field ({hint})"
     return f"{loc}: {msg}"
 
 
-def _sibling_fields(loc: tuple) -> list[str]:
+def _sibling_fields(loc: tuple, schema: type[BaseModel]) -> list[str]:
     """The field names beside the last element of a validation error's location (for did-you-mean)."""
-    model: Any = RunConfig
+    model: Any = schema
     for part in loc[:-1]:
         if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
             annotation = model.model_fields[part].annotation
@@ -77,28 +78,57 @@ def _sibling_fields(loc: tuple) -> list[str]:
 
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a config file: real ones are a few kB; /dev/zero must not be read to the end
+MAX_DEPTH = 32  # nesting of YAML collections: real configs nest 4 deep; 3,000 would exhaust Python's stack
+MAX_OVERRIDE = 10_000  # characters in one --set item: far beyond any real value, far below a harmful one
+
+
+class RefusedYAML(yaml.MarkedYAMLError):
+    """YAML that parses but that a config refuses: an alias, nesting deeper than ``MAX_DEPTH``, a duplicate key."""
+
+
 class _Loader(yaml.SafeLoader):
-    """Safe YAML without aliases: a config never needs them, and nested aliases expand exponentially."""
+    """Safe YAML without aliases (nested aliases expand exponentially), nested at most ``MAX_DEPTH`` deep, and
+    without duplicate keys (the later would silently win: a second ``train:`` would drop the first)."""
+
+    _depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in configs",
-                                              self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+            raise RefusedYAML(None, None, "aliases (*name) are not allowed in configs", self.peek_event().start_mark)
+        if self._depth >= MAX_DEPTH:
+            raise RefusedYAML(None, None, f"nested deeper than {MAX_DEPTH} levels; a config needs a few",
+                              self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+                seen.setdefault(key, key_node.start_mark.line)
+            except TypeError:  # an unhashable key: the base class refuses it
+                continue
+            if first is not None:
+                raise RefusedYAML(None, None, f"duplicate key {key!r} (also on line {first + 1}); keep one",
+                                  key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
 
 def _load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
-MAX_OVERRIDE = 10_000  # characters in one --set item: far beyond any real value, far below a harmful one
-
-
 def parse_value(text: str) -> Any:
     """Parse an override value as YAML so that '0.5', '[1,2]' and 'true' get their natural types."""
     try:
         return _load(text)
-    except yaml.composer.ComposerError as e:
+    except RefusedYAML as e:
         raise ConfigError(f"override value {text[:40]!r}: {e.problem}") from None
     except (yaml.YAMLError, ValueError):  # ValueError: an integer of more than 4,300 digits
         return text
@@ -131,7 +161,11 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_yaml(path: Path) -> dict[str, Any]:
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a config file is a few kB")
+        text = raw.decode("utf-8")
     except OSError as e:
         raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
     except UnicodeDecodeError as e:
@@ -143,7 +177,7 @@ def load_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        problem = getattr(e, "problem", None) if isinstance(e, yaml.composer.ComposerError) else None
+        problem = e.problem if isinstance(e, RefusedYAML) else None
         raise ConfigError(f"{path}:{where} {problem or 'invalid YAML; fix the syntax'}") from None
     if data is None:
         return {}
@@ -228,7 +262,7 @@ def raw_config(config: Path | None, profile: str | None, overrides: list[str], s
     data: dict[str, Any] = {}
     if study not in studies():
         raise unknown_name(f"--study {study!r}", study, studies())
-    if profile:
+    if profile is not None:  # an empty name is no profile of any study, not "the defaults"
         names = study_profiles(study)
         if profile not in names:
             raise unknown_name(f"--profile {profile!r} of the {study} study", profile, names)

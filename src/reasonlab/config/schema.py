@@ -64,10 +64,17 @@ class ModelConfig(StrictModel):
 
     @model_validator(mode="after")
     def _fits(self) -> ModelConfig:
+        check_memory(self.footprint(), "the model")
+        return self
+
+    def footprint(self, vocab: int = 0, vocab_field: str = "") -> dict[str, int]:
+        """Bytes of weights, gradients and AdamW moments (fp32) by the field that sets them."""
         per_block = (self.d_model * self.n_heads * (2 * self.d_k + 2 * self.d_v) + 2 * self.d_model * self.d_ff
                      + 4 * self.d_model)
-        check_memory(self.depth * per_block + self.max_positions * self.d_model, "d_model, d_ff or depth")
-        return self
+        heads = 1 if self.tied_head else 2  # embedding and head rows
+        return {"d_model, d_ff or depth": 16 * self.depth * per_block,
+                "max_positions": 16 * self.max_positions * self.d_model * (self.positions == "learned"),
+                vocab_field: 16 * heads * vocab * self.d_model}
 
 
 class EmbMLPConfig(StrictModel):
@@ -79,20 +86,25 @@ class EmbMLPConfig(StrictModel):
 
     @model_validator(mode="after")
     def _fits(self) -> EmbMLPConfig:
-        check_memory(self.d_model * self.d_ff, "d_model or d_ff")
+        check_memory(self.footprint(), "the model")
         return self
 
+    def footprint(self, vocab: int = 0, vocab_field: str = "") -> dict[str, int]:
+        """Bytes of weights, gradients and AdamW moments (fp32) by the field that sets them."""
+        return {"d_model or d_ff": 16 * self.d_model * self.d_ff, vocab_field: 16 * vocab * (self.d_model + self.d_ff)}
 
-def check_memory(n_params: int, knobs: str) -> None:
-    """Refuse a model whose parameters (without the vocabulary-sized ones) with their gradients and AdamW
-    moments, in fp32, exceed this machine's memory: it could only fail later with an allocator traceback."""
+
+def check_memory(parts: dict[str, int], what: str) -> None:
+    """Refuse what needs more than this machine's memory, naming the field of its largest part: it could only
+    fail later, with an allocator error or a MemoryError, hours into a sweep. ``parts``: bytes by field."""
     import os
 
-    need = 16 * n_params
+    need = sum(parts.values())
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > ram:
-        raise ValueError(f"the model needs at least {need / 2**30:,.0f} GiB for weights, "
-                         f"gradients and AdamW state, more than this machine's {ram / 2**30:.0f} GiB; lower {knobs}")
+        field, most = max(parts.items(), key=lambda kv: kv[1])
+        raise ValueError(f"{field}: {what} needs at least {need / 2**30:,.0f} GiB ({most / 2**30:,.0f} GiB of it "
+                         f"set by {field}), more than this machine's {ram / 2**30:.0f} GiB; lower it")
 
 
 class TrainConfig(StrictModel):
@@ -203,6 +215,35 @@ class RunConfig(StrictModel):
         if not isinstance(value, dict | BaseModel):
             raise ValueError("Input should be a valid dictionary or object to extract fields from")
         return validate_task(value)
+
+    @model_validator(mode="after")
+    def _fits(self) -> RunConfig:
+        """The whole run in memory: the model with its vocabulary, the task's sequences (int64), and one
+        training batch's attention scores (fp32, one layer: a lower bound)."""
+        size = getattr(self.task, "size", None)
+        if size is None:
+            return self
+        t = size()
+        parts = {(k if "." in k or "," in k else f"model.{k}"): v
+                 for k, v in self.model.footprint(t.vocab, t.vocab_field).items()}
+        data = 8 * t.sequences * t.seq_len
+        parts[t.seq_field if t.seq_len > t.sequences else t.data_field] = data
+        if isinstance(self.model, ModelConfig):
+            scores = 4 * min(self.train.batch_size, t.sequences) * self.model.n_heads * t.seq_len ** 2
+            parts[t.seq_field] = parts.get(t.seq_field, 0) + scores
+        check_memory(parts, "the run")
+        return self
+
+    def work(self) -> float | None:
+        """Parameters × tokens trained: how much the run computes (about a sixth of its FLOPs), to tell a
+        paper-scale run from a reduced one; None when the task does not state its size."""
+        size = getattr(self.task, "size", None)
+        if size is None:
+            return None
+        t = size()
+        params = sum(self.model.footprint(t.vocab, t.vocab_field).values()) / 16
+        per_epoch = t.epoch_steps * self.train.batch_size if t.epoch_steps else t.sequences
+        return params * per_epoch * t.seq_len * self.train.epochs
 
     def run_id(self) -> str:
         """Short hash of the resolved config (``config.identity.run_id``)."""

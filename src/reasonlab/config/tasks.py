@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from reasonlab.config.base import Pair, StrictModel
+from reasonlab.config.base import Pair, StrictModel, TaskSize
 
 
 class AnchorTaskConfig(StrictModel):
@@ -75,7 +75,7 @@ class AnchorTaskConfig(StrictModel):
             raise ValueError("complexity_offsets: needs one offset per complexity pair")
         if self.complexity_k > len(self.complexity_pairs):
             raise ValueError(f"complexity_k: must be <= {len(self.complexity_pairs)}")
-        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.positions()):
+        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.key_positions or []):  # the default ones fit
             raise ValueError(f"key_positions: must lie in 0..{self.seq_len - 3} so that both anchors fit")
         if self.single_maps is None:  # every target x + offset must be a token (lookups are checked when built)
             offsets = [self.shifts[a] + self.shifts[b] for a in anchors for b in anchors]
@@ -88,6 +88,11 @@ class AnchorTaskConfig(StrictModel):
 
     def positions(self) -> list[int]:
         return list(self.key_positions) if self.key_positions is not None else list(range(self.seq_len - 2))
+
+    def size(self) -> TaskSize:
+        pairs = len(self.anchors) ** 2
+        return TaskSize(self.vocab_size, "task.vocab_size", self.seq_len, "task.seq_len",
+                        pairs * (self.n_train_per_pair + self.n_test_per_pair), "task.n_train_per_pair")
 
     def modulus(self) -> int:
         return self.split_modulus if self.split_modulus is not None else self.seq_len - 2
@@ -171,6 +176,10 @@ class MixtureTaskConfig(StrictModel):
     def length(self) -> int:
         return self.q + 1 if self.emb_mlp_form else self.seq_len
 
+    def size(self) -> TaskSize:
+        return TaskSize(self.vocab_size, "task.vocab_size", self.length, "task.seq_len", self.n_samples,
+                        "task.n_samples")
+
 
 class TextMixtureTaskConfig(StrictModel):
     """PrOntoQA-style reasoning text mixed with TinyStories for next-token training (reasoning-bias spec §4).
@@ -206,7 +215,7 @@ class ModularTaskConfig(StrictModel):
     """
 
     kind: Literal["modular"] = "modular"
-    p: int = Field(29, ge=3, description="a prime: one token per residue")
+    p: int = Field(29, ge=3, le=1_000_000, description="a prime: one token per residue")
     n_shots: int = Field(32, ge=1)
     n_tasks: int = Field(512, ge=4, description="pre-training (i.d.) tasks")
     task_rule: Literal["rectangular", "random", "mixed"] = "rectangular"
@@ -241,6 +250,12 @@ class ModularTaskConfig(StrictModel):
         if self.task_rule != "random" and self.n_tasks % 4:
             raise ValueError(f"n_tasks: {self.n_tasks} must be a multiple of 4 for the {self.task_rule} rule")
         return self
+
+    def size(self) -> TaskSize:
+        """Training batches are drawn per step; the evaluation sets (four, of ``eval_batches`` batches) are held."""
+        vocab = ("task.vocab_size", self.vocab_size) if self.vocab_size is not None else ("task.p", self.p)
+        return TaskSize(vocab[1], vocab[0], 3 * self.n_shots - 1, "task.n_shots",
+                        4 * self.eval_batches * self.eval_batch_size, "task.eval_batch_size", self.steps_per_epoch)
 
 
 SCAN_SPLITS = ("simple", "length", "addprim_jump", "addprim_turn_left", "template_around_right")

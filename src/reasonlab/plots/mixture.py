@@ -36,6 +36,24 @@ def plot_source_curves(runs: list[tuple[str, list[MetricRow]]], out_base: Path, 
     return save_figure(fig, out_base)
 
 
+def plot_demo(runs: list[tuple[str, str, list[MetricRow]]], out_base: Path, caption: str) -> list[Path]:
+    """The demo's picture: one panel per run (headline, subtitle, metrics rows), accuracy per source over epochs,
+    the unseen (masked) reasoning tuples drawn thick, since whether they are answered is the contrast."""
+    fig, axes = plt.subplots(1, len(runs), figsize=(5.2 * len(runs), 4.4), squeeze=False, sharey=True)
+    for ax, (headline, subtitle, rows) in zip(axes[0], runs, strict=True):
+        for name, (xs, ys) in sorted(source_curves(rows, "_acc").items()):
+            colour, label = SOURCE_STYLE.get(name, (None, name))
+            ax.plot(xs, ys, color=colour, label=label, lw=3.0 if name == "reasoning_test" else 1.4)
+        ax.set_title(f"{headline}\n{subtitle}", fontsize=10)
+        ax.set(xlabel="epoch", ylim=(-0.02, 1.02))
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("accuracy")
+    axes[0, 0].legend(fontsize=8, loc="lower right")
+    fig.text(0.0, -0.01, caption, ha="left", va="top", fontsize=8, wrap=True)
+    fig.tight_layout()
+    return save_figure(fig, out_base)
+
+
 def plot_cosine_matrices(mats: list[tuple[str, np.ndarray]], tokens: list[int], out_base: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(mats), figsize=(4.2 * len(mats), 3.8), squeeze=False)
     for ax, (title, c) in zip(axes[0], mats, strict=True):

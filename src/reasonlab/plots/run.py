@@ -14,8 +14,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from reasonlab.config import Pair  # noqa: E402
 from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
+from reasonlab.records import load_run, run_metrics  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
-from reasonlab.store import MetricRow, load_run, read_metrics  # noqa: E402
+from reasonlab.store import MetricRow  # noqa: E402
+from reasonlab.terminal import printable  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
@@ -27,14 +29,14 @@ def run_figure(run_dir: Path) -> plt.Figure:
     """The run's figure (training loss, accuracies over training, final answer shares), not written anywhere."""
     run_dir = Path(run_dir)
     summary, cfg = load_run(run_dir)
-    rows = read_metrics(run_dir / "metrics.parquet")
+    rows = run_metrics(run_dir)
     kind = cfg.get("task", {}).get("kind", "anchor")
     entry = task_kinds().get(kind)  # a plug-in task not imported here is drawn with the default figure
     fig = (entry.get("run_figure") if entry else anchor_figure)(rows, summary)
     model, init = cfg.get("model", {}), cfg.get("init", {})
     title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
              f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")
-    fig.suptitle("\n".join(textwrap.wrap(title, 140)), fontsize=8)
+    fig.suptitle("\n".join(textwrap.wrap(printable(title).replace("$", r"\$"), 140)), fontsize=8)  # text, not TeX
     return fig
 
 

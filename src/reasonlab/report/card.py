@@ -9,14 +9,18 @@ from pathlib import Path
 from rich.table import Table
 
 from reasonlab.config import load_yaml, resolve
+from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
 from reasonlab.evaluate.modular import PLATEAU_LEVELS
 from reasonlab.numerics import describe_machine
-from reasonlab.store import load_progress, load_run, progress_figures, read_metrics
+from reasonlab.records import check_identity, load_progress, load_run, progress_figures, run_metrics
+from reasonlab.store import inside
 
 
 def run_card(run_dir: Path) -> Table:
-    """The card of a run directory, finished or not; a one-line error (StoreError) for a folder that is neither."""
+    """The card of a run directory, finished or not; a one-line error (StoreError) for a folder that is neither,
+    or whose files are not what reasonlab wrote. Print it on a ``reasonlab.terminal`` console: its strings are
+    stored text, shown as they are."""
     run_dir = Path(run_dir)
     if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
         return _card(run_dir, _progress_rows(run_dir))
@@ -41,17 +45,19 @@ def _card(run_dir: Path, rows: list[tuple[str, object]]) -> Table:
 def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     """An unfinished run's card, from the files its trainer writes as it goes (progress, config, metrics)."""
     progress = load_progress(run_dir)
-    cfg = resolve(load_yaml(run_dir / "config.yaml"))
-    metrics = run_dir / "metrics.parquet"  # written at each checkpoint
-    extras = summary_extras(cfg, read_metrics(metrics)) if metrics.is_file() else {}
+    cfg = resolve(load_yaml(run_dir / "config.yaml")) if inside(run_dir / "config.yaml", run_dir) else None
+    if cfg is None:
+        raise StoreError(f"{run_dir / 'config.yaml'}: a symbolic link out of {run_dir}; not read")
+    check_identity(run_dir, cfg)
+    extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
     rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
                        f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
                        "command resumes it from its last checkpoint"),
-            ("training loss (epoch mean so far)", "—" if progress["loss"] is None else f"{progress['loss']:.4g}")]
+            ("training loss (epoch mean so far)", _num(progress["loss"], ".4g"))]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
-    rows += [(f"{where}: {k}", f"{v:.3f}") for k, v in progress_figures(progress).items()]
+    rows += [(f"{where}: {k}", _num(v)) for k, v in progress_figures(progress).items()]
     rows += _history_rows(extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
     return rows
@@ -63,7 +69,8 @@ def _history_rows(summary: dict) -> list[tuple[str, str]]:
     for key, point in (summary.get("escape") or {}).items():
         rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
     for key, point in (summary.get("plateau") or {}).items():
-        rows.append((f"plateau: loss ≤ {PLATEAU_LEVELS[key]:g}·ln p", _plateau_text(point) if point else "not reached"))
+        level = f"{PLATEAU_LEVELS[key]:g}·ln p" if key in PLATEAU_LEVELS else key
+        rows.append((f"plateau: loss ≤ {level}", _plateau_text(point) if point else "not reached"))
     for split, value in (summary.get("delta_L_window") or {}).items():
         rows.append((f"ΔL̄ {split} (5–50 % of steps)", "—" if value is None else f"{value:.3f}"))
     return rows
@@ -71,16 +78,16 @@ def _history_rows(summary: dict) -> list[tuple[str, str]]:
 
 def _escape_text(e: dict) -> str:
     """One escape point: where seen-pair accuracy first reached a level, and what the held-out pairs did there."""
-    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
-    pairs = ", ".join(f"{k} {v:.2f}" for k, v in e["heldout"].items() if "/train_keys/" in k)
+    lr_sum = _num(e["lr_sum"], ".3g")
+    pairs = ", ".join(f"{k} {v:.2f}" for k, v in e.get("heldout", {}).items() if "/train_keys/" in k)
     return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}; {pairs}"
 
 
 def _plateau_text(e: dict) -> str:
     """One plateau exit: where the training loss first fell to a fraction of chance, and the last-shot accuracies
     there."""
-    lr_sum = "—" if e["lr_sum"] is None else f"{e['lr_sum']:.3g}"
-    accs = ", ".join(f"{k} {v:.2f}" for k, v in e["last_shot"].items())
+    lr_sum = _num(e["lr_sum"], ".3g")
+    accs = ", ".join(f"{k} {v:.2f}" for k, v in e.get("last_shot", {}).items())
     return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}, loss {e['loss']:.3f}; last shot: {accs}"
 
 
@@ -97,16 +104,16 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
             ("outcome", summary["label"])]
     pairs = summary["outcome"].get("pairs")
     if pairs is not None:  # anchor runs
-        rows += [("train accuracy", f"{final['train_acc']:.3f}"),
-                 ("seen-pair test-key accuracy", f"{final['seen_test_acc']:.3f}")]
+        rows += [("train accuracy", _num(final.get("train_acc"))),
+                 ("seen-pair test-key accuracy", _num(final.get("seen_test_acc")))]
         for pair, o in pairs.items():
-            sym = "—" if o["symmetric"] is None else f"{o['symmetric']:.3f}"
             clean = " (clean)" if o["clean"] else ""
-            rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {o['inferential']:.3f}, "
-                                             f"symmetric {sym} ({o['symmetric_target']}), other {o['other']:.3f}"))
+            rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {_num(o['inferential'])}, "
+                                             f"symmetric {_num(o['symmetric'])} ({o['symmetric_target']}), "
+                                             f"other {_num(o['other'])}"))
         rows += _history_rows(summary)
     else:
-        rows += [(k, f"{v:.3f}") for k, v in final.items() if isinstance(v, int | float)]
+        rows += [(k, _num(v)) for k, v in final.items()]
         rows += _history_rows(summary)
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
@@ -114,6 +121,11 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
              ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}{_machine_text(summary)}"),
              ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
     return rows
+
+
+def _num(value: float | None, spec: str = ".3f") -> str:
+    """A figure as the card shows it; a missing one (NaN stored as null) as —."""
+    return "—" if value is None else format(value, spec)
 
 
 def _machine_text(summary: dict) -> str:

@@ -9,6 +9,7 @@ A run section holds the run's config, outcome, final figures, training curves an
 from __future__ import annotations
 
 import base64
+import glob
 import json
 import re
 from collections import Counter
@@ -20,12 +21,15 @@ import jinja2
 import matplotlib.pyplot as plt
 
 from reasonlab.config import ConfigError, Pair
+from reasonlab.errors import StoreError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.phase import axis_name
 from reasonlab.plots.run import NAMES
-from reasonlab.store import atomic_write_text, finished_runs, load_run, read_json
+from reasonlab.records import finished_runs, load_run, read_analysis, within
+from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
+from reasonlab.terminal import printable
 
 # the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
 LABEL_COLOURS = {**dict(zip(phase_plots.LABELS, phase_plots.LABEL_COLOURS, strict=True)),
@@ -78,8 +82,11 @@ def figure_caption(stem: str) -> str:
     return f"{name} · {readable(rest)}" if rest else name
 
 
-def _image(path: Path, caption: str | None = None) -> dict[str, str]:
-    return {"caption": caption or figure_caption(path.stem), "uri": _uri(path.read_bytes())}
+def _images(root: Path, paths: list[Path]) -> list[dict[str, str]]:
+    """The PNG files among ``paths`` that stay inside ``root`` (a link out of it is reported and not read), each
+    with its caption (a file name that is not UTF-8 shown with its bytes escaped)."""
+    return [{"caption": printable(figure_caption(p.stem)), "uri": _uri(p.read_bytes())}
+            for p in within(root, sorted(paths)) if p.is_file()]
 
 
 def _run_figures(run_dir: Path) -> list[dict[str, str]]:
@@ -88,7 +95,7 @@ def _run_figures(run_dir: Path) -> list[dict[str, str]]:
     from reasonlab.plots.run import run_figure
 
     folder = run_dir / "figures"
-    images = [_image(p) for p in sorted(folder.glob("*.png"))]
+    images = _images(run_dir, list(folder.glob("*.png")))
     if not (folder / "run.png").is_file() and (run_dir / "metrics.parquet").is_file():
         fig = run_figure(run_dir)
         images.insert(0, {"caption": FIGURES["run"], "uri": _uri(figure_bytes(fig, "png", dpi=90))})
@@ -107,16 +114,20 @@ def _analyses(run_dir: Path, kind: str) -> list[dict[str, Any]]:
     from reasonlab.analysis.probes import headline
 
     out = []
-    for folder in sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir()):
+    for folder in within(run_dir, sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir())):
         if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own
-            out.append({"name": ANALYSES["dynamics"], "headline": "",
-                        "images": [_image(p) for p in sorted(folder.glob("*.png"))]})
+            out.append({"name": ANALYSES["dynamics"], "headline": "", "images": _images(run_dir,
+                                                                                     list(folder.glob("*.png")))})
             continue
-        for numbers in sorted(folder.glob("*.json")):
-            data = read_json(numbers, "analysis result")
-            out.append({"name": f"{ANALYSES.get(numbers.stem, numbers.stem)} ({checkpoint_name(folder.name)})",
-                        "headline": headline(kind, numbers.stem, data) if isinstance(data, dict) else "",
-                        "images": [_image(p) for p in sorted(folder.glob(f"{numbers.stem}*.png"))]})
+        for numbers in within(run_dir, sorted(folder.glob("*.json"))):
+            try:
+                data = read_analysis(numbers)
+            except StoreError as e:
+                warn(f"{e}; left out of the report")
+                continue
+            name = f"{ANALYSES.get(numbers.stem, numbers.stem)} ({checkpoint_name(folder.name)})"
+            out.append({"name": printable(name), "headline": printable(headline(kind, numbers.stem, data)),
+                        "images": _images(run_dir, list(folder.glob(f"{glob.escape(numbers.stem)}*.png")))})
     return out
 
 
@@ -168,10 +179,30 @@ def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) ->
         title = ", ".join(f"{axis_name(a)} = {v}" for a, v in zip(rest, key, strict=True))
         tables.append({"title": title, "cells": cells,
                        "xs": sorted({k[0] for k in cells}, key=str), "ys": sorted({k[1] for k in cells}, key=str)})
-    summary = sweep_dir / "summary.md"
     return {"x": axis_name(x), "y": axis_name(y), "tables": tables,
-            "figures": [_image(p) for p in sorted((sweep_dir / "figures").glob("*.png"))],
-            "summary": summary.read_text() if summary.is_file() else ""}
+            "figures": _images(sweep_dir, list((sweep_dir / "figures").glob("*.png"))),
+            "summary": _summary_text(sweep_dir / "summary.md")}
+
+
+def _summary_text(path: Path) -> str:
+    """A study's ``summary.md`` (UTF-8 text inside the sweep), or nothing, said in one line."""
+    if not path.is_file() or not within(path.parent, [path]):
+        return ""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        warn(f"{path}: not UTF-8 text (byte {e.start}); left out of the report")
+        return ""
+
+
+def _section_or_skip(run_dir: Path, axes: list[str]) -> dict[str, Any] | None:
+    """A sweep's run section; a run whose files do not read (its metrics, say) is reported in one line and left
+    out, so the rest of the sweep's report is written."""
+    try:
+        return run_section(run_dir, axes)
+    except StoreError as e:
+        warn(f"{e}; run left out of the report")
+        return None
 
 
 def write_report(target: Path) -> Path:
@@ -186,7 +217,7 @@ def write_report(target: Path) -> Path:
     elif (target / "results.parquet").is_file() or finished_runs(target):
         rows = read_results(target)
         axes = sweep_axes(target, rows)
-        runs = [run_section(d, axes) for d in sorted(finished_runs(target))]
+        runs = [section for d in finished_runs(target) if (section := _section_or_skip(d, axes)) is not None]
         profiles = {r["profile"] for r in runs}
         shared = profiles.pop() if len(profiles) == 1 else None  # then stated once, at the top
         page = template.render(title=f"sweep {target.name}", sweep=_sweep_part(target, rows, axes), runs=runs,

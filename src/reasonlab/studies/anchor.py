@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reasonlab.config import Pair
-from reasonlab.store import read_summary
+from reasonlab.records import read_summary
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
@@ -28,11 +28,11 @@ FELL = 0.05  # a drop of the inferential share from the escape to the end larger
 
 
 def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
-    """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``phase`` work on it): the
-    ``cpu-regime`` profile at depth 2 for the two demo γ values, trained side by side with the sweep's live table,
-    then one figure of both beside the authors' paper-scale log and reasonlab's own shipped paper-scale runs on the
-    Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the paper-scale runs show and do
-    not."""
+    """``reasonlab demo anchor``, a sweep (``out/demo-anchor``: results table, so ``results``, ``report`` and
+    ``phase`` work on it): the ``cpu-regime`` profile at depth 2 for the two demo γ values, trained side by side
+    with the sweep's live table, then one figure of both beside the authors' paper-scale log and reasonlab's own
+    shipped paper-scale runs on the Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the
+    paper-scale runs show and do not."""
     from reasonlab.plots.run import plot_run
     from reasonlab.plots.trajectory import plot_regime
     from reasonlab.studies.anchor_trajectory import (
@@ -43,7 +43,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
         run_curves,
     )
 
-    spec = SweepSpec(name="demo", study="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
+    spec = SweepSpec(name="demo-anchor", study="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
                      grid={"init.gamma": list(DEMO_GAMMAS)})
     configs, report, rows = run_study(spec, out, make_executor, console)
     done = {r["run_id"] for r in rows}

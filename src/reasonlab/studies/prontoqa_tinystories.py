@@ -12,7 +12,6 @@ figures without training.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from statistics import mean
 
@@ -26,6 +25,7 @@ from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
 from reasonlab.evaluate.language import delta_l_summary, exclusive_tokens
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
 from reasonlab.sweep.grid import expand
@@ -64,8 +64,8 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
-    rows = Metrics.read(run_dir / "metrics.parquet")
-    final = json.loads((run_dir / "summary.json").read_text())["final"]
+    rows = Metrics(run_metrics(run_dir))
+    final = load_run(run_dir)[0]["final"]
     window = delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
@@ -130,19 +130,32 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
                   f"{executor.threads} threads; store {out / name}")
     axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
     report = run_sweep(name, every, out, executor, axes, {"profile": profile}, console)
-    measured = {c.run_id(): measure_run(c, report.sweep_dir / c.run_id()) for c in every
-                if (report.sweep_dir / c.run_id() / "summary.json").is_file()}
-    by_gamma = per_gamma(groups["main"], measured)
-    if by_gamma:
-        caption = f"profile: {groups['main'][0].profile}"
-        window = {g: [v for m in ms if (v := m["delta_L_train_window"]) is not None] for g, ms in by_gamma.items()}
-        plot_delta_l(delta_l_bands(by_gamma), {g: v for g, v in window.items() if v},
-                     report.sweep_dir / "figures" / "delta-l", caption)
-        plot_embedding_cosine({f"γ={g}": cosine_bands(ms) for g, ms in by_gamma.items()}, PAPER_COSINE,
-                              report.sweep_dir / "figures" / "cosine", caption)
+    measured = measure_sweep(every, report.sweep_dir)
+    draw_figures(groups["main"], measured, report.sweep_dir / "figures")
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
+
+
+def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path) -> dict[str, dict]:
+    """run id → ``measure_run`` of each finished run of ``cfgs`` in ``sweep_dir`` (read from the committed files
+    alone when the runs keep their ``analysis/embedding-cosine.json``, as ``results/`` does)."""
+    return {c.run_id(): measure_run(c, sweep_dir / c.run_id()) for c in cfgs
+            if (sweep_dir / c.run_id() / "summary.json").is_file()}
+
+
+def draw_figures(main: list[RunConfig], measured: dict, figures_dir: Path) -> list[Path]:
+    """``delta-l.png|svg`` and ``cosine.png|svg`` of the main group's measured runs (none when none is measured);
+    also what ``scripts/regenerate_docs.py`` draws the docs' copies with."""
+    by_gamma = per_gamma(main, measured)
+    if not by_gamma:
+        return []
+    caption = f"profile: {main[0].profile}"
+    window = {g: [v for m in ms if (v := m["delta_L_train_window"]) is not None] for g, ms in by_gamma.items()}
+    return [*plot_delta_l(delta_l_bands(by_gamma), {g: v for g, v in window.items() if v},
+                          figures_dir / "delta-l", caption),
+            *plot_embedding_cosine({f"γ={g}": cosine_bands(ms) for g, ms in by_gamma.items()}, PAPER_COSINE,
+                                   figures_dir / "cosine", caption)]
 
 
 def by_peak_lr(cfgs: list[RunConfig]) -> dict[float, list[RunConfig]]:
@@ -192,7 +205,7 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def _spread(values: list[float]) -> str:
+def spread(values: list[float]) -> str:
     """A seed mean with its range: ``mean [min, max]`` (one value alone, — for none)."""
     if not values:
         return "—"
@@ -275,12 +288,12 @@ def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
             by_gamma[g] = [m[key] for m in ms if m[key] is not None]
         cos = {(when, src): [stage_cosine(m, when)[src] for m in ms] for when in ("early", "final")
                for src in ("prontoqa", "tinystories")}
-        lines.append(f"| {g} | {len(ms)} | " + " | ".join(_spread(v[g]) for v in figures.values()) + " | "
-                     + " | ".join(_spread(cos[k]) for k in sorted(cos)) + " |")
+        lines.append(f"| {g} | {len(ms)} | " + " | ".join(spread(v[g]) for v in figures.values()) + " | "
+                     + " | ".join(spread(cos[k]) for k in sorted(cos)) + " |")
     gammas = " < ".join(str(g) for g in sorted(per))
     for key, what in (("delta_L_train_window", "ΔL̄ rises with γ"), ("delta_L_eval_window", "ΔL̄ on the eval "
                       "split rises with γ"), ("delta_L_train_final", "The final ΔL rises with γ")):
-        ranges = "; ".join(f"{g}: {_spread(v)}" for g, v in figures[key].items())
+        ranges = "; ".join(f"{g}: {spread(v)}" for g, v in figures[key].items())
         lines += ["", f"{what}, {gammas} in the seed means (per γ, mean [min, max]: {ranges}): "
                   f"{ordering_verdict(figures[key])}."]
     return lines + [""]
@@ -315,8 +328,8 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
                 counts = "; ".join(f"{a} / {b}" for a, b in sorted({tuple(m["n_exclusive"]) for m in ms}))
                 for stage, pairs in stage_pairs(ms).items():
                     lines.append(f"| {name} | {g} | {stage} | {len(pairs)} | {counts} | "
-                                 f"{_spread([p for p, _ in pairs])} | {_spread([t for _, t in pairs])} | "
-                                 f"{_spread([t - p for p, t in pairs])} |")
+                                 f"{spread([p for p, _ in pairs])} | {spread([t for _, t in pairs])} | "
+                                 f"{spread([t - p for p, t in pairs])} |")
             if not per:
                 continue
             top = max(per)
@@ -324,7 +337,7 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
             gaps = [e["tinystories"] - e["prontoqa"] for e in early]
             verdicts += [f"- {name}, γ {top} (the smallest initialization), cosine contrast (PrOntoQA-only below "
                          f"TinyStories-only in every seed): {contrast_verdict(stage_pairs(per[top]))}. "
-                         f"TinyStories-only minus PrOntoQA-only cosine, early: {_spread(gaps)} (paper: "
+                         f"TinyStories-only minus PrOntoQA-only cosine, early: {spread(gaps)} (paper: "
                          f"{paper_gap:.3f}); target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
             tokens = (per[top][0].get("tokens") or {}).get("prontoqa")
             if tokens and tokens not in shown:  # each token set once (the BPE arm's differs from the word one's)

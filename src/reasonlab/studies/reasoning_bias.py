@@ -9,7 +9,6 @@ theoretical embedding profile (T4). ``summary.md`` states every number and wheth
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
@@ -128,6 +128,18 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     return sweep_dir
 
 
+def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None) -> dict:
+    """What the E1 criteria read of one finished mixture run: its final accuracies per source and the t50s."""
+    rows = Metrics(run_metrics(run_dir)) if rows is None else rows
+    summary = load_run(run_dir)[0]
+    final = summary.get("final") or {}
+    return {"cfg": cfg, "dir": run_dir, "rows": rows, "label": summary["label"],
+            "wall_time_s": summary.get("wall_time_s"), "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
+            "memory_acc": final.get("memory_acc"), "reasoning_train_acc": final.get("reasoning_train_acc"),
+            "t50_memory": t50(rows, "memory"), "t50_reasoning_train": t50(rows, "reasoning_train"),
+            "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
+
+
 def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
     """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of seed 1."""
     runs: dict[tuple[str, float, int], dict] = {}
@@ -136,17 +148,12 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         run_dir = sweep_dir / cfg.run_id()
         if not (run_dir / "summary.json").is_file():
             continue
-        rows = Metrics.read(run_dir / "metrics.parquet")
+        rows = Metrics(run_metrics(run_dir))
         if (experiment := is_fig8(cfg)) is not None:
             fig8[experiment] = {"cfg": cfg, "rows": rows,
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
             continue
-        final = json.loads((run_dir / "summary.json").read_text())["final"]
-        runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = {
-            "cfg": cfg, "dir": run_dir, "rows": rows, "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
-            "memory_acc": final.get("memory_acc"), "reasoning_train_acc": final.get("reasoning_train_acc"),
-            "t50_memory": t50(rows, "memory"), "t50_reasoning_train": t50(rows, "reasoning_train"),
-            "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
+        runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = read_mixture_run(cfg, run_dir, rows)
     criteria = {(m, s): reasoning_bias_criteria(runs[(m, 0.8, s)], runs[(m, 0.3, s)])
                 for (m, g, s) in runs if g == 0.8 and (m, 0.3, s) in runs}
     geometry, attention = {}, {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +51,22 @@ class SweepSpec(StrictModel):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
 
 
+MAX_RUNS = 10_000  # points of a grid (--max-runs raises it): counted before any is built, so 10^8 fails at once
+
+
 def load_sweep(path: Path) -> SweepSpec:
-    """Read a sweep file; a bad field is a one-line error naming the file and the field."""
+    """Read a sweep file; a bad field is a one-line error naming the file and the field (a run config given
+    instead is named as one)."""
     data = load_yaml(path)
+    run_fields = sorted(set(data) & (set(RunConfig.model_fields) - set(SweepSpec.model_fields)))
+    if run_fields:
+        raise ConfigError(f"{path}: {run_fields[0]} is a field of a run config, not of a sweep file ("
+                          f"{', '.join(SweepSpec.model_fields)}); train it with `reasonlab train {path}`, or sweep "
+                          "over it from a sweep file that holds its fields under config:")
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"{path}: {validation_message(e)}") from None
+        raise ConfigError(f"{path}: {validation_message(e, SweepSpec)}") from None
     return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
 
 
@@ -97,11 +107,17 @@ def linked(key: str, value: Any) -> list[tuple[str, Any]]:
     return list(zip(fields, value, strict=True))
 
 
-def expand(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[RunConfig]:
-    """Every combination of the axes over ``base``, validated; duplicates (same run id) kept once, in order."""
+def expand(base: dict[str, Any], axes: dict[str, list[Any]], max_runs: int = MAX_RUNS) -> list[RunConfig]:
+    """Every combination of the axes over ``base``, validated; duplicates (same run id) kept once, in order. More
+    than ``max_runs`` combinations are refused before any is built."""
     for key, values in axes.items():
         if not values:
             raise ConfigError(f"grid {key}: no values; give at least one")
+    points = math.prod(len(v) for v in axes.values())
+    if points > max_runs:
+        sizes = " × ".join(f"{len(v):,} {k}" for k, v in axes.items())
+        raise ConfigError(f"the grid has {points:,} points ({sizes}), more than the limit of {max_runs:,}; narrow "
+                          f"an axis, or pass --max-runs {points} if you mean it")
     keys = list(axes)
     configs: dict[str, RunConfig] = {}
     for combo in itertools.product(*(axes[k] for k in keys)):
@@ -118,10 +134,10 @@ def expand(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[RunConfig]:
 
 
 def sweep_configs(
-    spec: SweepSpec, grid: list[str] = (), overrides: list[str] = ()
+    spec: SweepSpec, grid: list[str] = (), overrides: list[str] = (), max_runs: int = MAX_RUNS
 ) -> tuple[list[RunConfig], list[str]]:
     """The runs of a sweep and its axis names: profile < ``config`` < ``set`` < ``--set``; ``--grid`` axes
-    are added to (or replace) the file's."""
+    are added to (or replace) the file's; at most ``max_runs`` points."""
     profile = raw_config(None, spec.profile, [], spec.study)
     base = apply_overrides(deep_merge(copy.deepcopy(profile), spec.config), [*spec.set, *overrides])
     base = label_changes(profile, base)
@@ -129,4 +145,4 @@ def sweep_configs(
     for text in grid:
         key, values = parse_axis(text)
         axes[key] = values
-    return expand(base, axes), list(axes)
+    return expand(base, axes, max_runs), list(axes)

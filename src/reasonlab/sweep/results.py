@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -26,18 +25,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
+from reasonlab.errors import StoreError
 from reasonlab.evaluate.scores import histogram_bins
+from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
 from reasonlab.store import (
     LOCKS,
     atomic_write_bytes,
     atomic_write_text,
+    check_metrics_columns,
     file_lock,
-    finished_runs,
     read_metrics,
-    read_summary,
+    warn,
 )
 
 RESULTS = "results.parquet"
+# Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
+SQL_SECONDS = 60.0
+SQL_MEMORY_GIB = 4.0
+SQL_ROWS = 100_000
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
                    "threads", "git_revision", "diverged_step")
 
@@ -87,14 +92,25 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    """One column per field of any row; a field whose values differ in type between runs (a figure in one, text in
+    another: summaries of different versions or kinds) is kept as text, and said so in one line."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    return pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows])
+    arrays = {}
+    for c in columns:
+        values = [row.get(c) for row in rows]
+        try:
+            arrays[c] = pa.array(values)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            warn(f"results column {c}: values of different types across runs; kept as text")
+            arrays[c] = pa.array([None if v is None else json.dumps(v) if not isinstance(v, str) else v
+                                  for v in values], pa.string())
+    return pa.table(arrays) if arrays else pa.table({})
 
 
 def _summaries(sweep_dir: Path) -> list[dict[str, Any]]:
-    return [read_summary(run_dir / "summary.json") for run_dir in finished_runs(sweep_dir)]
+    return [summary for _, summary in finished_summaries(sweep_dir)]
 
 
 def write_results(sweep_dir: Path) -> Path:
@@ -118,10 +134,16 @@ def results_table(sweep_dir: Path) -> pa.Table:
             return _table([run_row(s) for s in _summaries(Path(sweep_dir))])
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
     try:
-        return pq.read_table(path)
-    except (pa.ArrowException, OSError):
-        print(f"{path}: damaged; rebuilt from the run directories", file=sys.stderr)
-        return pq.read_table(write_results(sweep_dir))
+        if not within(Path(sweep_dir), [path]):
+            return _table([run_row(s) for s in _summaries(Path(sweep_dir))])
+        table = pq.read_table(path)
+        if table.schema.field("run_id").type == pa.string():  # KeyError: no such column
+            return table
+        why = "its run_id column is not text"
+    except (pa.ArrowException, OSError, KeyError) as e:
+        why = "no run_id column" if isinstance(e, KeyError) else "damaged"
+    warn(f"{path}: {why}; rebuilt from the run directories")
+    return pq.read_table(write_results(sweep_dir))
 
 
 def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -134,26 +156,38 @@ def _holds_runs(folder: Path) -> bool:
 
 
 def sweep_dirs(target: Path) -> list[Path]:
-    """``target`` itself if it is a sweep (or a group of runs), else those directly under it (a store root)."""
+    """``target`` itself if it is a sweep (or a group of runs), else those directly under it (a store root): not
+    a link out of it, and named in UTF-8 (a sweep's name is a column of the tables; any other is reported in one
+    line and skipped)."""
     target = Path(target)
     if not target.is_dir():
         raise ConfigError(f"{target}: no such directory; pass a sweep directory or a store root")
     if _holds_runs(target):
         return [target]
-    found = sorted(p for p in target.iterdir() if p.is_dir() and _holds_runs(p))
+    found = sorted(p for p in within(target, target.iterdir()) if p.is_dir() and _named(p) and _holds_runs(p))
     if not found:
         raise ConfigError(f"{target}: no {RESULTS} here or one level below; pass a sweep directory")
     return found
+
+
+def _named(folder: Path) -> bool:
+    try:
+        folder.name.encode()
+    except UnicodeEncodeError:
+        warn(f"{folder}: a folder name that is not UTF-8; skipped (rename it)")
+        return False
+    return True
 
 
 def _sql_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def connect(target: Path):  # -> duckdb.DuckDBPyConnection
+def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.DuckDBPyConnection
     """An in-memory DuckDB connection holding the ``runs``, ``metrics`` and ``offsets`` tables of ``target`` and
     nothing else: once they are loaded, file and network access is off, extensions cannot be installed or
-    loaded, and the configuration is locked, so a query sees the store's tables only."""
+    loaded, DuckDB may hold at most ``memory_gib`` GiB (and spills nothing to disk), and the configuration is
+    locked, so a query sees the store's tables only and cannot exhaust the machine."""
     import duckdb
 
     sweeps = sweep_dirs(target)
@@ -161,34 +195,59 @@ def connect(target: Path):  # -> duckdb.DuckDBPyConnection
     tables = [_with_sweep(results_table(s), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
-    metric_files = [r / "metrics.parquet" for s in sweeps for r in finished_runs(s)]
+    metric_files = [m for s in sweeps for r in finished_runs(s) for m in within(r, [r / "metrics.parquet"])
+                    if _metrics_columns(m)]
     if metric_files:  # a table, not a view: read now, while files may still be read
         _load_metrics(con, metric_files)
     else:
-        con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
-                    "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
-                    "NULL::DOUBLE AS value WHERE false")
+        _no_metrics(con)
     con.register("offsets_arrow", _offsets(sweeps))
     con.execute("CREATE VIEW offsets AS SELECT * FROM offsets_arrow")
+    con.execute(f"SET memory_limit = '{int(memory_gib * 2**20)}KiB'")
+    con.execute("SET temp_directory = ''")  # no spilling: it would write a .tmp folder in the working directory
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
 
 
 def _load_metrics(con, files: list[Path]) -> None:  # con: duckdb.DuckDBPyConnection
-    """The ``metrics`` table from every run's metrics file; a damaged one is a one-line error naming it."""
+    """The ``metrics`` table from every run's metrics file, its columns read by name; a damaged file, or one that
+    is not a metrics table, is reported in one line and skipped."""
     import duckdb
 
     try:
         con.execute(
             "CREATE TABLE metrics AS SELECT "
             "regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
-            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, * EXCLUDE (filename) "
-            f"FROM read_parquet({_sql_list(files)}, filename=true)")
+            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, "
+            "epoch::INTEGER AS epoch, step::BIGINT AS step, split::VARCHAR AS split, metric::VARCHAR AS metric, "
+            f"value::DOUBLE AS value FROM read_parquet({_sql_list(files)}, filename=true, union_by_name=true)")
     except duckdb.Error:
-        for path in files:  # find the file that does not read
-            read_metrics(path)
-        raise
+        readable = []
+        for path in files:  # leave out the files that do not read as metrics
+            try:
+                read_metrics(path)
+                readable.append(path)
+            except StoreError as e:
+                warn(f"{e}; skipped")
+        if len(readable) == len(files):
+            raise
+        _load_metrics(con, readable) if readable else _no_metrics(con)
+
+
+def _metrics_columns(path: Path) -> bool:
+    try:
+        check_metrics_columns(path)
+    except StoreError as e:
+        warn(f"{e}; skipped")
+        return False
+    return True
+
+
+def _no_metrics(con) -> None:  # con: duckdb.DuckDBPyConnection
+    con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
+                "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
+                "NULL::DOUBLE AS value WHERE false")
 
 
 def _with_sweep(table: pa.Table, name: str) -> pa.Table:
@@ -209,23 +268,41 @@ def _offsets(sweeps: list[Path]) -> pa.Table:
                                             ("offset", pa.string()), ("count", pa.int64())]))
 
 
-def query(target: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables; anything
-    else, or a bad query, is a one-line error."""
+def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: float = SQL_MEMORY_GIB,
+          max_rows: int = SQL_ROWS) -> tuple[list[str], list[tuple]]:
+    """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables, interrupted
+    after ``seconds``, in at most ``memory_gib`` GiB, returning at most ``max_rows`` rows; anything else, a bad
+    query or a bound reached, is a one-line error."""
+    import threading
+
     import duckdb
 
-    con = connect(target)
+    con = connect(target, memory_gib)
+    timer = threading.Timer(seconds, con.interrupt)
     try:
         statements = con.extract_statements(sql)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             kinds = ", ".join(s.type.name for s in statements) or "nothing"
             raise ConfigError(f"--sql: one SELECT over runs, metrics and offsets is allowed; got {kinds}")
+        timer.start()
         cur = con.execute(sql)
-        return [d[0] for d in cur.description or []], cur.fetchall()
+        rows: list[tuple] = []
+        while len(rows) <= max_rows and (chunk := cur.fetchmany(min(10_000, max_rows + 1 - len(rows)))):
+            rows += chunk
+        if len(rows) > max_rows:
+            raise ConfigError(f"--sql: more than {max_rows:,} rows; aggregate or add a LIMIT, or pass --max-rows")
+        return [d[0] for d in cur.description or []], rows
+    except duckdb.InterruptException:
+        raise ConfigError(f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more "
+                          "seconds") from None
+    except duckdb.OutOfMemoryException:
+        raise ConfigError(f"--sql: needs more than {memory_gib:g} GiB; narrow the query, or pass --memory-limit "
+                          "with more GiB") from None
     except duckdb.Error as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ConfigError(f"--sql: {first}") from None
     finally:
+        timer.cancel()
         con.close()
 
 
@@ -244,24 +321,27 @@ def format_cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
-    """The table as GitHub Markdown, cells as printed: what a doc's run table is pasted from, so its figures come
-    from the store rather than being copied by hand."""
+def markdown_table(columns: list[str], rows: list[tuple]) -> str:
+    """The table as GitHub Markdown, cells as printed: what a doc's run table is made of (``write_markdown``,
+    ``scripts/regenerate_docs.py``), so its figures come from the store rather than being copied by hand."""
     def line(cells: Iterable[Any]) -> str:
         return "| " + " | ".join(format_cell(v).replace("|", "\\|").replace("\n", " ") for v in cells) + " |"
 
-    lines = [line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]
-    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]) + "\n"
+
+
+def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
+    atomic_write_text(Path(path), markdown_table(columns, rows))
 
 
 def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     """The sweep's declared axes (a linked axis ``a+b`` as its fields), else the config columns whose value
     differs between runs."""
-    try:
-        return [f for a in json.loads((sweep_dir / "sweep.json").read_text())["axes"] for f in a.split("+")]
-    except (OSError, json.JSONDecodeError, KeyError):
-        cols = [c for c in (rows[0] if rows else {}) if c.split(".")[0] in {"seed", "task", "model", "init", "train"}]
-        return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]
+    record = read_sweep(sweep_dir)
+    if record is not None:
+        return [f for a in record["axes"] for f in a.split("+")]
+    cols = [c for c in (rows[0] if rows else {}) if c.split(".")[0] in {"seed", "task", "model", "init", "train"}]
+    return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]
 
 
 # The main figures shown by ``reasonlab results`` beside the axes: anchor seen-pair accuracy, benchmark exact

@@ -10,7 +10,6 @@ records what finished and raises ``Interrupted`` (exit 130). A second one ends i
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from contextlib import nullcontext
@@ -22,17 +21,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from reasonlab import terminal
 from reasonlab.config import Pair, RunConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
-from reasonlab.store import (
-    PARTIAL,
-    atomic_write_text,
-    check_name,
-    finished_runs,
-    load_progress,
-    progress_figures,
-    write_json,
-)
+from reasonlab.records import SweepRecord, finished_summaries, load_progress, progress_figures, run_dirs, valid
+from reasonlab.store import PARTIAL, atomic_write_text, check_name, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results
@@ -65,8 +58,9 @@ class SweepReport:
 
 
 def _cost(cfg: RunConfig) -> float:
-    """Relative cost of a run, for the ETA: epochs × blocks (the grid rarely varies anything else that matters)."""
-    return cfg.train.epochs * max(cfg.model.depth, 1)
+    """Relative cost of a run, for the ETA: epochs × blocks (the grid rarely varies anything else that matters; a
+    model without blocks, such as the Emb-MLP, counts as one)."""
+    return cfg.train.epochs * max(getattr(cfg.model, "depth", 1), 1)
 
 
 def _fmt_time(seconds: float | None) -> str:
@@ -212,7 +206,7 @@ class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped 
 
 def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list[str], sweep_dir: Path) -> None:
     """What a sweep would run: one line per run (its id and axis values), finished ones marked as skipped."""
-    finished = {p.name for p in finished_runs(sweep_dir)}
+    finished = {p.name for p in run_dirs(sweep_dir)}
     console.print(f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> {sweep_dir}"
                   f"{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}",
                   highlight=False, markup=False, soft_wrap=True)
@@ -226,16 +220,18 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
               spec: dict | None = None, console: Console | None = None) -> SweepReport:
     """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current. With a
     ``DryRun`` executor: print what would run and raise ``PlannedOnly``, writing nothing."""
-    console = console or Console(stderr=True)
+    console = console or terminal.console(stderr=True)
     if getattr(executor, "dry_run", False):
         print_plan(console, name, configs, axes, Path(out) / check_name(name, "sweep name"))
         raise PlannedOnly(name)
     sweep_dir = Path(out) / check_name(name, "sweep name")
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    write_json(sweep_dir / "sweep.json", {"name": name, "axes": axes, "spec": spec or {},
-                                           "run_ids": [c.run_id() for c in configs]})
+    write_json(sweep_dir / "sweep.json", valid(SweepRecord, {"name": name, "axes": axes, "spec": spec or {},
+                                                             "run_ids": [c.run_id() for c in configs]}))
     atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
-    finished = {p.name for p in finished_runs(sweep_dir)}
+    # every directory that claims to be a finished run is left alone: one that is not what it claims (a damaged
+    # summary, a copy under another run's name) is reported in one line by the results table and left out of it
+    finished = {p.name for p in run_dirs(sweep_dir)}
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
@@ -275,8 +271,7 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     write_results(sweep_dir)
     report.wall_time_s = time.monotonic() - started
     ids = {c.run_id() for c in configs}
-    report.run_time_s = sum(json.loads((d / "summary.json").read_text()).get("wall_time_s") or 0.0
-                            for d in finished_runs(sweep_dir) if d.name in ids)
+    report.run_time_s = sum(s["wall_time_s"] for d, s in finished_summaries(sweep_dir) if d.name in ids)
     return report
 
 

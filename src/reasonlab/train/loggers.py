@@ -18,7 +18,8 @@ from types import ModuleType
 from typing import NamedTuple
 
 from reasonlab.config import ConfigError, RunConfig
-from reasonlab.store import MetricRow, read_metrics, read_summary
+from reasonlab.records import read_summary
+from reasonlab.store import RUN_ID, MetricRow, read_metrics
 
 TENSORBOARD, WANDB = "tensorboard", "wandb"  # the loggers' names, and their folders in a run directory
 # The first release that keeps several runs open in one process (reinit="create_new"), as stacked ensemble
@@ -152,6 +153,9 @@ def export(run_dir: Path, to: str, out: Path | None = None) -> Path:
     kind = LOGGERS[to]
     kind.check()
     summary = read_summary(run_dir / "summary.json")
+    if not RUN_ID.fullmatch(summary["run_id"]):  # it names the exported run (W&B refuses /, :, # ...)
+        raise ConfigError(f"{run_dir / 'summary.json'}: run_id {summary['run_id'][:40]!r} is not a run id (12 "
+                          "hex digits); this is not a run reasonlab wrote")
     rows = read_metrics(metrics)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:

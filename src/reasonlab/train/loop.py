@@ -35,6 +35,7 @@ from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.numerics import describe_machine, flush_denormals, machine
+from reasonlab.records import RunSummary, read_summary, valid, write_progress
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
 from reasonlab.store import (
@@ -45,13 +46,11 @@ from reasonlab.store import (
     git_revision,
     read_json,
     read_metrics,
-    read_summary,
     remove_temps,
     run_lock,
     run_paths,
     write_json,
     write_metrics,
-    write_progress,
 )
 from reasonlab.tasks.base import IGNORE, trim_padding
 from reasonlab.train.interrupt import Due, Pace
@@ -396,7 +395,7 @@ class Trainer:
         final_dir = partial.with_name(self.cfg.run_id())
         drop_resume_points(partial / "checkpoints")  # a finished run keeps the checkpoints its cadence chose
         write_metrics(partial / "metrics.parquet", self.rows)
-        write_json(partial / "summary.json", summary)
+        write_json(partial / "summary.json", valid(RunSummary, summary))
         append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
         finish_run(partial, final_dir)
         return final_dir, summary
@@ -422,7 +421,7 @@ def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
     """(directory, summary) of the run if it has finished under ``root``."""
     final_dir = run_paths(Path(root), cfg.run_id())[0]
     path = final_dir / "summary.json"
-    return (final_dir, read_summary(path)) if path.is_file() else None
+    return (final_dir, read_summary(path, cfg.run_id())) if path.is_file() else None
 
 
 def train_run(

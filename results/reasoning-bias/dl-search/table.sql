@@ -1,0 +1,1 @@
+SELECT sweep, run_id, "init.gamma" AS g, ROUND("delta_L_window.train", 3) AS dl_train, ROUND("delta_L_window.eval", 3) AS dl_eval, ROUND("final.delta_L_train", 3) AS final_dl, ROUND(wall_time_s) AS s FROM runs ORDER BY sweep, g

@@ -1,0 +1,318 @@
+"""The store read back: one schema per file a reader relies on, checked on every read, and runs known by their id.
+
+A file can parse and still not be what reasonlab wrote: a number stored as a string, an outcome pair without its
+fields, a config whose model is a list, a run directory copied under another run's name. Each file the store's
+readers use has a pydantic model here, which the code that writes it validates against too: ``RunSummary``
+(``summary.json``), ``SweepRecord`` (``sweep.json``), ``ProgressRecord`` (``progress.json``), analysis results
+(a JSON object). A run directory is a run when the id inside it — the hash of its config — is its name
+(``<id>`` or ``<id>.partial``).
+
+A single file asked for by name (``show RUN``, ``train`` of a finished run) that fails is a one-line StoreError
+naming the file and what is wrong; in a listing (a sweep's runs for ``results``, ``report``, ``phase`` or a sweep
+rerun) it is reported in one line on stderr and skipped, so the rest of the store still reads.
+
+Layer: records, just above the store: it reads the config schema to check run identity, which the store itself
+may not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reasonlab.config import RunConfig
+from reasonlab.errors import StoreError, UserError
+from reasonlab.store import PARTIAL, RUN_ID, MetricRow, finite, inside, read_json, read_metrics, warn, write_json
+
+Scalar = bool | int | float | str | None
+
+
+class _Record(BaseModel):
+    """Strict: a number stored as a string, or a string as a list, is not silently converted."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class PairOutcome(_Record):
+    label: str
+    clean: bool
+    inferential: float | None
+    symmetric: float | None
+    other: float | None
+    symmetric_target: str
+    modal_delta: int | None = None
+    modal_mass: float | None = None
+
+
+class Outcome(_Record):
+    """A run's outcome: its label and, for anchor runs, the held-out pairs; other kinds add scalar fields."""
+
+    __pydantic_extra__: dict[str, Scalar]
+    label: str | None = None
+    pairs: dict[str, PairOutcome] | None = None
+
+
+class EscapePoint(_Record):
+    epoch: int
+    step: int
+    lr_sum: float | None
+    heldout: dict[str, float] = {}
+
+
+class PlateauPoint(_Record):
+    epoch: int
+    step: int
+    lr_sum: float | None
+    loss: float
+    last_shot: dict[str, float] = {}
+
+
+class Machine(_Record):
+    cpu: str
+    kernels: str
+
+
+class Versions(_Record):
+    reasonlab: str
+    torch: str
+    python: str
+
+
+class RunSummary(_Record):
+    """``summary.json``: what every reader of a finished run relies on (train writes it through this model)."""
+
+    run_id: str = Field(pattern=RUN_ID.pattern)
+    profile: str | None
+    status: str
+    label: str
+    outcome: Outcome
+    final: dict[str, float | None]
+    best: dict[str, Scalar | dict[str, Scalar]] = {}
+    histograms: dict[str, list[int]] = {}
+    escape: dict[Annotated[str, Field(pattern=r"^at\d{1,3}$")], EscapePoint | None] | None = None
+    plateau: dict[str, PlateauPoint | None] | None = None
+    delta_L_window: dict[str, float | None] | None = None  # noqa: N815 - the stored field's name
+    epochs: int
+    steps: int
+    wall_time_s: float
+    diverged_step: int | None = None
+    time_s: dict[str, float] = {}
+    n_params: int
+    device: str
+    threads: int
+    machine: Machine | None = None
+    versions: Versions
+    git_revision: str | None = None
+    config: dict[str, Any]
+
+    @field_validator("config")
+    @classmethod
+    def _a_run_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        RunConfig.model_validate(value)
+        return value
+
+    @model_validator(mode="after")
+    def _named_by_its_config(self) -> RunSummary:
+        hashed = RunConfig.model_validate(self.config).run_id()
+        if hashed != self.run_id:
+            raise ValueError(f"run_id {self.run_id} is not the hash of its config ({hashed})")
+        return self
+
+
+class SweepRecord(_Record):
+    """``sweep.json``: the sweep's name, its axes (a linked axis as ``a+b``) and the spec it ran."""
+
+    name: str
+    axes: list[str]
+    spec: dict[str, Any] = {}
+    run_ids: list[str] = []
+
+
+class ProgressRecord(_Record):
+    """``progress.json`` of an unfinished run: where it stands, then its last evaluation's figures (flat)."""
+
+    __pydantic_extra__: dict[str, float | None]
+    epoch: int
+    epochs: int
+    step: int
+    steps: int | None = None  # the run's total; with the speed and ETA, written while it trains (older files lack them)
+    steps_per_s: float | None = None
+    eta_s: float | None = None
+    loss: float | None
+    wall_time_s: float
+    diverged_step: int | None = None
+    evaluated_epoch: int | None = None
+
+
+PROGRESS_FIELDS = tuple(ProgressRecord.model_fields)  # every other key is a figure of the last evaluation
+
+
+def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float | None, wall_time_s: float,
+                   steps: int | None = None, steps_per_s: float | None = None, eta_s: float | None = None,
+                   diverged_step: int | None = None, evaluated_epoch: int | None = None,
+                   figures: dict[str, float] | None = None) -> None:
+    """Where a training run stands, rewritten every few seconds while it trains (read by ``load_progress``, the
+    sweep's live table and ``show``): ``epoch`` epochs done, ``step`` of ``steps``, the speed (steps per second)
+    and the run's ETA so far, the mean loss of the epoch so far (else the last one's); a diverged run records its
+    step, any other its last evaluation's epoch and figures."""
+    record: dict[str, Any] = {"epoch": epoch, "epochs": epochs, "step": step, "loss": loss, "wall_time_s": wall_time_s}
+    record |= {k: v for k, v in (("steps", steps), ("steps_per_s", steps_per_s), ("eta_s", eta_s)) if v is not None}
+    if diverged_step is not None:
+        record["diverged_step"] = diverged_step
+    else:
+        record |= {"evaluated_epoch": evaluated_epoch, **(figures or {})}
+    write_json(Path(run_dir) / "progress.json", valid(ProgressRecord, record))
+
+
+def progress_figures(progress: dict) -> dict[str, float]:
+    """The last evaluation's figures in a ``progress.json`` record (everything that is not a progress field)."""
+    return {k: v for k, v in progress.items() if k not in PROGRESS_FIELDS and v is not None}
+
+
+def valid(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as it will be stored, checked against the schema its readers use (a writer's own check: a
+    failure here is a bug, not bad input)."""
+    model.model_validate(finite(data))
+    return data
+
+
+def problem(e: ValidationError | UserError | ValueError) -> str:
+    """What is wrong, in a few words: the first field that fails and how (``final.seen_test_acc: Input should be a
+    valid number, got '0.93'``), and how many more."""
+    if not isinstance(e, ValidationError):
+        return str(e).splitlines()[0]
+    errors = e.errors()
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "the file"
+    got = repr(first["input"])
+    got = f", got {got[:40]}{'…' if len(got) > 40 else ''}" if first["type"] != "missing" else ""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}{got}{more}"
+
+
+def checked(model: type[BaseModel], data: Any, path: Path, what: str, fix: str) -> dict[str, Any]:
+    """``data`` (read from ``path``) if it is a ``model``; else a one-line StoreError naming the file."""
+    try:
+        model.model_validate(data)
+    except (ValidationError, UserError, ValueError) as e:
+        raise StoreError(f"{path}: not a {what} as reasonlab writes it ({problem(e)}); {fix}") from None
+    return data
+
+
+def read_summary(path: Path, name: str | None = None) -> dict[str, Any]:
+    """A run's ``summary.json``, checked against ``RunSummary``; with ``name`` (its directory's run id) also that
+    the run it holds is that run."""
+    summary = checked(RunSummary, read_json(path, "run summary"), path, "run summary",
+                      "delete its run directory and rerun it")
+    if name is not None and summary["run_id"] != name:
+        raise StoreError(f"{path.parent}: holds run {summary['run_id']}, not the run its name says; ignored (a "
+                         "copied or renamed run directory: move it away)")
+    return summary
+
+
+def load_run(run_dir: Path) -> tuple[dict, dict]:
+    """(summary, config dict) of a finished run, or a one-line error naming the directory."""
+    run_dir = Path(run_dir)
+    summary_path = run_dir / "summary.json"
+    if not summary_path.is_file():
+        hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
+        raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
+    _inside_or_refuse(summary_path, run_dir)
+    name = run_dir.resolve().name
+    summary = read_summary(summary_path, name if RUN_ID.fullmatch(name) else None)
+    return summary, summary["config"]
+
+
+def _inside_or_refuse(path: Path, root: Path) -> None:
+    if not inside(path, root):
+        raise StoreError(f"{path}: a symbolic link out of {root}; not read")
+
+
+def load_progress(run_dir: Path) -> dict:
+    """An unfinished run's ``progress.json``: where its trainer last wrote it (epoch, step, loss, the last
+    evaluation's figures); a one-line error if it is not as reasonlab writes it."""
+    path = Path(run_dir) / "progress.json"
+    _inside_or_refuse(path, Path(run_dir))
+    return checked(ProgressRecord, read_json(path, "progress file"), path, "progress file",
+                   "resume the run to rewrite it")
+
+
+def check_identity(run_dir: Path, cfg: RunConfig) -> None:
+    """An unfinished run's directory is named by its config's id (``<id>.partial``), or a one-line error."""
+    name = Path(run_dir).resolve().name.removesuffix(PARTIAL)
+    if RUN_ID.fullmatch(name) and cfg.run_id() != name:
+        raise StoreError(f"{run_dir}: holds run {cfg.run_id()} (its config's hash), not the run its name says; "
+                         "ignored (a copied or renamed run directory: move it away)")
+
+
+def finished_runs(root: Path) -> list[Path]:
+    """The finished runs directly under ``root``, sorted by run id: directories named by a run id whose summary
+    is a run summary of that very run. Any other such directory — a damaged summary, a run copied under another
+    id, a link out of ``root`` — is reported in one line (stderr) and skipped. A ``.partial`` directory is not
+    listed (it holds its summary for a moment before the rename that finishes it) nor is a copy (``<id>.bak``)."""
+    return [run_dir for run_dir, _ in finished_summaries(root)]
+
+
+def finished_summaries(root: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """(directory, summary) of each of ``finished_runs(root)``."""
+    out = []
+    for run_dir in run_dirs(root):
+        try:
+            out.append((run_dir, load_run(run_dir)[0]))
+        except StoreError as e:
+            warn(f"{e}; skipped")
+    return out
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """The directories under ``root`` that claim to be finished runs (named by a run id, with a summary), checked
+    or not: what a sweep must not train again."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in within(root, root.iterdir()) if RUN_ID.fullmatch(p.name) and (p / "summary.json").exists())
+
+
+def run_metrics(run_dir: Path) -> list[MetricRow]:
+    """A run's metric rows from its own ``metrics.parquet`` (not a link out of the run), or a one-line StoreError."""
+    path = Path(run_dir) / "metrics.parquet"
+    _inside_or_refuse(path, Path(run_dir))
+    return read_metrics(path)
+
+
+def within(root: Path, paths: Iterable[Path]) -> list[Path]:
+    """The ``paths`` that stay inside ``root`` once links are followed; each one that leaves it is reported in one
+    line and left out (a report or a table never embeds a file from elsewhere through a link)."""
+    kept = []
+    for p in paths:
+        if inside(p, root):
+            kept.append(p)
+        else:
+            warn(f"{p}: a symbolic link out of {root}; not read")
+    return kept
+
+
+def read_sweep(sweep_dir: Path) -> dict[str, Any] | None:
+    """The sweep's ``sweep.json``, or None when there is none or it is not one (reported in one line)."""
+    path = Path(sweep_dir) / "sweep.json"
+    if not path.is_file():
+        return None
+    try:
+        _inside_or_refuse(path, Path(sweep_dir))
+        return checked(SweepRecord, read_json(path, "sweep file"), path, "sweep file",
+                       "rerun the sweep to rewrite it")
+    except StoreError as e:
+        warn(f"{e}; its axes are read from the runs instead")
+        return None
+
+
+def read_analysis(path: Path) -> dict[str, Any]:
+    """An analysis result (``analysis/<checkpoint>/<name>.json``): a JSON object, or a one-line StoreError."""
+    data = read_json(path, "analysis result")
+    if not isinstance(data, dict):
+        raise StoreError(f"{path}: not an analysis result as reasonlab writes it (a JSON object; got "
+                         f"{type(data).__name__}); run `reasonlab analyze` again")
+    return data

@@ -1,0 +1,48 @@
+"""What reaches the terminal: stored strings (labels, profiles, paths, folder names) shown as they are, never obeyed.
+
+A string read from a store can hold Rich markup (``cpu [reduced]``, ``[/bold]``), terminal escapes (a title, a
+clear screen) or bytes that are not UTF-8 (a folder name); printed as it is, the first is eaten or crashes Rich,
+the second drives the terminal and the third cannot be encoded. ``printable`` neutralises the last two;
+``console`` makes a Rich console that reads no markup unless asked and passes every string through
+``printable``.
+
+Layer: ground (imports nothing of reasonlab).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+# C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder what
+# follows them on screen), and lone surrogates (the bytes of a file name that are not UTF-8, as Python decodes
+# them).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """``text`` with every control character, bidirectional override and undecodable byte written as an escape
+    (``\\x1b``, ``\\u202e``, ``\\xff``): safe to print and encode, and still telling what was there."""
+    return _UNSAFE.sub(_escape, str(text))
+
+
+class SafeConsole(Console):
+    """A Rich console whose strings are shown, not obeyed: no markup unless a call asks for it (``markup=True``,
+    with stored parts passed through ``rich.markup.escape``) and every string through ``printable``."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(printable(text), **kwargs)
+
+
+def console(stderr: bool = False) -> SafeConsole:
+    return SafeConsole(stderr=stderr, markup=False)

@@ -1,0 +1,321 @@
+"""Hostile input, second pass (issue 39): every resource has a bound, nothing is accepted silently, the Python API
+checks its arguments, and neither the environment nor a test hook decides what a command does. Each refusal is
+one ``error:`` line naming the field, file or option, exit code 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from reasonlab.cli import app
+from reasonlab.config import ConfigError, raw_config, resolve
+
+runner = CliRunner()
+TINY = {"seed": 1, "task": {"n_train_per_pair": 32, "n_test_per_pair": 8},
+        "model": {"d_model": 8, "d_k": 4, "d_v": 4, "d_ff": 16},
+        "train": {"epochs": 1, "batch_size": 64, "warmup_epochs": 0, "device": "cpu", "threads": 1}}
+
+
+def _refused(args: list[str], *needles: str) -> str:
+    """Run the command line; it must fail with exit 2 and one error line that holds every needle."""
+    result = runner.invoke(app, args)
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    assert all(n in errors[0] for n in needles), errors[0]
+    return errors[0]
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+# ---- config files and overrides ----------------------------------------------------------------------------------
+def test_config_files_are_bounded_in_size_and_nesting(tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("seed: " + "[" * 3000 + "]" * 3000 + "\n")
+    _refused(["train", str(deep), "--dry-run"], "deep.yaml", "nested deeper than")
+    _refused(["train", "--dry-run", "--set", "init.overrides=" + "[" * 3000 + "]" * 3000],
+             "override value", "nested deeper than")
+    if Path("/dev/zero").exists():  # read to its end, it would exhaust memory
+        _refused(["train", "/dev/zero", "--dry-run"], "/dev/zero", "larger than 1 MiB")
+    big = tmp_path / "big.yaml"
+    big.write_text("# padding\n" * 200_000)
+    _refused(["train", str(big), "--dry-run"], "big.yaml", "larger than")
+
+
+@pytest.mark.parametrize(("text", "key", "line"), [("seed: 1\ntrain:\n  epochs: 3\nseed: 2\n", "'seed'", "line 4"),
+                                                   ("train:\n  epochs: 3\n  epochs: 4\n", "'epochs'", "line 3"),
+                                                   ("model: {depth: 2, depth: 3}\n", "'depth'", "line 1")])
+def test_a_duplicate_yaml_key_is_an_error_naming_it(tmp_path, text, key, line):
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    _refused(["train", str(path), "--dry-run"], "dup.yaml", f"duplicate key {key}", line)
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("name: s\ngrid:\n  seed: [1]\ngrid:\n  seed: [2]\n")
+    _refused(["sweep", str(sweep), "--dry-run"], "sweep.yaml", "duplicate key 'grid'", "line 4")
+
+
+def test_an_empty_profile_name_is_refused(tmp_path):
+    from reasonlab.api import make_config
+
+    _refused(["train", "--profile", "", "--dry-run"], "--profile ''", "unknown")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("profile: ''\ngrid:\n  seed: [1, 2]\n")
+    _refused(["sweep", str(sweep), "--dry-run"], "--profile ''")
+    with pytest.raises(ConfigError, match="--profile ''"):
+        make_config("")
+
+
+@pytest.mark.parametrize(("study", "override", "field"), [
+    ("anchor", "task.vocab_size=10000000000", "task.vocab_size"),
+    ("anchor", "task.seq_len=100000000", "task.seq_len"),  # its default key positions are not listed
+    ("anchor", "task.n_train_per_pair=1000000000000", "task.n_train_per_pair"),
+    ("anchor", "model.max_positions=100000000000", "model.max_positions"),
+    ("mixture", "task.n_samples=1000000000000", "task.n_samples"),
+    ("modular", "task.n_shots=10000000", "task.n_shots"),
+])
+def test_the_memory_check_names_the_field_that_makes_a_run_too_big(study, override, field):
+    profile = {"anchor": "cpu", "mixture": "transformer-cpu", "modular": "cpu"}[study]
+    with pytest.raises(ConfigError, match="GiB") as caught:
+        resolve(raw_config(None, profile, [override], study))
+    assert str(caught.value).startswith(f"{field}:") and "\n" not in str(caught.value)
+    # and the short sequence whose attention scores alone exceed memory
+    if field == "task.seq_len":
+        with pytest.raises(ConfigError, match="^task.seq_len: "):
+            resolve(raw_config(None, "cpu", ["task.seq_len=1000000", "task.n_train_per_pair=1"], "anchor"))
+
+
+def test_every_built_in_profile_passes_the_memory_check():
+    from reasonlab.config import studies, study_profiles
+
+    for study in studies():
+        for profile in study_profiles(study):
+            resolve(raw_config(None, profile, [], study))
+
+
+# ---- grids -------------------------------------------------------------------------------------------------------
+def test_a_huge_grid_is_refused_before_it_is_built(tmp_path):
+    axis = ",".join(map(str, range(1, 10_001)))
+    started = _cpu_seconds()
+    _refused(["sweep", "--dry-run", "--profile", "cpu", "--grid", f"seed={axis}", "--grid",
+              f"train.base_lr={','.join(f'{i}e-5' for i in range(1, 10_001))}", "--out", str(tmp_path / "s")],
+             "100,000,000 points", "--max-runs")
+    assert _cpu_seconds() - started < 10  # CPU time, on a loaded machine: parsing the axes, not 10^8 configs
+    _refused(["sweep", "--dry-run", "--profile", "cpu", "--grid", "seed=1,2,3", "--max-runs", "2"],
+             "3 points", "--max-runs 3")
+    listed = runner.invoke(app, ["sweep", "--dry-run", "--profile", "cpu", "--grid", "seed=1,2,3", "--max-runs", "3",
+                                 "--out", str(tmp_path / "s")])
+    assert listed.exit_code == 0 and "3 runs" in listed.output
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_run_config_given_to_sweep_is_named_as_one(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(TINY))
+    line = _refused(["sweep", str(path), "--dry-run"], "run.yaml", "a field of a run config", "reasonlab train")
+    assert "did you mean" not in line
+    path.write_text("name: s\ngird:\n  seed: [1]\n")  # a sweep file's own typo still gets its did-you-mean
+    _refused(["sweep", str(path), "--dry-run"], "gird: unknown field (did you mean grid?)")
+
+
+# ---- SQL -----------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def results_only(tmp_path) -> Path:
+    """A sweep directory holding only a results table: what SQL reads."""
+    sweep = tmp_path / "sw"
+    sweep.mkdir()
+    pq.write_table(pa.table({"run_id": ["a" * 12, "b" * 12], "label": ["inferential", "symmetric"],
+                             "init.gamma": [0.3, 0.8]}), sweep / "results.parquet")
+    return sweep
+
+
+def test_sql_is_bounded_in_time_memory_and_rows(results_only):
+    ok = runner.invoke(app, ["results", str(results_only), "--sql", "SELECT count(*) AS n FROM runs"])
+    assert ok.exit_code == 0 and "2" in ok.output
+    cross = "SELECT count(*) FROM range(1000000) a, range(1000000) b, range(1000000) c"
+    _refused(["results", str(results_only), "--sql", cross, "--timeout", "0.5"], "stopped after 0.5 s", "--timeout")
+    _refused(["results", str(results_only), "--sql", "SELECT list(range) FROM range(100000000)",
+              "--memory-limit", "0.05"], "more than 0.05 GiB", "--memory-limit")
+    _refused(["results", str(results_only), "--sql", "SELECT * FROM range(1000)", "--max-rows", "999"],
+             "more than 999 rows", "--max-rows")
+    assert runner.invoke(app, ["results", str(results_only), "--sql", "SELECT * FROM range(1000)", "--max-rows",
+                               "1000"]).exit_code == 0
+    _refused(["results", str(results_only), "--sql", "SELECT 1", "--timeout", "-1"], "--timeout")
+    assert sorted(p.name for p in results_only.parent.rglob("*")) == ["results.parquet", "sw"]  # nothing spilled
+
+
+# ---- numeric options ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("args", "option"), [
+    (["sweep", "--dry-run", "--grid", "seed=1", "--workers", "-3"], "--workers"),
+    (["sweep", "--dry-run", "--grid", "seed=1", "--threads", "-1"], "--threads"),
+    (["sweep", "--dry-run", "--grid", "seed=1", "--max-runs", "0"], "--max-runs"),
+    (["demo", "--dry-run", "--workers", "0"], "--workers"),
+    (["demo", "--dry-run", "--seed", "-1"], "--seed"),
+    (["reproduce", "anchor-phase", "--dry-run", "--threads", "0"], "--threads"),
+    (["analyze", ".", "--threshold", "nan"], "--threshold"),
+    (["analyze", ".", "--threshold", "1.5"], "--threshold"),
+    (["analyze", ".", "--key", "-1"], "--key"),
+    (["results", ".", "--max-rows", "0"], "--max-rows"),
+])
+def test_numeric_options_are_checked_by_range(args, option):
+    _refused(args, option)
+
+
+# ---- paper scale without a profile -------------------------------------------------------------------------------
+def test_a_paper_scale_config_without_a_profile_asks_for_yes(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "store"
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    seed_only = tmp_path / "seed.yaml"
+    seed_only.write_text("seed: 3\n")
+    for args in (["train"], ["train", str(empty)], ["train", str(seed_only)],
+                 ["sweep", "--grid", "seed=1,2"], ["train", "--profile", "paper"]):
+        _refused([*args, "--out", str(out)], "paper", "--yes", "--profile cpu")
+    warned = runner.invoke(app, ["train", str(empty), "--dry-run", "--out", str(out)])
+    assert warned.exit_code == 0 and "warning:" in warned.output and "paper scale" in warned.output
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(yaml.safe_dump(TINY))
+    assert runner.invoke(app, ["train", str(tiny), "--dry-run", "--out", str(out)]).exit_code == 0
+    assert not out.exists()
+
+
+# ---- the Python API ----------------------------------------------------------------------------------------------
+def _api_cases():
+    import torch
+    from torch import nn
+
+    from reasonlab.api import load, make_config, open_store, run
+    from reasonlab.init import apply_init_rate
+
+    return [
+        (lambda: make_config(123), "profile"),
+        (lambda: make_config("cpu", "init.gamma=0.8"), "overrides"),
+        (lambda: make_config("cpu", [1]), "overrides"),
+        (lambda: make_config("cpu", {"init.gamma": {0.5}}), "overrides['init.gamma']"),
+        (lambda: make_config("cpu", {"init.gamma": math.nan}), "overrides['init.gamma']"),
+        (lambda: make_config("cpu", {1: 0.5}), "overrides"),
+        (lambda: make_config("cpu", study=7), "study"),
+        (lambda: make_config("cpu", file=3), "file"),
+        (lambda: run("cpu"), "run config"),
+        (lambda: run(make_config("cpu"), out=5), "run out"),
+        (lambda: load(5), "run_dir"),
+        (lambda: open_store(None), "path"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), math.nan), "gamma"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), "0.5"), "gamma"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), -0.1), "gamma"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), 0.5, {"mlp": "x"}), "overrides['mlp']"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), 0.5, fixed_std=0.0), "fixed_std"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), 0.5, generator=0), "generator"),
+        (lambda: apply_init_rate("model", 0.5), "module"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), 0.5, bias="ones"), "init.bias"),
+        (lambda: apply_init_rate(nn.Linear(2, 2), torch.tensor(0.5)), "gamma"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_api_cases())))
+def test_the_python_api_checks_its_arguments(case):
+    call, name = _api_cases()[case]
+    with pytest.raises(ConfigError) as caught:
+        call()
+    assert str(caught.value).startswith(name) or f" {name}" in str(caught.value), str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_api_still_takes_what_it_documents():
+    from reasonlab.api import make_config
+
+    assert make_config("cpu", None) == make_config("cpu") == make_config("cpu", [])
+    assert make_config("cpu", {"init.gamma": 0.8}) == make_config("cpu", ("init.gamma=0.8",))
+
+
+# ---- a finished sweep: runs to probe, show, export and retrain ---------------------------------------------------
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """Two tiny finished runs (post- and pre-LN) as a sweep, trained with a RAY_ADDRESS left in the environment:
+    the sweep must train them on the local pool all the same."""
+    root = tmp_path_factory.mktemp("bounds")
+    spec = root / "sweep.yaml"
+    cfg = {**TINY, "train": {k: v for k, v in TINY["train"].items() if k != "threads"}}
+    spec.write_text(yaml.safe_dump({"name": "sw", "config": cfg, "grid": {"model.norm": ["post", "pre"]}}))
+    before = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = "127.0.0.1:1"  # nothing listens there: a Ray backend would fail to connect
+    try:
+        result = runner.invoke(app, ["sweep", str(spec), "--out", str(root / "store"), "--workers", "1",
+                                     "--threads", "1"])
+    finally:
+        os.environ.pop("RAY_ADDRESS") if before is None else os.environ.__setitem__("RAY_ADDRESS", before)
+    assert result.exit_code == 0, result.output
+    assert "1 workers × 1 threads" in result.output
+    return root / "store" / "sw"
+
+
+def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
+    from reasonlab.records import finished_runs
+
+    run = finished_runs(finished)[0]
+    _refused(["analyze", str(run), "--probe", "flow", "--key", "5000"], "--key", "5000", "20..99")
+    _refused(["phase", str(finished), "--x", "model.norm", "--y", "init.gamma"], "--x model.norm", "not numbers")
+    pytest.importorskip("wandb", reason="the wandb extra is not installed")
+    copy = tmp_path / "g" / run.name
+    shutil.copytree(run, copy)
+    summary = json.loads((copy / "summary.json").read_text())
+    summary["run_id"] = "../x:y#z"
+    (copy / "summary.json").write_text(json.dumps(summary))
+    _refused(["export", str(copy), "--to", "wandb"], "run_id", "is not a run id")
+    assert not (copy / "wandb").exists()
+
+
+def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
+    """Its store may be read-only: no figure redrawn, no lock file made, anywhere."""
+    from reasonlab.records import finished_runs
+
+    run = finished_runs(finished)[0]
+    config = tmp_path / "config.yaml"
+    shutil.copy(run / "config.yaml", config)
+    store = tmp_path / "store"
+    shutil.copytree(finished, store / "sw")
+    first = runner.invoke(app, ["train", str(config), "--out", str(store), "--name", "sw", "-q"])
+    assert first.exit_code == 0, first.output
+    files = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    again = runner.invoke(app, ["train", str(config), "--out", str(store), "--name", "sw", "-q"])
+    assert again.exit_code == 0 and "nothing to do" in again.output, again.output
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == files
+
+
+# ---- the environment and test hooks --------------------------------------------------------------------------------
+def test_a_fault_injection_variable_changes_nothing(tmp_path):
+    """The crash harness's variable is read only by its own hook (tests/fault_hook), never by reasonlab."""
+    src = Path(__file__).parents[1] / "src" / "reasonlab"
+    assert not [p for p in src.rglob("*.py") if "KILL_AT_WRITE" in p.read_text()]
+    env = {**os.environ, "REASONLAB_KILL_AT_WRITE": "not-a-number"}
+    result = subprocess.run([sys.executable, "-m", "reasonlab", "train", "--profile", "cpu", "--dry-run", "--out",
+                             str(tmp_path / "s")], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "# run" in result.stdout, result.stderr
+
+
+def test_ray_address_in_the_environment_does_not_choose_the_backend(monkeypatch):
+    from reasonlab.cli import _executor_factory
+    from reasonlab.sweep.executors import LocalExecutor
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    executor = _executor_factory("local", 1, 1)(1)
+    try:
+        assert isinstance(executor, LocalExecutor)
+    finally:
+        executor.close()

@@ -1,0 +1,52 @@
+"""scripts/regenerate_docs.py: the docs' figures and generated tables match the committed results/ (issue 41)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str, repo: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(repo / "src")}
+    return subprocess.run([sys.executable, str(repo / "scripts" / "regenerate_docs.py"), *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_check_passes_on_the_committed_tree():
+    """Every figure under docs/figures has a generator with its inputs committed, every image a doc shows is drawn
+    by one, and every generated table (the README's included) equals what results/ gives."""
+    done = _run("--check")
+    assert done.returncode == 0, done.stderr
+    assert "docs match results/" in done.stdout
+
+
+def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
+    """A number of the README's table changed by hand, and a figure nothing generates, each fail the check by name."""
+    clone = tmp_path / "repo"  # a copy of what the script reads: the working tree as it is
+    for rel in ("docs", "scripts", "src", "results"):
+        shutil.copytree(REPO / rel, clone / rel, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "README.md", clone / "README.md")
+    readme = clone / "README.md"
+    text = readme.read_text()
+    assert "| 6 runs, 3 seeds |" in text
+    readme.write_text(text.replace("| 6 runs, 3 seeds |", "| 7 runs, 3 seeds |", 1))
+    (clone / "docs" / "figures" / "orphan.png").write_bytes(b"\x89PNG")
+    done = _run("--check", repo=clone)
+    assert done.returncode == 1
+    assert "docs/figures/orphan.png: no generator" in done.stderr
+    (clone / "docs" / "figures" / "orphan.png").unlink()
+    done = _run("--check", repo=clone)
+    assert done.returncode == 1
+    assert "README.md: a generated table differs" in done.stderr
+
+
+def test_pending_names_a_command_for_every_figure_not_committed():
+    done = _run("--pending")
+    assert done.returncode == 0
+    assert "anchor-phase-cpu: reasonlab reproduce anchor-phase --profile cpu" in done.stdout
+    assert "reasoning-bias-cpu-curves: reasonlab reproduce reasoning-bias --profile cpu" in done.stdout

@@ -1,0 +1,229 @@
+"""The store reads only what it wrote, through its own directories, and shows stored strings as they are.
+
+Files that parse but hold the wrong shapes (a number stored as text, an outcome pair without its fields, no
+``versions``, ``config.model`` a list, sweep axes that are not a list of names, text that is not UTF-8, a damaged
+snapshot marker, a foreign Parquet table) are one line naming the file and what is wrong, then skipped; a run
+directory is the run its config hashes to; no reader follows a link out of the run or sweep directory; markup and
+terminal escapes in stored strings are printed as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import tiny_run_dict
+from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_sweep is a fixture
+
+from reasonlab.errors import UserError
+from reasonlab.records import finished_runs, read_summary
+from reasonlab.sweep.executors import LocalExecutor
+from reasonlab.sweep.results import query, read_results, sweep_axes, write_results
+from reasonlab.sweep.runner import run_sweep
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _edit(path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+SUMMARY_DAMAGE = {
+    "number-as-text": (lambda s: s["final"].update(seen_test_acc="0.93"), "final.seen_test_acc"),
+    "pair-without-fields": (lambda s: s["outcome"].update(pairs={"4-3": {}}), "outcome.pairs.4-3.label"),
+    "no-versions": (lambda s: s.pop("versions"), "versions"),
+    "model-a-list": (lambda s: s["config"].update(model=[1, 2]), "config"),
+    "escape-key": (lambda s: s.update(escape={"somewhere": None}), "escape.somewhere"),
+    "machine-without-cpu": (lambda s: s.update(machine={"kernels": "AVX2"}), "machine.cpu"),
+}
+
+
+def _one_warning(output: str, path) -> None:
+    """Exactly one line of the output names ``path``, and it is a single line."""
+    lines = [line for line in output.splitlines() if str(path) in line]
+    assert len(lines) == 1, output
+
+
+@pytest.mark.parametrize("damage", list(SUMMARY_DAMAGE))
+def test_a_summary_of_the_wrong_shape_is_one_line_and_skipped(small_sweep, tmp_path, damage):  # noqa: F811
+    store, cfgs, axes = _copy(small_sweep, tmp_path)
+    run, other = (store / "s" / c.run_id() for c in cfgs)
+    change, field = SUMMARY_DAMAGE[damage]
+    _edit(run / "summary.json", change)
+    with pytest.raises(UserError, match=re.escape(field)):
+        read_summary(run / "summary.json")
+    shown = _cli("show", run)
+    assert shown.exit_code == 2 and len(shown.output.strip().splitlines()) == 1, shown.output
+    assert "summary.json" in shown.output and field.split(".")[0] in shown.output
+    for args in (["report", store / "s"], ["results", store / "s", "--sql", "SELECT count(*) FROM offsets"],
+                 ["results", store], ["phase", store / "s"]):
+        result = _cli(*args)
+        assert result.exit_code == 0, (args, result.output)
+        if args[0] == "report" or "--sql" in args:  # results and phase read the sweep's table, not the summaries
+            _one_warning(result.output, run / "summary.json")
+    html = (store / "s" / "report.html").read_text()
+    assert other.name in html and f'id="run-{run.name}"' not in html
+    report = run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)  # a rerun neither trains it nor fails
+    assert not report.failed and [r["run_id"] for r in read_results(store / "s")] == [other.name]
+
+
+def test_a_run_copied_under_another_id_is_ignored_in_one_line(small_sweep, tmp_path, capsys):  # noqa: F811
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run, other = (store / "s" / c.run_id() for c in cfgs)
+    phantom = store / "s" / "0123456789ab"
+    shutil.copytree(run, phantom)
+    assert finished_runs(store / "s") == sorted([run, other])
+    assert "0123456789ab: holds run" in capsys.readouterr().err
+    shutil.rmtree(other)
+    shutil.copytree(run, other)  # now the other run's name holds this run: a duplicate row before
+    _, rows = query(store / "s", "SELECT count(*), count(DISTINCT run_id) FROM metrics")
+    assert rows[0][1] == 1  # the run once, not twice
+    shown = _cli("show", other)
+    assert shown.exit_code == 2 and "holds run" in shown.output and len(shown.output.strip().splitlines()) == 1
+    partial = store / "s" / "0123456789ab.partial"  # an unfinished run under another id: show refuses it
+    phantom.rename(partial)
+    (partial / "summary.json").unlink()
+    (partial / "progress.json").write_text(json.dumps({"epoch": 1, "epochs": 1, "step": 2, "loss": 1.0,
+                                                       "wall_time_s": 1.0}))
+    shown = _cli("show", partial)
+    assert shown.exit_code == 2 and "holds run" in shown.output, shown.output
+
+
+def test_sweep_json_and_summary_md_of_the_wrong_shape_or_not_utf8(small_sweep, tmp_path, capsys):  # noqa: F811
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    sweep = store / "s"
+    rows = read_results(sweep)
+    for axes in ("seed", [1, 2], {"a": 1}):
+        _edit(sweep / "sweep.json", lambda s, axes=axes: s.update(axes=axes))
+        assert sweep_axes(sweep, rows) == ["seed"]  # read from the runs instead
+        assert "sweep.json: not a sweep file" in capsys.readouterr().err
+    (sweep / "sweep.json").write_bytes(b'{"name": "s\xff", "axes": ["seed"]}')
+    (sweep / "summary.md").write_bytes(b"# s\n\xff\xfe not text\n")
+    result = _cli("report", sweep)
+    assert result.exit_code == 0, result.output
+    _one_warning(result.output, sweep / "summary.md")
+    _one_warning(result.output, sweep / "sweep.json")
+
+
+def test_a_foreign_parquet_table_and_a_damaged_snapshot_marker(small_sweep, tmp_path, capsys):  # noqa: F811
+    from reasonlab.checkpoint import snapshot_steps
+
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run, other = (store / "s" / c.run_id() for c in cfgs)
+    pq.write_table(pa.table({"step": ["a", "b"], "x": [1, 2]}), run / "metrics.parquet")
+    result = _cli("results", store / "s", "--sql", "SELECT count(DISTINCT run_id) FROM metrics")
+    assert result.exit_code == 0 and "│ 1 " in result.output, result.output
+    _one_warning(result.output, run / "metrics.parquet")
+    result = _cli("report", store / "s")
+    assert result.exit_code == 0 and other.name in (store / "s" / "report.html").read_text(), result.output
+    assert _cli("report", run).exit_code == 2
+    ckpt = other / "checkpoints"
+    shutil.copy(next(ckpt.glob("step-*.safetensors")), ckpt / "snapshot-3.safetensors")
+    (ckpt / "snapshot-3.json").write_text(json.dumps({"step": 3, "epoch": 1, "fraction": "half"}))
+    assert snapshot_steps(ckpt) == {}
+    assert "snapshot-3.json: not a checkpoint marker" in capsys.readouterr().err
+
+
+def test_names_that_are_not_utf8_are_shown_escaped(small_sweep, tmp_path):  # noqa: F811
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    (run / "figures").mkdir(exist_ok=True)
+    shutil.copy(next((store / "s").rglob("*.png"), None) or _png(tmp_path), run / "figures" / os.fsdecode(b"\xff.png"))
+    shutil.copytree(store / "s", store / os.fsdecode(b"s\xfe"))
+    result = _cli("report", run)
+    assert result.exit_code == 0 and "\\xff" in (run / "report.html").read_text(), result.output
+    result = _cli("results", store, "--sql", "SELECT DISTINCT sweep FROM runs")
+    assert result.exit_code == 0 and "\\xfe" in result.output and "skipped" in result.output, result.output
+
+
+def _png(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = tmp_path / "x.png"
+    plt.figure().savefig(path)
+    plt.close("all")
+    return path
+
+
+LINKS = {"summary.md": ("s/summary.md", "file"), "figure": ("s/{run}/figures/x.png", "file"),
+         "analysis": ("s/{run}/analysis/final", "dir"), "summary": ("s/{run}/summary.json", "summary"),
+         "metrics": ("s/{run}/metrics.parquet", "file"), "run-dir": ("s/0123456789ab", "run")}
+
+
+@pytest.mark.parametrize("link", list(LINKS))
+def test_no_reader_follows_a_link_out_of_the_store(small_sweep, tmp_path, link):  # noqa: F811
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = "SECRET-OUTSIDE"
+    where, kind = LINKS[link]
+    target = {"file": outside / "secret.png", "dir": outside, "summary": outside / "summary.json",
+              "run": outside / "run"}[kind]
+    if kind == "run":
+        shutil.copytree(run, target)
+        _edit(target / "summary.json", lambda s: s.update(profile=secret))
+    elif kind == "summary":
+        summary = json.loads((run / "summary.json").read_text())
+        target.write_text(json.dumps({**summary, "profile": secret}))
+    elif kind == "dir":
+        (outside / "flow.json").write_text(json.dumps({"headline": secret}))
+        shutil.copy(_png(tmp_path), outside / "flow.png")
+    else:
+        target.write_text(secret)
+    path = store / where.format(run=run.name)
+    if path.is_dir():
+        shutil.rmtree(path)
+    path.unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    for args in (["report", store / "s"], ["report", run], ["show", run], ["results", store / "s"],
+                 ["results", store / "s", "--sql", "SELECT profile FROM runs"]):
+        result = _cli(*args)
+        assert secret not in result.output and "Traceback" not in result.output, (args, result.output)
+        assert result.exit_code in (0, 2), (args, result.output)
+        for report in (store / "s" / "report.html", run / "report.html"):
+            assert not report.is_file() or secret not in report.read_text()
+    assert "symbolic link out of" in _cli("report", store / "s").output
+
+
+HOSTILE_STRINGS = ["cpu [reduced]", "[/bold]", "\x1b]0;title\x07\x1b[2J", "[bold red]x[/]", "$\\frac{$"]
+
+
+@pytest.mark.parametrize("text", HOSTILE_STRINGS)
+def test_stored_strings_are_printed_as_they_are(small_sweep, tmp_path, text):  # noqa: F811
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    _edit(run / "summary.json", lambda s: s.update(label=text, device=text, profile=text))
+    write_results(store / "s")
+    shown = _cli("show", run)
+    assert shown.exit_code == 0, shown.output
+    assert _cli("report", run).exit_code == 0  # its figure's title holds the profile too
+    table = _cli("results", store / "s", "--sql", "SELECT label FROM runs")
+    assert table.exit_code == 0, table.output
+    for output in (shown.output, table.output):
+        assert not CONTROL.search(output)
+        if "\x1b" in text:
+            assert "\\x1b]0;title\\x07\\x1b[2J" in output
+        else:
+            assert text in output
+
+
+def test_a_profile_label_with_markup_prints_after_train(tmp_path):
+    import yaml
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1})))
+    result = _cli("train", path, "--out", tmp_path / "runs", "-q", "--set", "profile=cpu [reduced] [/x] \x1b[2J")
+    assert result.exit_code == 0, result.output
+    assert "cpu [reduced] [/x] \\x1b[2J" in result.output and not CONTROL.search(result.output)
