@@ -233,13 +233,14 @@ def test_field_roles_are_declared_once_and_every_list_follows():
     from reasonlab.train.ensemble import MEMBER_FIELDS
 
     assert EXECUTION_FIELDS == {"profile", "train.threads", "train.checkpoint_every", "train.checkpoint_log",
-                                "train.loggers", "train.snapshot_fractions", "train.snapshot_steps"}
+                                "train.checkpoint_minutes", "train.loggers", "train.snapshot_fractions",
+                                "train.snapshot_steps"}
     assert {"seed", "init", "thresholds", "train.base_lr", "train.weight_decay"} <= fields_with("member")
     assert MEMBER_FIELDS["train"] >= {"lr_multiplier", "grad_clip", "threads"} and MEMBER_FIELDS["init"] is True
     base = resolve(raw_config(None, "cpu", []))
     for dotted in EXECUTION_FIELDS - {"profile"}:
         value = {"train.threads": 3, "train.checkpoint_every": 5, "train.checkpoint_log": 2,
-                 "train.loggers": "[tensorboard]", "train.snapshot_fractions": "[0.05]",
+                 "train.checkpoint_minutes": 0.5, "train.loggers": "[tensorboard]", "train.snapshot_fractions": "[0.05]",
                  "train.snapshot_steps": "[500]"}[dotted]
         changed = resolve(raw_config(None, "cpu", [f"{dotted}={value}"]))
         assert changed.run_id() == base.run_id() and "changed" not in changed.profile, dotted
