@@ -42,6 +42,7 @@ SUMMARY_DAMAGE = {
     "model-a-list": (lambda s: s["config"].update(model=[1, 2]), "config"),
     "escape-key": (lambda s: s.update(escape={"somewhere": None}), "escape.somewhere"),
     "machine-without-cpu": (lambda s: s.update(machine={"kernels": "AVX2"}), "machine.cpu"),
+    "not-text": (lambda s: s.update(label="\udcff"), "label: not Unicode text"),  # a JSON escape of no character
 }
 
 

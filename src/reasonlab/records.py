@@ -31,9 +31,33 @@ Scalar = bool | int | float | str | None
 
 
 class _Record(BaseModel):
-    """Strict: a number stored as a string, or a string as a list, is not silently converted."""
+    """Strict: a number stored as a string, or a string as a list, is not silently converted; and every string is
+    Unicode text (JSON's escapes can spell a lone surrogate, which no page or table can encode)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        for where, node in _strings(data):
+            try:
+                node.encode()
+            except UnicodeEncodeError:
+                raise ValueError(f"{where or 'a key'}: not Unicode text") from None
+        return data
+
+
+def _strings(node: Any, where: str = "") -> Iterable[tuple[str, str]]:
+    """Every string of a JSON value (keys too), with where it is."""
+    if isinstance(node, str):
+        yield where, node
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(k, where)
+            yield from _strings(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, f"{where}.{i}")
 
 
 class PairOutcome(_Record):
