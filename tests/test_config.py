@@ -240,8 +240,8 @@ def test_field_roles_are_declared_once_and_every_list_follows():
     base = resolve(raw_config(None, "cpu", []))
     for dotted in EXECUTION_FIELDS - {"profile"}:
         value = {"train.threads": 3, "train.checkpoint_every": 5, "train.checkpoint_log": 2,
-                 "train.checkpoint_minutes": 0.5, "train.loggers": "[tensorboard]", "train.snapshot_fractions": "[0.05]",
-                 "train.snapshot_steps": "[500]"}[dotted]
+                 "train.checkpoint_minutes": 0.5, "train.loggers": "[tensorboard]",
+                 "train.snapshot_fractions": "[0.05]", "train.snapshot_steps": "[500]"}[dotted]
         changed = resolve(raw_config(None, "cpu", [f"{dotted}={value}"]))
         assert changed.run_id() == base.run_id() and "changed" not in changed.profile, dotted
     device = resolve(raw_config(None, "cpu", ["train.device=cpu"]))  # other kernels, other numbers: hashed
