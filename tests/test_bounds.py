@@ -277,7 +277,7 @@ def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
     summary = json.loads((copy / "summary.json").read_text())
     summary["run_id"] = "../x:y#z"
     (copy / "summary.json").write_text(json.dumps(summary))
-    _refused(["export", str(copy), "--to", "wandb"], "run_id", "is not a run id")
+    _refused(["export", str(copy), "--to", "wandb"], "summary.json", "run_id")  # refused when the summary is read
     assert not (copy / "wandb").exists()
 
 
