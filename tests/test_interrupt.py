@@ -171,12 +171,13 @@ def test_a_second_sigint_exits_at_once(sweep_file, tmp_path):
 
 # ---- the train command, inside its first (long) epoch ----------------------------------------------------------
 def test_ctrl_c_inside_the_first_epoch_of_train_saves_mid_epoch_and_resumes_to_the_same_numbers(tmp_path):
-    """A run of one epoch of 320 steps: the stop lands inside it; the run directory is kept with a checkpoint
-    there, and the same command finishes the run as if never stopped."""
-    data = tiny_run_dict(train={"epochs": 1, "batch_size": 3, "checkpoint_every": 100, "checkpoint_log": 0,
-                                "warmup_epochs": 0.5})
+    """A run of one epoch of 6,400 steps: the stop lands inside it; the run directory is kept with a checkpoint
+    there, and the same command finishes the run as if never stopped. The epoch is long enough to outlast the
+    first progress record after step 0 (every 2 s) on a fast machine: a short one can end before the signal."""
+    data = tiny_run_dict(task={"n_train_per_pair": 1280}, train={"epochs": 1, "batch_size": 3, "checkpoint_every": 100,
+                                                                  "checkpoint_log": 0, "warmup_epochs": 0.5})
     cfg = resolve(data)
-    per_epoch = 15 * 64 // 3
+    per_epoch = 15 * 1280 // 3
     ref_dir, _ = train_run(cfg, tmp_path / "reference", progress=False, log=quiet)
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(data))
