@@ -51,8 +51,14 @@ def assert_same_run(run_dir: Path, ref_dir: Path) -> None:
     assert complete_steps(run_dir / "checkpoints") == complete_steps(ref_dir / "checkpoints")  # no resume point
 
 
-def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
+PACE = str(Path(__file__).with_name("pace_hook"))  # its sitecustomize.py: the only reader of the variable
+
+
+def env(pace: float = 0.0) -> dict[str, str]:
+    """The commands' environment; ``pace`` seconds of sleep after each step (tests/pace_hook) keep a run training
+    long enough for a signal to land inside it on any CPU, without changing what it computes."""
+    path = os.pathsep.join([SRC, PACE, os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", "REASONLAB_TEST_STEP_SECONDS": str(pace)}
 
 
 # ---- a sweep stopped by a signal -------------------------------------------------------------------------------
@@ -82,8 +88,8 @@ def reference(sweep_file, tmp_path_factory) -> dict[str, Path]:
 def start_sweep(sweep_file: Path, out: Path) -> tuple[subprocess.Popen, list[str]]:
     """The sweep in its own session, returned once both of its runs train (their progress shows a step)."""
     cmd = [sys.executable, "-m", "reasonlab", "sweep", str(sweep_file), "--out", str(out), "--workers", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), start_new_session=True,
-                            text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(pace=0.02),
+                            start_new_session=True, text=True)  # >= 7 s a run, whatever the CPU
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         partials = unfinished_runs(out / "tiny")
@@ -171,18 +177,18 @@ def test_a_second_sigint_exits_at_once(sweep_file, tmp_path):
 
 # ---- the train command, inside its first (long) epoch ----------------------------------------------------------
 def test_ctrl_c_inside_the_first_epoch_of_train_saves_mid_epoch_and_resumes_to_the_same_numbers(tmp_path):
-    """A run of one epoch of 6,400 steps: the stop lands inside it; the run directory is kept with a checkpoint
-    there, and the same command finishes the run as if never stopped. The epoch is long enough to outlast the
-    first progress record after step 0 (every 2 s) on a fast machine: a short one can end before the signal."""
-    data = tiny_run_dict(task={"n_train_per_pair": 1280}, train={"epochs": 1, "batch_size": 3, "checkpoint_every": 100,
-                                                                  "checkpoint_log": 0, "warmup_epochs": 0.5})
+    """A run of one epoch of 1,600 steps: the stop lands inside it; the run directory is kept with a checkpoint
+    there, and the same command finishes the run as if never stopped. The interrupted command is paced (8 s for the
+    epoch) so that the epoch outlasts the first progress record after step 0 (every 2 s) on any CPU."""
+    data = tiny_run_dict(task={"n_train_per_pair": 320}, train={"epochs": 1, "batch_size": 3, "checkpoint_every": 100,
+                                                                 "checkpoint_log": 0, "warmup_epochs": 0.5})
     cfg = resolve(data)
-    per_epoch = 15 * 1280 // 3
+    per_epoch = 15 * 320 // 3
     ref_dir, _ = train_run(cfg, tmp_path / "reference", progress=False, log=quiet)
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(data))
     cmd = [sys.executable, "-m", "reasonlab", "train", str(path), "--out", str(tmp_path / "store")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), text=True,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(pace=0.005), text=True,
                             start_new_session=True)
     partial = tmp_path / "store" / "adhoc" / f"{cfg.run_id()}.partial"
     deadline = time.monotonic() + 120
