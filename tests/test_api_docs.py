@@ -76,5 +76,8 @@ def test_run_writes_what_the_command_line_writes(tmp_path):
         return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
     assert tree(ours.dir) == tree(theirs) and (ours.dir / "figures" / "run.png").is_file()
-    with pytest.raises(reasonlab.ConfigError, match="--study 'anchr'"):
-        reasonlab.make_config("cpu", study="anchr")
+    with pytest.raises(reasonlab.ConfigError, match="--family 'anchr'"):
+        reasonlab.make_config("cpu", family="anchr")
+    with pytest.warns(DeprecationWarning, match="family="):  # the family's old name, kept for one release
+        assert reasonlab.make_config("emb-mlp-cpu", study="mixture") == reasonlab.make_config("emb-mlp-cpu",
+                                                                                             family="mixture")

@@ -99,11 +99,11 @@ def test_the_memory_check_names_the_field_that_makes_a_run_too_big(study, overri
 
 
 def test_every_built_in_profile_passes_the_memory_check():
-    from reasonlab.config import studies, study_profiles
+    from reasonlab.config import families, family_profiles
 
-    for study in studies():
-        for profile in study_profiles(study):
-            resolve(raw_config(None, profile, [], study))
+    for family in families():
+        for profile in family_profiles(family):
+            resolve(raw_config(None, profile, [], family))
 
 
 # ---- grids -------------------------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def _api_cases():
         (lambda: make_config("cpu", {"init.gamma": {0.5}}), "overrides['init.gamma']"),
         (lambda: make_config("cpu", {"init.gamma": math.nan}), "overrides['init.gamma']"),
         (lambda: make_config("cpu", {1: 0.5}), "overrides"),
-        (lambda: make_config("cpu", study=7), "study"),
+        (lambda: make_config("cpu", family=7), "family"),
         (lambda: make_config("cpu", file=3), "file"),
         (lambda: run("cpu"), "run config"),
         (lambda: run(make_config("cpu"), out=5), "run out"),

@@ -8,6 +8,7 @@ bad input: ``make_config`` is ``--profile``/``--set``, ``run`` is ``reasonlab tr
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,16 +46,20 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
 
 
 def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = (), *,
-                study: str = "anchor", file: str | Path | None = None) -> RunConfig:
-    """A validated run config: a study's built-in ``profile`` (none: the study's paper-scale defaults), then a YAML
-    ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"], as ``--set``)."""
+                family: str = "anchor", file: str | Path | None = None, study: str | None = None) -> RunConfig:
+    """A validated run config: a profile family's built-in ``profile`` (none: the family's paper-scale defaults),
+    then a YAML ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"], as ``--set``).
+    ``study`` is the family's old name, kept for one release: a study is what ``reproduce`` runs."""
+    if study is not None:
+        warnings.warn("make_config(study=...) is deprecated: use family=", DeprecationWarning, stacklevel=2)
+        family = study
     if profile is not None:
         _check(profile, str, "make_config profile", "a profile name such as 'cpu', or None")
-    _check(study, str, "make_config study", "a study name such as 'anchor'")
+    _check(family, str, "make_config family", "a profile family such as 'anchor'")
     if file is not None:
         _check(file, str | Path, "make_config file", "a path to a YAML file, or None")
     items = _override_items(overrides)
-    return resolve(raw_config(Path(file) if file is not None else None, profile, items, study))
+    return resolve(raw_config(Path(file) if file is not None else None, profile, items, family))
 
 
 @dataclass

@@ -218,7 +218,7 @@ def label_changes(profile_data: dict[str, Any], data: dict[str, Any]) -> dict[st
 
 
 def unknown_name(what: str, name: str, choices: typing.Iterable[str]) -> ConfigError:
-    """The one-line refusal of ``name`` (``what`` names it in the message: "--study 'anchr'"), which is none of
+    """The one-line refusal of ``name`` (``what`` names it in the message: "--family 'anchr'"), which is none of
     ``choices``, suggesting the closest."""
     choices = list(choices)
     close = difflib.get_close_matches(name, choices, n=1)
@@ -231,42 +231,44 @@ def _profile_files() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-def studies() -> list[str]:
-    """The studies with built-in profiles (``reasonlab/profiles/<study>-<profile>.yaml``; no dash in a study)."""
+def families() -> list[str]:
+    """The profile families (``reasonlab/profiles/<family>-<profile>.yaml``; no dash in a family's name): the
+    built-in profiles of one task, named apart from the studies that ``reproduce`` runs."""
     return sorted({name.split("-", 1)[0] for name in _profile_files()})
 
 
-def study_profiles(study: str) -> list[str]:
-    """The built-in profiles of a study: ``reasonlab/profiles/<study>-<profile>.yaml``."""
-    return [name[len(study) + 1 :] for name in _profile_files() if name.startswith(f"{study}-")]
+def family_profiles(family: str) -> list[str]:
+    """The built-in profiles of a family: ``reasonlab/profiles/<family>-<profile>.yaml``."""
+    return [name[len(family) + 1 :] for name in _profile_files() if name.startswith(f"{family}-")]
 
 
-def load_profile(study: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
+def load_profile(family: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
     """A built-in profile's fields. A profile that differs from another in a few fields names it as ``base:`` and
     lists only those fields, so the two cannot drift apart."""
-    data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{study}-{profile}.yaml")))
+    data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{family}-{profile}.yaml")))
     parent = data.pop("base", None)
     if parent is None:
         return data
     chain = (*derived, profile)
     if parent in chain:
-        raise ConfigError(f"profile {study}-{chain[0]}: its bases loop ({' → '.join((*chain, parent))}); "
+        raise ConfigError(f"profile {family}-{chain[0]}: its bases loop ({' → '.join((*chain, parent))}); "
                           "end the chain at a profile without base:")
-    if parent not in study_profiles(study):
-        raise unknown_name(f"profile {study}-{profile}: base {parent!r}", str(parent), study_profiles(study))
-    return deep_merge(load_profile(study, parent, chain), data)
+    if parent not in family_profiles(family):
+        raise unknown_name(f"profile {family}-{profile}: base {parent!r}", str(parent), family_profiles(family))
+    return deep_merge(load_profile(family, parent, chain), data)
 
 
-def raw_config(config: Path | None, profile: str | None, overrides: list[str], study: str = "anchor") -> dict:
-    """Profile, then the user's YAML over it, then ``--set`` overrides over both; not yet validated."""
+def raw_config(config: Path | None, profile: str | None, overrides: list[str], family: str = "anchor") -> dict:
+    """Profile (of ``family``), then the user's YAML over it, then ``--set`` overrides over both; not yet
+    validated. The family only finds the profile: it is no field of the run, so it never enters a run id."""
     data: dict[str, Any] = {}
-    if study not in studies():
-        raise unknown_name(f"--study {study!r}", study, studies())
-    if profile is not None:  # an empty name is no profile of any study, not "the defaults"
-        names = study_profiles(study)
+    if family not in families():
+        raise unknown_name(f"--family {family!r}", family, families())
+    if profile is not None:  # an empty name is no profile of any family, not "the defaults"
+        names = family_profiles(family)
         if profile not in names:
-            raise unknown_name(f"--profile {profile!r} of the {study} study", profile, names)
-        data = load_profile(study, profile)
+            raise unknown_name(f"--profile {profile!r} of the {family} family", profile, names)
+        data = load_profile(family, profile)
     base = copy.deepcopy(data)
     if config is not None:
         data = deep_merge(data, load_yaml(config))
