@@ -8,7 +8,8 @@ from torch import nn
 
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.outcome import label_pair, outcome_dict, run_label
-from reasonlab.evaluate.scoring import SetScore, histogram_bins, offset_histogram, pooled, score_sets
+from reasonlab.evaluate.scoring import offset_histogram, score_sets
+from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
 from reasonlab.tasks.base import EvalSet
 
 TH = ThresholdConfig()

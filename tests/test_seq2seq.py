@@ -280,8 +280,8 @@ def test_cached_generation_equals_decoding_by_full_forward_passes(positions, nor
 
 def test_labels_read_the_headline_and_measure_a_judgement_above_chance():
     from reasonlab.config import ThresholdConfig
-    from reasonlab.evaluate.scoring import SetScore
     from reasonlab.evaluate.sequence import seq2seq_summary
+    from reasonlab.evaluate.set_score import SetScore
     from reasonlab.tasks.base import EvalSet
 
     def score(exact, judgement=None):

@@ -327,7 +327,8 @@ def test_checkpoint_files_load_safely(cfg, reference):
     for k, v in model.state_dict().items():
         assert torch.equal(v, weights[k]), k
     # the restored model reproduces the summary's training accuracy
-    from reasonlab.evaluate.scoring import pooled, score_sets
+    from reasonlab.evaluate.scoring import score_sets
+    from reasonlab.evaluate.set_score import pooled
 
     scores = score_sets(model, data.eval_sets, None, torch.device("cpu"))
     assert pooled(scores, "train/") == pytest.approx(reference[2]["final"]["train_acc"])

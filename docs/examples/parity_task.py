@@ -20,7 +20,7 @@ from pydantic import Field
 
 import reasonlab
 from reasonlab.config import StrictModel, ThresholdConfig
-from reasonlab.evaluate.scores import SetScore
+from reasonlab.evaluate.set_score import SetScore
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 

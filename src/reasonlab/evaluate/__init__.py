@@ -1,4 +1,5 @@
-"""Evaluation: task-independent scoring (``scoring``) and each task's summary of the scores.
+"""Evaluation: task-independent scoring (``scoring``, into ``set_score.SetScore``) and each task's summary of the
+scores.
 
 What is task-specific (the summary, the best-of-run rule, extra summary fields) is read from the task kind's
 registry entry; nothing here names a task kind.
@@ -7,7 +8,7 @@ registry entry; nothing here names a task kind.
 from __future__ import annotations
 
 from reasonlab.config import RunConfig, ThresholdConfig
-from reasonlab.evaluate.scores import SetScore
+from reasonlab.evaluate.set_score import SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet

@@ -8,7 +8,7 @@ threshold; then ``reasoning`` if the masked reasoning tuples are answered by the
 from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.scores import SetScore, pooled
+from reasonlab.evaluate.set_score import SetScore, pooled
 from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from reasonlab.config import ConfigError, RunConfig, ThresholdConfig
 from reasonlab.evaluate.phase import DIVERGED, check_single_setting
-from reasonlab.evaluate.scores import SetScore
+from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 

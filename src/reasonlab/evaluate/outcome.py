@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from reasonlab.config import Pair, RunConfig, ThresholdConfig
-from reasonlab.evaluate.scores import SetScore, histogram_bins, pooled
+from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 

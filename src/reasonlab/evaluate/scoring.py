@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from reasonlab.evaluate.scores import HIST_MAX, HIST_MIN, SetScore, histogram_bins, pooled  # noqa: F401 - re-exported
 from reasonlab.evaluate.sequence import score_sequences
+from reasonlab.evaluate.set_score import HIST_MAX, HIST_MIN, SetScore
 from reasonlab.tasks.base import IGNORE, EvalSet, scored_positions
 
 

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.scores import SetScore
+from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import IGNORE, EvalSet, trim_padding
 

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from reasonlab.config import Pair  # noqa: E402
-from reasonlab.evaluate.scores import histogram_bins  # noqa: E402
+from reasonlab.evaluate.set_score import histogram_bins  # noqa: E402
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.records import load_run, run_metrics  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
-from reasonlab.evaluate.scores import histogram_bins
+from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
 from reasonlab.store import (
     LOCKS,
