@@ -311,11 +311,11 @@ def test_a_fault_injection_variable_changes_nothing(tmp_path):
 
 
 def test_ray_address_in_the_environment_does_not_choose_the_backend(monkeypatch):
-    from reasonlab.cli import _executor_factory
+    from reasonlab.cli.training import executor_factory
     from reasonlab.sweep.executors import LocalExecutor
 
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
-    executor = _executor_factory("local", 1, 1)(1)
+    executor = executor_factory("local", 1, 1)(1)
     try:
         assert isinstance(executor, LocalExecutor)
     finally:

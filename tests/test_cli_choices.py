@@ -1,5 +1,6 @@
 """The command line's choices: enumerated flags refused at parse time, did-you-mean for studies and experiments,
-dry runs of reproduce and demo, the refusal of a paper-scale profile on a CPU, and --help without <bool>."""
+the deprecated --study (a profile family's old name), dry runs of reproduce and demo, the refusal of a paper-scale
+profile on a CPU, and --help without <bool>."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ def _one_error_line(args: list[str]) -> str:
     (["phase", ".", "--at", "best"], "'best' is not one of 'final', 't_star'"),
     (["reproduce", "anchor-phaze"], "did you mean anchor-phase?"),
     (["reproduce", "reasoning-bias", "--profile", "cpuu"], "did you mean cpu?"),
-    (["train", "--study", "anchr", "--dry-run"], "--study 'anchr': unknown; did you mean anchor?"),
-    (["sweep", "--study", "modullar", "--profile", "cpu", "--dry-run"], "did you mean modular?"),
+    (["train", "--family", "anchr", "--dry-run"], "--family 'anchr': unknown; did you mean anchor?"),
+    (["sweep", "--family", "modullar", "--profile", "cpu", "--dry-run"], "did you mean modular?"),
+    (["train", "--family", "mixture", "--study", "anchor"], "--study is the old name of --family"),
     (["train", "--profile", "cpu-wid", "--dry-run"], "did you mean cpu-wide?"),
     (["trian"], "Did you mean 'train'?"),
     (["train", "--dryrun"], "--dry-run"),
@@ -37,6 +39,18 @@ def _one_error_line(args: list[str]) -> str:
 ])
 def test_bad_choices_are_one_line_naming_the_choices(args: list[str], expected: str) -> None:
     assert expected in _one_error_line(args)
+
+
+def test_study_is_a_deprecated_name_of_family(tmp_path) -> None:
+    args = ["--profile", "emb-mlp-cpu", "--dry-run", "--out", str(tmp_path)]
+    new = runner.invoke(app, ["train", "--family", "mixture", *args])
+    old = runner.invoke(app, ["train", "--study", "mixture", *args])
+    assert new.exit_code == 0 and old.exit_code == 0, old.output
+    notice = [x for x in old.output.splitlines() if x.startswith("warning:")]
+    assert notice == ["warning: --study is deprecated: a profile family is named with --family (`reasonlab studies` "
+                      "lists the studies)"]
+    assert old.output.replace(notice[0] + "\n", "") == new.output and "kind: mixture" in new.output.splitlines()[3]
+    assert "--study" not in runner.invoke(app, ["train", "--help"]).output
 
 
 def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path) -> None:

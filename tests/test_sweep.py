@@ -240,7 +240,7 @@ def test_two_sweeps_on_one_store(tmp_path):
     for seeds in ("1,2", "2,3"):
         path = tmp_path / f"s{seeds[0]}.yaml"
         path.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
-        procs.append(subprocess.Popen([sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--name", "shared",
+        procs.append(subprocess.Popen([sys.executable, "-m", "reasonlab", "sweep", str(path), "--name", "shared",
                                        "--grid", f"seed={seeds}", "--out", str(tmp_path / "store"), "--workers", "1"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for p in procs:
@@ -259,7 +259,7 @@ def _sweep_in_background(tmp_path, epochs: int, until) -> tuple[subprocess.Popen
     data["config"]["train"].update(epochs=epochs, checkpoint_every=1)
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(data))
-    cmd = [sys.executable, "-m", "reasonlab.cli", "sweep", str(path), "--out", str(tmp_path / "store"),
+    cmd = [sys.executable, "-m", "reasonlab", "sweep", str(path), "--out", str(tmp_path / "store"),
            "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     sweep_dir = tmp_path / "store" / "tiny"

@@ -1,0 +1,124 @@
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | analyze |
+report | export | pack | restore``.
+
+Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
+and exits with code 2 before anything is written. The commands (``training``, ``reading``, ``analyze``) raise;
+the command group's ``main`` is the one boundary that turns what they raise into that line and exit code.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.markup import escape
+from typer.core import TyperGroup
+
+from reasonlab.cli import analyze, reading, training
+from reasonlab.cli.common import console, err
+from reasonlab.errors import Interrupted, UserError
+
+
+def _error_line(message: str) -> None:
+    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup, control
+    characters are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+
+
+def _exit_for(e: BaseException) -> NoReturn:
+    """Print what a command raised as one line and exit with its code: a bad command line (typer's parse errors)
+    or a ``UserError`` exit 2, a stop a signal asked for 130 (its work is saved), a path the system refused 2."""
+    if isinstance(e, typer.TyperException):  # an unknown option or command, a value outside a flag's choices
+        ctx = getattr(e, "ctx", None)
+        where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        message = " ".join(e.format_message().replace("Value error, ", "").split())
+        if "unexpected extra argument" in message and "=" in message:  # `--set a=1 b=2`: one value per --set
+            message += "; give each override its own --set: --set a=1 --set b=2"
+        _error_line(f"{message}{where}")
+        sys.exit(e.exit_code)
+    if isinstance(e, UserError):
+        _error_line(str(e))
+        sys.exit(2)
+    if isinstance(e, Interrupted):
+        err.print(str(e), highlight=False, markup=False, soft_wrap=True)
+        gc.freeze()  # at once: the collection at exit takes seconds with torch loaded and has nothing to save
+        sys.exit(130)
+    if isinstance(e, KeyboardInterrupt):  # before a command started (typer turns one inside it into exit 130)
+        err.print("interrupted; run the same command again to resume")
+        sys.exit(130)
+    if isinstance(e, OSError):  # a path the user gave (a file for a directory, read-only, missing, too large)
+        where = f"{e.filename}: " if e.filename else ""
+        _error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
+                    "kept; an unfinished one resumes from its last checkpoint)")
+        sys.exit(2)
+    err.print("aborted")  # typer.Abort
+    sys.exit(1)
+
+
+class _Commands(TyperGroup):
+    """The command group and the CLI's one error boundary: whatever a command raises that the user can act on is
+    one line and an exit code (``_exit_for``); flags show no ``<bool>`` type."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        from reasonlab.store import forget_warnings
+
+        forget_warnings()  # each command says each of its warnings once
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except (typer.TyperException, typer.Abort, UserError, Interrupted, KeyboardInterrupt, OSError) as e:
+            if not standalone_mode:
+                raise
+            _exit_for(e)
+        if standalone_mode:
+            sys.exit(code if isinstance(code, int) else 0)
+        return code
+
+    def get_params(self, ctx):  # noqa: ANN001, ANN201
+        return _plain_flags(super().get_params(ctx))
+
+    def get_command(self, ctx, cmd_name: str):  # noqa: ANN001, ANN201
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _plain_flags(command.get_params(ctx))
+        return command
+
+
+def _plain_flags(params: list) -> list:
+    """On/off flags (``--dry-run``, ``--help``) shown in --help without a type column."""
+    for p in params:
+        if getattr(p, "is_flag", False) and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+app = typer.Typer(cls=_Commands, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="reasonlab: when does a transformer reason, and when does it memorize?")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from reasonlab.version import __version__
+
+        console.print(f"reasonlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="print the version and exit")] = False) -> None:
+    """reasonlab: when does a transformer reason, and when does it memorize?"""
+
+
+# The commands in the order --help lists them.
+for _command in (training.train, reading.show, training.demo, training.sweep, reading.results, reading.phase,
+                 analyze.analyze, reading.report, reading.export, reading.pack, reading.restore, training.reproduce):
+    app.command()(_command)
+app.command("studies")(training.list_studies)
+
+
+def main() -> None:
+    """The ``reasonlab`` console script and ``python -m reasonlab``: the app, whose command group is the one error
+    boundary."""
+    app()

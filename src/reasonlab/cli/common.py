@@ -1,0 +1,97 @@
+"""What the command modules share: the consoles, the options several commands spell the same way, and the few
+parsers and printers more than one command uses.
+
+A command never catches a ``UserError``: it raises one, and the app's one boundary (``reasonlab.cli``) prints it
+as one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.table import Table
+
+from reasonlab import terminal
+from reasonlab.config import ConfigError, Pair, families, family_profiles
+
+# Stored strings (labels, profiles, folder names) reach these: no markup unless a call asks for it, every control
+# character escaped (reasonlab.terminal).
+console = terminal.console()
+err = terminal.console(stderr=True)
+
+
+def line(message: str) -> None:
+    """One unwrapped, unstyled line (progress in a log file must stay one line per epoch)."""
+    console.print(message, soft_wrap=True, highlight=False, markup=False)
+
+
+def family_of(family: str | None, study: str | None) -> str | None:
+    """``--family``, or ``--study``, its old name (a study is what ``reproduce`` runs), kept for one release with a
+    one-line notice; None when neither is given."""
+    if study is None:
+        return family
+    if family is not None and family != study:
+        raise ConfigError(f"--study {study} and --family {family}: --study is the old name of --family; give "
+                          "--family only")
+    err.print("warning: --study is deprecated: a profile family is named with --family (`reasonlab studies` lists "
+              "the studies)", highlight=False, soft_wrap=True)
+    return study
+
+
+def parse_pair(text: str | None, flag: str) -> Pair | None:
+    """``--pair 4-3`` (or ``4,3``) as a Pair; None when the flag is not given."""
+    if text is None:
+        return None
+    try:
+        return Pair.parse(text)
+    except ValueError:
+        raise ConfigError(f"{flag}: {text!r} is not two integers a-b (e.g. {flag} 4-3; 4,3 also works)") from None
+
+
+def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None,
+                  markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
+    """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
+    prints it, and ``sweep`` once its runs are done."""
+    from reasonlab.sweep.results import format_cell, query, table_view, write_csv, write_markdown
+
+    for flag, path in (("--csv", csv), ("--markdown", markdown)):
+        if path is not None and not path.parent.is_dir():
+            raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
+    columns, rows = query(target, sql, *bounds) if sql else table_view(target, show_all)
+    table = Table(title=str(target) if not sql else None, title_justify="left")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(format_cell(v) for v in row))
+    console.print(table)
+    for path, write in ((csv, write_csv), (markdown, write_markdown)):
+        if path is not None:
+            write(path, columns, rows)
+            console.print(f"wrote {path}")
+
+
+def _family_listing() -> str:
+    """Each profile family with its built-in profiles, for --profile's help."""
+    return "; ".join(f"{family}: {', '.join(family_profiles(family))}" for family in families())
+
+
+Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
+ProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", "-p", help="built-in profile of the family (--family): " + _family_listing())]
+FamilyOpt = Annotated[str | None, typer.Option(
+    "--family", help="the profile family whose built-in profiles --profile names: " + ", ".join(families()))]
+StudyAlias = Annotated[str | None, typer.Option("--study", hidden=True, help="deprecated: the old name of --family")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
+                                         "the sweep's runs); train nothing, write nothing")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="run a paper- or GPU-scale profile (or a config as large "
+                                      "as one) even without a CUDA device (days of CPU time)")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="store root; runs land in OUT/NAME/<run_id>")]
+WorkersOpt = Annotated[int | None, typer.Option(min=1, help="runs at once (default: one per core, at most one per "
+                                                             "run)")]
+ThreadsOpt = Annotated[int | None, typer.Option(min=1, help="torch threads per run (default: cores / workers)")]
+BackendOpt = Annotated[Literal["local", "ray"], typer.Option(
+    help="local, or ray: Ray tasks on the cluster at RAY_ADDRESS, else on a local Ray instance")]
+EnsembleOpt = Annotated[int | None, typer.Option(
+    min=1, help="most runs trained stacked as one model (default: where measured faster; 1 turns it off)")]
