@@ -399,7 +399,7 @@ def _what_reproduces() -> str:
          "transformer learns the rule first at both γ; T1, T2 and T4 pass, T3 fails; Fig. 8: (i) held, (ii) did not",
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
-        ("the mixture transformer at the spec's volume (`train --study mixture --profile transformer-volume`)",
+        ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
          "`transformer-volume` (24–46 min per run)", _counts([f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
          _mixture_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
@@ -412,7 +412,7 @@ def _what_reproduces() -> str:
          _not_committed("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu"),
          "observed, runs not committed: i.d. memorization only, o.o.d. generalization **did not appear**",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
-        ("the modular search and steering runs (`train --study modular`)", "`cpu` with changes (up to 67 min per run)",
+        ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
          _counts([MODULAR]), "o.o.d.-test stays near chance; depths 3–6 pass through o.o.d. memorization into i.d. "
          "memorization; at p 13–17 the plateau outlasts the budget (the docs' table, re-evaluated on 64 batches "
          "per set, from the committed analysis JSON)",

@@ -195,7 +195,7 @@ def test_train_cli_prints_an_emb_mlp_run(tmp_path):
 
     from reasonlab.cli import app
 
-    args = ["train", "--study", "mixture", "--profile", "emb-mlp-cpu", "--out", str(tmp_path)]
+    args = ["train", "--family", "mixture", "--profile", "emb-mlp-cpu", "--out", str(tmp_path)]
     for item in ("init.gamma=0.3", "task.n_samples=1200", "model.d_model=16", "model.d_ff=16", "train.epochs=1",
                  "train.warmup_epochs=0", "train.batch_size=200"):
         args += ["--set", item]

@@ -29,7 +29,7 @@ TINY = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model
         "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.batch_size=16", "train.eval_every=1",
         "train.checkpoint_every=1"]
 
-# The 9 main runs of `prontoqa-tinystories-regime`, started from `reasonlab sweep --study mixture --profile
+# The 9 main runs of `prontoqa-tinystories-regime`, started from `reasonlab sweep --family mixture --profile
 # lm-regime --grid seed=1,2,3 --grid init.gamma=0.3,0.5,0.8` before the study had this grid: (γ, seed) -> run id.
 REGIME_MAIN = {(0.3, 1): "e05c3303777b", (0.3, 2): "a3e515e597d7", (0.3, 3): "70c16da6a73f",
                (0.5, 1): "598c1e3f6ffe", (0.5, 2): "7c21ef6af051", (0.5, 3): "b6078fad075d",
@@ -230,7 +230,7 @@ def test_reproduce_regime_skips_the_runs_a_plain_sweep_finished_and_regenerates_
     from reasonlab.cli import app
 
     tiny = [*TINY, "train.epochs=2", "train.snapshot_steps=[2,4]"]
-    args = ["sweep", "--study", "mixture", "--profile", "lm-regime", "--grid", "seed=1,2,3", "--grid",
+    args = ["sweep", "--family", "mixture", "--profile", "lm-regime", "--grid", "seed=1,2,3", "--grid",
             "init.gamma=0.3,0.5,0.8", "--workers", "2", "--out", str(tmp_path), "--name", "prontoqa-tinystories-regime"]
     for item in tiny:
         args += ["--set", item]

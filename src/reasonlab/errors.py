@@ -1,6 +1,6 @@
 """The errors a user can cause and fix: each message is one line naming the field or file and the fix.
 
-``UserError`` is their base: the command line prints one as a single line and exits with code 2 (``cli.main``).
+``UserError`` is their base: the command line prints one as a single line and exits with code 2 (``reasonlab.cli``).
 ``ConfigError`` is a bad config, override, profile or input; ``StoreError`` a run directory, file or disk that
 cannot be read or written (damaged, missing, full). ``Interrupted`` is no error but the stop a signal asked for
 (exit 130). This module is the ground floor: it imports nothing of reasonlab, and every layer may import it.

@@ -23,7 +23,7 @@ both, and the few arrows below that are forbidden even though they point down).
     studies     studies/: compositions of the above (never the trainer)
     facade      api.py: the public functions (make_config, run, load, open_store), over everything below, and
                 reasonlab/__init__.py, which re-exports them (lazily: ``import reasonlab`` stays light)
-    cli         cli.py, __main__.py
+    cli         cli/: the commands (training, reading, analyze) under one error boundary; __main__.py
 
 Against the order first sketched in DESIGN.md two layers moved, both because the data path needs it: the store
 sits below the trainer (the trainer writes run directories and checkpoints; the store itself imports no config),
