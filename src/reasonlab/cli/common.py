@@ -81,7 +81,8 @@ Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="overri
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="built-in profile of the family (--family): " + _family_listing())]
 FamilyOpt = Annotated[str | None, typer.Option(
-    "--family", help="the profile family whose built-in profiles --profile names: " + ", ".join(families()))]
+    "--family", help="the profile family whose built-in profiles --profile names (default: anchor): "
+    + ", ".join(families()))]
 StudyAlias = Annotated[str | None, typer.Option("--study", hidden=True, help="deprecated: the old name of --family")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "
                                          "the sweep's runs); train nothing, write nothing")]
