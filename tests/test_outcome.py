@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.outcome import label_pair, outcome_dict, run_label
 from reasonlab.evaluate.scoring import SetScore, histogram_bins, offset_histogram, pooled, score_sets
+from reasonlab.kinds.anchor.evaluate import label_pair, outcome_dict, run_label
 from reasonlab.tasks.base import EvalSet
 
 TH = ThresholdConfig()
@@ -202,7 +202,7 @@ def test_other_fraction_with_partially_coinciding_targets():
 
 def test_escape_points_on_synthetic_rows():
     from reasonlab.config import ThresholdConfig
-    from reasonlab.evaluate.outcome import escape_points
+    from reasonlab.kinds.anchor.evaluate import escape_points
     from reasonlab.store import MetricRow
 
     rows = []
