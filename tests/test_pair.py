@@ -61,8 +61,8 @@ def test_the_run_id_does_not_depend_on_the_spelling():
 
 def test_captions_follow_the_configs_held_out_pair():
     """A run (or sweep) that holds out (3,4) is captioned (3,4), never the paper's (4,3)."""
-    from reasonlab.plots.dynamics import accuracy_figure
     from reasonlab.kinds.anchor.figures import anchor_figure
+    from reasonlab.plots.dynamics import accuracy_figure
 
     cfg = tiny_run(task={"held_out_pairs": [[3, 4]], "non_inferential": {}})
     pair = cfg.task.held_out_pairs[0]
