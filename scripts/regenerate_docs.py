@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
+from reasonlab.evaluate.mixture import reasoning_bias_criteria
 from trajectory_figure import committed
 
 from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
-from reasonlab.evaluate.mixture import reasoning_bias_criteria
 from reasonlab.store import read_json
 from reasonlab.studies import demo
 from reasonlab.studies import prontoqa_tinystories as lm

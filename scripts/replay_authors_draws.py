@@ -74,6 +74,7 @@ from authors_draws import (  # beside this script
     load_authors,
     reasonlab_names,
 )
+from reasonlab.tasks.anchor import AnchorTask
 from torch import Tensor, nn
 
 import reasonlab
@@ -83,7 +84,6 @@ from reasonlab.evaluate.set_score import histogram_bins, pooled
 from reasonlab.numerics import flush_denormals, machine
 from reasonlab.store import atomic_write_bytes, git_revision, write_json
 from reasonlab.studies.anchor_trajectory import authors_log
-from reasonlab.tasks.anchor import AnchorTask
 from reasonlab.train import loop
 
 OVERRIDES = ["train.lr_multiplier=20", "task.split_modulus=9", "train.cosine_epochs=200", f"seed={SEED}"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reasonlab.config import AnchorTaskConfig, RunConfig, resolve
+from reasonlab.config import RunConfig, resolve
+from reasonlab.kinds.anchor.config import AnchorTaskConfig
 
 
 @pytest.fixture(autouse=True)

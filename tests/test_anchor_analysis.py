@@ -10,8 +10,8 @@ import torch
 from conftest import tiny_run
 from typer.testing import CliRunner
 
-from reasonlab.analysis import anchor as an
 from reasonlab.cli import app
+from reasonlab.kinds.anchor import analysis as an
 from reasonlab.train.loop import train_run
 
 

@@ -7,8 +7,9 @@ import torch
 from conftest import tiny_task
 from pydantic import ValidationError
 
-from reasonlab.config import AnchorTaskConfig, ConfigError
-from reasonlab.tasks.anchor import AnchorTask, symmetric_offsets
+from reasonlab.config import ConfigError
+from reasonlab.kinds.anchor.config import AnchorTaskConfig
+from reasonlab.kinds.anchor.data import AnchorTask, symmetric_offsets
 from reasonlab.tasks.base import EvalSet
 
 PAPER_SHIFTS = {1: 5, 2: 1, 3: -2, 4: -8}

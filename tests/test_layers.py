@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-from reasonlab.layers import FORBIDDEN, LAYERS, layer_of
+from reasonlab.layers import FORBIDDEN, KIND_IMPORTERS, LAYERS, layer_of
 
 SRC = Path(__file__).parents[1] / "src"
 
@@ -94,7 +95,7 @@ def test_no_import_circle():
 
 
 def test_the_known_circles_and_arrows_are_gone():
-    assert "reasonlab.analysis.probes" not in GRAPH["reasonlab.analysis.anchor_probes"]
+    assert "reasonlab.analysis.probes" not in GRAPH["reasonlab.kinds.anchor.probes"]
     assert "reasonlab.evaluate.scoring" not in GRAPH["reasonlab.evaluate.sequence"]
     assert not {m for m in GRAPH["reasonlab.store"] if m.startswith("reasonlab.config")}
     assert not any(m.startswith("reasonlab.analysis") for p in MODULES if p.startswith("reasonlab.plots")
@@ -105,3 +106,37 @@ def test_a_file_over_400_lines_says_why_at_its_top():
     long = [name for name, path in MODULES.items() if len(path.read_text().splitlines()) > 400
             and not path.read_text().startswith("# Over 400 lines: ")]
     assert not long, long
+
+
+def is_kind(module: str) -> bool:
+    return module == "reasonlab.kinds" or module.startswith("reasonlab.kinds.")
+
+
+def test_no_generic_module_imports_a_kind():
+    """Outside ``reasonlab.kinds`` only the studies import a kind's module, and the facade imports the package of
+    kinds (its loader registers the built-ins); nothing imports another kind's module from within a kind."""
+    bad = [f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets
+           if is_kind(b) and not is_kind(a) and not a.startswith(KIND_IMPORTERS[0] + ".")
+           and (a, b) != (KIND_IMPORTERS[1], "reasonlab.kinds")]
+    bad += [f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets
+            if is_kind(a) and a != "reasonlab.kinds" and is_kind(b) and a.split(".")[2] != b.split(".")[2]]
+    assert not bad, "\n".join(bad)
+    assert "reasonlab.kinds" in GRAPH["reasonlab"] and "reasonlab.studies" in GRAPH["reasonlab"]
+
+
+def test_a_kinds_module_takes_the_layer_of_its_role():
+    names = [n for n, _ in LAYERS]
+    assert names[layer_of("reasonlab.kinds.anchor.probes")] == "analysis"
+    assert names[layer_of("reasonlab.kinds.modular.figures")] == "plots"
+    assert names[layer_of("reasonlab.kinds.anchor")] == "kinds"
+    kinds = [m for m in MODULES if is_kind(m) and m.count(".") == 3]
+    assert kinds and all(names[layer_of(m)] != "kinds" for m in kinds)
+
+
+def test_the_registry_names_no_module():
+    """The registry is the mechanism only: no "module:attr" string, no import of a higher layer."""
+    text = MODULES["reasonlab.registry"].read_text()
+    strings = [node.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Constant)
+               and isinstance(node.value, str)]
+    assert not [s for s in strings if re.fullmatch(r"[\w.]+:[\w.]*", s)]
+    assert GRAPH["reasonlab.registry"] <= {"reasonlab.errors"}

@@ -10,10 +10,11 @@ import torch
 import torch.nn.functional as F
 from conftest import reproduce_tiny
 
-from reasonlab.config import ConfigError, MixtureTaskConfig, ThresholdConfig, resolve
-from reasonlab.evaluate.mixture import mixture_summary, reasoning_bias_criteria
+from reasonlab.config import ConfigError, ThresholdConfig, resolve
 from reasonlab.evaluate.scoring import score_sets
-from reasonlab.tasks.mixture import MixtureTask
+from reasonlab.kinds.mixture.config import MixtureTaskConfig
+from reasonlab.kinds.mixture.data import MixtureTask
+from reasonlab.kinds.mixture.evaluate import mixture_summary, reasoning_bias_criteria
 from reasonlab.train.loop import build_model, build_task
 
 

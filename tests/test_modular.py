@@ -11,10 +11,7 @@ import torch
 from conftest import tiny_run_dict
 
 from reasonlab.config import ConfigError, resolve
-from reasonlab.evaluate.modular import early_stopping, is_atypical, phase_label, plateau_exits
-from reasonlab.store import MetricRow
-from reasonlab.sweep.results import run_row
-from reasonlab.tasks.modular import (
+from reasonlab.kinds.modular.data import (
     IGNORE,
     ModularTask,
     balanced_batch,
@@ -26,6 +23,9 @@ from reasonlab.tasks.modular import (
     split_pairs,
     task_grid,
 )
+from reasonlab.kinds.modular.evaluate import early_stopping, is_atypical, phase_label, plateau_exits
+from reasonlab.store import MetricRow
+from reasonlab.sweep.results import run_row
 from reasonlab.train.loop import train_run
 
 
@@ -326,7 +326,7 @@ def _table_row(n_tasks, alpha, seed, final, at_t_star=None):
 
 
 def test_modular_cells_average_seeds_then_classify():
-    from reasonlab.evaluate.modular import modular_cells
+    from reasonlab.kinds.modular.evaluate import modular_cells
 
     good = {"id_train": 1.0, "id_test": 0.9, "ood_train": 0.9, "ood_test": 0.9}
     poor = {"id_train": 1.0, "id_test": 0.1, "ood_train": 0.1, "ood_test": 0.1}

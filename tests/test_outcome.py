@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.outcome import label_pair, outcome_dict, run_label
 from reasonlab.evaluate.scoring import offset_histogram, score_sets
 from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
+from reasonlab.kinds.anchor.evaluate import label_pair, outcome_dict, run_label
 from reasonlab.tasks.base import EvalSet
 
 TH = ThresholdConfig()
@@ -203,7 +203,7 @@ def test_other_fraction_with_partially_coinciding_targets():
 
 def test_escape_points_on_synthetic_rows():
     from reasonlab.config import ThresholdConfig
-    from reasonlab.evaluate.outcome import escape_points
+    from reasonlab.kinds.anchor.evaluate import escape_points
     from reasonlab.store import MetricRow
 
     rows = []

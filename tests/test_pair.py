@@ -9,8 +9,9 @@ import pytest  # noqa: E402
 from conftest import tiny_run  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from reasonlab.config import AnchorTaskConfig, Pair  # noqa: E402
-from reasonlab.evaluate.phase import held_out_pair  # noqa: E402
+from reasonlab.config import Pair  # noqa: E402
+from reasonlab.kinds.anchor.cells import held_out_pair  # noqa: E402
+from reasonlab.kinds.anchor.config import AnchorTaskConfig  # noqa: E402
 from reasonlab.report.html import readable  # noqa: E402
 from reasonlab.store import MetricRow  # noqa: E402
 
@@ -60,8 +61,8 @@ def test_the_run_id_does_not_depend_on_the_spelling():
 
 def test_captions_follow_the_configs_held_out_pair():
     """A run (or sweep) that holds out (3,4) is captioned (3,4), never the paper's (4,3)."""
+    from reasonlab.kinds.anchor.figures import anchor_figure
     from reasonlab.plots.dynamics import accuracy_figure
-    from reasonlab.plots.run import anchor_figure
 
     cfg = tiny_run(task={"held_out_pairs": [[3, 4]], "non_inferential": {}})
     pair = cfg.task.held_out_pairs[0]
@@ -81,8 +82,8 @@ def test_captions_follow_the_configs_held_out_pair():
 
 
 def test_a_phase_diagram_reads_and_titles_the_runs_pair(tmp_path, monkeypatch):
-    from reasonlab.plots import phase as phase_plots
-    from reasonlab.report.phase import ANCHOR_PHASE
+    from reasonlab.kinds.anchor import figures as phase_plots
+    from reasonlab.kinds.anchor.phase import PHASE as ANCHOR_PHASE
 
     rows = [{"init.gamma": g, "model.depth": 2, "seed": 1, "train.base_lr": 1e-5, "train.lr_multiplier": 10,
              "train.weight_decay": 0.01, "outcome.3-4.inferential": 0.9, "outcome.3-4.symmetric": 0.0,

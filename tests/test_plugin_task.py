@@ -74,8 +74,8 @@ def test_an_unregistered_kind_is_refused_with_the_registered_ones():
 
 
 def test_a_config_class_must_name_its_kind():
-    from reasonlab.config import AnchorTaskConfig
     from reasonlab.errors import ConfigError
+    from reasonlab.kinds.anchor.config import AnchorTaskConfig
 
     with pytest.raises(ConfigError, match="kind: Literal"):
         registry.register_task("other", config=AnchorTaskConfig, task=object, summarize=print)

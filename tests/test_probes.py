@@ -11,10 +11,10 @@ from conftest import tiny_run_dict
 from torch import nn
 from typer.testing import CliRunner
 
-from reasonlab.analysis import modular as mod
 from reasonlab.analysis.loading import task_data
 from reasonlab.cli import app
 from reasonlab.config import resolve
+from reasonlab.kinds.modular import analysis as mod
 from reasonlab.models.transformer import Transformer
 from reasonlab.train.loop import train_run
 

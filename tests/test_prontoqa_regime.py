@@ -15,13 +15,14 @@ from safetensors.torch import load_file
 
 from reasonlab.analysis.geometry import mean_pairwise_cosine
 from reasonlab.build import build_model
-from reasonlab.config import ConfigError, TextMixtureTaskConfig
-from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
+from reasonlab.config import ConfigError
+from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
+from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
+from reasonlab.kinds.text_mixture.evaluate import delta_l_window, exclusive_tokens
 from reasonlab.store import Metrics
 from reasonlab.studies import prontoqa_tinystories as study
 from reasonlab.tasks.text import bpe
 from reasonlab.tasks.text.bpe import BPETokenizer, gpt2_bpe
-from reasonlab.tasks.text.mixture import TextMixtureTask, load_tokenizer
 from reasonlab.tasks.text.tokenizer import SPECIALS, WordTokenizer
 from reasonlab.train.loop import train_run
 

@@ -12,8 +12,8 @@ from test_sweep import _row
 
 from reasonlab.config import resolve
 from reasonlab.errors import UserError
-from reasonlab.evaluate.phase import phase_cells
-from reasonlab.plots.phase import plot_phase
+from reasonlab.kinds.anchor.cells import phase_cells
+from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.store import Metrics, read_metrics
 from reasonlab.sweep.executors import LocalExecutor
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
@@ -64,7 +64,7 @@ def test_phase_cells_show_diverged_cells_distinctly(tmp_path):
 
 
 def test_modular_cells_show_diverged_cells():
-    from reasonlab.evaluate.modular import modular_cells
+    from reasonlab.kinds.modular.evaluate import modular_cells
 
     def row(n, label, values):
         return {"task.n_tasks": n, "task.alpha": 0.5, "seed": 1, "status": "finished", "label": label,

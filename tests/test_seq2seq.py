@@ -13,12 +13,10 @@ from torch import nn
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
-from reasonlab.config import SCAN_SPLITS, ConfigError, Seq2SeqTaskConfig, resolve
-from reasonlab.evaluate.sequence import convergence, greedy_decode, judgement_correct, score_sequences
-from reasonlab.store import MetricRow, Metrics
-from reasonlab.sweep.grid import expand
-from reasonlab.tasks.base import trim_padding
-from reasonlab.tasks.seq2seq import (
+from reasonlab.config import ConfigError, resolve
+from reasonlab.evaluate.sequence import greedy_decode, judgement_correct, score_sequences
+from reasonlab.kinds.seq2seq.config import SCAN_SPLITS, Seq2SeqTaskConfig
+from reasonlab.kinds.seq2seq.data import (
     BOS,
     EOS,
     PAD,
@@ -31,6 +29,10 @@ from reasonlab.tasks.seq2seq import (
     prontoqa_benchmark,
     scan_categories,
 )
+from reasonlab.kinds.seq2seq.evaluate import convergence
+from reasonlab.store import MetricRow, Metrics
+from reasonlab.sweep.grid import expand
+from reasonlab.tasks.base import trim_padding
 from reasonlab.tasks.text import scan
 
 
@@ -280,8 +282,8 @@ def test_cached_generation_equals_decoding_by_full_forward_passes(positions, nor
 
 def test_labels_read_the_headline_and_measure_a_judgement_above_chance():
     from reasonlab.config import ThresholdConfig
-    from reasonlab.evaluate.sequence import seq2seq_summary
     from reasonlab.evaluate.set_score import SetScore
+    from reasonlab.kinds.seq2seq.evaluate import seq2seq_summary
     from reasonlab.tasks.base import EvalSet
 
     def score(exact, judgement=None):

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.config import ConfigError, ThresholdConfig
-from reasonlab.evaluate.phase import phase_cells
+from reasonlab.kinds.anchor.cells import phase_cells
 from reasonlab.records import finished_runs, run_dirs
 from reasonlab.store import unfinished_runs
 from reasonlab.sweep.executors import LocalExecutor, split_cores

@@ -50,8 +50,8 @@ def test_tokenizer_is_deterministic_and_saves(stories):
 
 
 def test_text_mixture_task_sets_and_targets():
-    from reasonlab.config import TextMixtureTaskConfig
-    from reasonlab.tasks.text.mixture import TextMixtureTask
+    from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
+    from reasonlab.kinds.text_mixture.data import TextMixtureTask
 
     task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=100, max_len=64, train_eval_n=16))
     docs = task.documents(seed=1)
@@ -70,8 +70,7 @@ def test_text_mixture_task_sets_and_targets():
 
 
 def test_exclusive_tokens_and_delta_l_window():
-    from reasonlab.evaluate.language import delta_l_window, exclusive_tokens
-    from reasonlab.evaluate.mixture import delta_l
+    from reasonlab.kinds.text_mixture.evaluate import delta_l, delta_l_window, exclusive_tokens
     from reasonlab.store import MetricRow
 
     pq_docs = ["Every wumpus is red."] * 25
@@ -100,7 +99,7 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
     assert "### Over seeds" in summary and "| 1.0 | 3 |" in summary
     assert "ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 < 1.0 in the seed means" in summary
     # every run's summary carries its ΔL̄, which the sweep's results table shows beside the axes
-    from reasonlab.evaluate.language import delta_l_window
+    from reasonlab.kinds.text_mixture.evaluate import delta_l_window
     from reasonlab.store import Metrics
     from reasonlab.sweep.results import read_results
 

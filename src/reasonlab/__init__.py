@@ -1,16 +1,20 @@
 """reasonlab: when does a transformer learn a reasoning solution, and when does it memorize?
 
 The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``open_store``, ``apply_init_rate``,
-``RunConfig`` and ``ConfigError``; ``register_task`` and ``register_study`` for one's own task
-or study (docs/extending.md).
+``RunConfig`` and ``ConfigError``; ``register_task``, ``register_model`` and ``register_study`` for one's own
+task, model or study (docs/extending.md).
+
+The built-in kinds and studies register from their own folders when imported; this facade installs the loader
+that imports them on the registry's first lookup, so ``import reasonlab`` stays light.
 """
 
+from reasonlab import registry
 from reasonlab.init import apply_init_rate
-from reasonlab.registry import register_study, register_task
+from reasonlab.registry import register_model, register_study, register_task
 from reasonlab.version import __version__
 
 __all__ = ["ConfigError", "Run", "RunConfig", "__version__", "apply_init_rate", "load", "make_config", "open_store",
-           "register_study", "register_task", "run"]
+           "register_model", "register_study", "register_task", "run"]
 _API = {"make_config", "run", "load", "Run", "open_store"}
 
 
@@ -24,3 +28,13 @@ def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``
 
         return getattr(config, name)
     raise AttributeError(f"module 'reasonlab' has no attribute {name!r}")
+
+
+def _builtins() -> None:
+    """Register the built-in model kinds, task kinds and studies: each registers itself when imported."""
+    import reasonlab.kinds  # noqa: F401
+    import reasonlab.models  # noqa: F401
+    import reasonlab.studies  # noqa: F401
+
+
+registry.add_loader(_builtins)

@@ -2,9 +2,10 @@
 
 The trainer, the analyses and the studies all build runs through here (never through the trainer), so nothing
 above needs the trainer for them. ``build_task`` looks the task kind up in the registry, so a registered task is
-built like a built-in one.
+built like a built-in one; ``build_model`` looks the model kind up the same way.
 
-Layer: build, above ``models`` and ``tasks``; imports config, registry, init, models, tasks.base and seeds.
+Layer: build, above ``models`` and ``tasks``; imports config, registry, init, tasks.base and seeds (the model
+and task kinds come from the registry).
 """
 
 from __future__ import annotations
@@ -14,16 +15,14 @@ from torch import Generator, nn
 from reasonlab.config import RunConfig
 from reasonlab.errors import ConfigError
 from reasonlab.init import apply_init_rate
-from reasonlab.models.emb_mlp import EmbMLP
-from reasonlab.models.transformer import Transformer
-from reasonlab.registry import task_kind
+from reasonlab.registry import model_kind, task_kind
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import TaskData
 
 
 def make_task(cfg: RunConfig):
     """The task object of a run (its law: what probes read), from the registry entry of its kind."""
-    return task_kind(cfg.task.kind).get("task")(cfg.task)
+    return task_kind(cfg.task.kind).task(cfg.task)
 
 
 def build_task(cfg: RunConfig) -> TaskData:
@@ -33,13 +32,7 @@ def build_task(cfg: RunConfig) -> TaskData:
 
 def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
     """The run's model, initialized by its γ rule."""
-    if cfg.model.kind == "emb_mlp":
-        model: nn.Module = EmbMLP(cfg.model, data.vocab_size)
-    else:
-        if data.seq_len > cfg.model.max_positions:
-            raise ConfigError(
-                f"model.max_positions: {cfg.model.max_positions} < sequence length {data.seq_len}; raise it")
-        model = Transformer(cfg.model, data.vocab_size)
+    model = model_kind(cfg.model.kind).build(cfg.model, data.vocab_size, data.seq_len)
     gen = Generator().manual_seed(subseed(cfg.seed, "init"))
     try:
         gpt = cfg.init.scheme == "gpt"

@@ -3,9 +3,9 @@ layers below it, and no import forms a circle (``tests/test_layers.py`` parses e
 both, and the few arrows below that are forbidden even though they point down).
 
     errors      errors.py: UserError, ConfigError, StoreError (one-line messages; the CLI exits 2)
-    ground      registry.py (task kinds and studies, higher layers named by "module:attr"), seeds.py, numerics.py,
-                version.py, terminal.py (stored strings shown, not obeyed)
-    config      config/: schemas (base, tasks, schema), run identity (identity), overrides and profiles (io)
+    ground      registry.py (the plug-in mechanism: task kinds, model kinds, studies; it names no module),
+                seeds.py, numerics.py, version.py, terminal.py (stored strings shown, not obeyed)
+    config      config/: schemas (base, schema), run identity (identity), overrides and profiles (io)
     schedule    schedule.py: the learning rate per step, a law of the training config (trainer and Σlr clocks)
     store       store.py, checkpoint.py: run directories, metrics, summaries, checkpoints; raises StoreError
     records     records.py: the store read back: a schema per file its readers use, runs known by their id (the
@@ -20,10 +20,19 @@ both, and the few arrows below that are forbidden even though they point down).
     plots       plots/: figures from plain arrays and records (never analysis)
     analysis    analysis/: probes on loaded runs (analysis.loading is the one loader; never the trainer)
     report      report/: HTML report, phase rules, summary markdown
+    kinds       kinds/__init__.py and kinds/<kind>/__init__.py: each kind's registration, over its own modules
     studies     studies/: compositions of the above (never the trainer)
     facade      api.py: the public functions (make_config, run, load, open_store), over everything below, and
                 reasonlab/__init__.py, which re-exports them (lazily: ``import reasonlab`` stays light)
     cli         cli/: the commands (training, reading, analyze) under one error boundary; __main__.py
+
+A task kind is one folder, ``kinds/<kind>/``, whose modules take the layer of their role by file name (``ROLES``):
+``config.py`` is config, ``data.py`` tasks, ``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep,
+``figures.py`` plots, ``analysis.py`` and ``probes.py`` analysis (so the analysis -> train ban holds for probes),
+``phase.py`` and ``card.py`` report; its ``__init__`` (the registration) sits on the kinds layer above them all.
+So a kind's figure module is held to what any figure module may import, and the generic floors never reach up
+into a kind: no module outside ``reasonlab.kinds`` imports a kind, but the studies (compositions over kinds) and
+the facade's loader (which imports the package ``reasonlab.kinds`` to register the built-ins).
 
 Against the order first sketched in DESIGN.md two layers moved, both because the data path needs it: the store
 sits below the trainer (the trainer writes run directories and checkpoints; the store itself imports no config),
@@ -50,6 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("plots", ("reasonlab.plots",)),
     ("analysis", ("reasonlab.analysis",)),
     ("report", ("reasonlab.report",)),
+    ("kinds", ("reasonlab.kinds",)),
     ("studies", ("reasonlab.studies",)),
     ("facade", ("reasonlab.api", "reasonlab")),
     ("cli", ("reasonlab.cli", "reasonlab.__main__")),
@@ -60,8 +70,22 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 FORBIDDEN: list[tuple[str, str]] = [("analysis", "train"), ("studies", "train"), ("store", "config")]
 
 
+# A kind's module takes the layer of its role, named by its file name (reasonlab.kinds.<kind>.<role>).
+ROLES = {"config": "config", "data": "tasks", "evaluate": "evaluate", "cells": "evaluate", "results": "sweep",
+         "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report", "card": "report"}
+# Who may import a kind from outside reasonlab.kinds: the studies' modules, and the facade (its loader imports
+# the package reasonlab.kinds, no kind's module).
+KIND_IMPORTERS = ("reasonlab.studies", "reasonlab")
+
+
 def layer_of(module: str) -> int:
-    """The index in ``LAYERS`` of a module's layer: the longest listed prefix of its dotted name."""
+    """The index in ``LAYERS`` of a module's layer: a kind's module by its role (``ROLES``), any other by the
+    longest listed prefix of its dotted name."""
+    parts = module.split(".")
+    if parts[:2] == ["reasonlab", "kinds"] and len(parts) > 3:
+        if parts[3] not in ROLES:
+            raise KeyError(f"{module}: a kind's module is named by its role, one of {', '.join(ROLES)}")
+        return [name for name, _ in LAYERS].index(ROLES[parts[3]])
     best, index = -1, -1
     for i, (_, prefixes) in enumerate(LAYERS):
         for p in prefixes:

@@ -1,22 +1,21 @@
-"""Task kinds and studies as plug-ins: one registry entry each, looked up by name instead of dispatch tables.
+"""Task kinds, model kinds and studies as plug-ins: the mechanism only, one entry each, looked up by name.
 
-A task kind is everything reasonlab needs to know about a task, in one place: its config class (the ``task:``
-section, whose ``kind`` field names it), its ``Task`` class (``Task(config).build(seed)`` gives the data; the
-instance is also the task's law that probes read), its evaluation summary, its best-of-run rule, optional extra
-summary fields, its probes, its run figure and its phase rule. A study is its arms (profiles, grids), its
-``reproduce`` and the figures it draws.
+A task kind is everything reasonlab needs to know about a task, in one place (built-in ones each live in one folder,
+``reasonlab/kinds/<kind>/``, whose ``__init__`` registers them); a study is its arms (profiles, grids), its
+``reproduce`` and the figures it draws; a model kind is its config section and the module it builds.
 
 Your own task registers from your own package, with no edit inside reasonlab::
 
     import reasonlab
     reasonlab.register_task("parity", config=ParityConfig, task=ParityTask, summarize=parity_summary)
 
-or, installed, by an entry point in the group ``reasonlab.tasks`` (or ``reasonlab.studies``) naming a callable
-that registers (or a ``TaskKind``/``Study`` to register); entry points are loaded on the first lookup.
+or, installed, by an entry point in the group ``reasonlab.tasks`` (or ``reasonlab.studies``, ``reasonlab.models``)
+naming a callable that registers (or an entry to register); entry points are loaded on the first lookup.
 
-Layer: the ground floor beside ``errors``; it imports nothing else of reasonlab. Entries name the code of higher
-layers by ``"module:attribute"`` strings, imported on first use (as entry points do), so the registry adds no
-import arrow and no circle.
+Layer: the ground floor beside ``errors``; it imports nothing else of reasonlab and names no module. The built-in
+entries register by import from their own folders: the facade (``reasonlab/__init__.py``) installs a loader
+(``add_loader``) whose body imports them, run once on the first lookup, so the arrow is a real import statement
+that the layer test sees, and ``import reasonlab`` stays light.
 """
 
 from __future__ import annotations
@@ -31,29 +30,14 @@ from typing import Any
 
 from reasonlab.errors import ConfigError
 
-Ref = Callable[..., Any] | type | str | None  # an object, or "module:attribute" / "module" to import on use
-
-
-def load(ref: Ref) -> Any:
-    """The object a reference names: itself, or ``module:attribute`` / ``module`` imported."""
-    if not isinstance(ref, str):
-        return ref
-    module, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split(".") if attr else []:
-        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
-    return obj
-
-
-class _Entry:
-    def get(self, part: str) -> Any:
-        """The named part, imported if given by reference."""
-        return load(getattr(self, part))
+Hook = Callable[..., Any] | None
 
 
 @dataclass(frozen=True)
-class TaskKind(_Entry):
-    """One task kind. Every field but the first four has a default that suits a task scored by eval sets.
+class TaskKind:
+    """One task kind. Every field but the first four is optional: without it the generic floors fall back to the
+    kind's own metrics (a loss/accuracy run figure, its final figures as ``results`` columns and card rows, its
+    accuracies in the progress line, the label phase diagram).
 
     config: pydantic model of the ``task:`` section (a ``StrictModel`` whose ``kind`` is ``Literal[name]``).
     task: ``Task(config)``: ``.build(seed) -> TaskData``; the instance is the law probes read.
@@ -62,27 +46,52 @@ class TaskKind(_Entry):
     best_of_run: ``(metric rows, thresholds) -> dict``: figures read over a run's whole history.
     extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
         plateau exits, the language mixture's ΔL̄).
-    probes: a module with ``PROBES`` (name -> function of a loaded run) and ``headline(name, numbers)``.
+    progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation.
+    probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
+        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows) and
+        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags).
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
-    phase: ``PhaseRule``-like object: ``axes`` (default x, y) and ``draw(rows, sweep_dir, x, y, options)``.
+    phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``
+        and ``name(options)``.
+    columns: ``(summary) -> dict``: the results columns of the summary's kind-specific fields.
+    main_columns: the results columns ``reasonlab results`` shows beside the axes (prefixes end with ``.``).
+    card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
+    history: ``(summary or extras) -> list[(key, text)]``: the card rows read over a run's history.
+    words: readable names of the kind's metric and set names, for the report (``seen_test_acc`` -> words).
     """
 
     name: str
-    config: Ref
-    task: Ref
-    summarize: Ref
-    best_of_run: Ref = "reasonlab.evaluate:max_heldout"
-    extras: Ref = None
-    probes: Ref = None
-    run_figure: Ref = "reasonlab.plots.run:anchor_figure"
-    phase: Ref = "reasonlab.report.phase:LABEL_PHASE"
+    config: type
+    task: type
+    summarize: Callable[..., dict]
+    best_of_run: Hook = None
+    extras: Hook = None
+    progress: Hook = None
+    probes: Any = None
+    run_figure: Hook = None
+    phase: Any = None
+    columns: Hook = None
+    main_columns: tuple[str, ...] | None = None
+    card: Hook = None
+    history: Hook = None
+    words: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
-class Study(_Entry):
+class ModelKind:
+    """One model kind: its ``model:`` section (a ``StrictModel`` whose ``kind`` is ``Literal[name]``, with
+    ``footprint(vocab, vocab_field)``) and ``build(model config, vocab size, sequence length) -> torch module``."""
+
+    name: str
+    config: type
+    build: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Study:
     """One study: its arms and its figures.
 
-    profiles: the study whose built-in profiles its arms use (``reasonlab/profiles/<profiles>-<name>.yaml``).
+    profiles: the profile family its arms use (``reasonlab/profiles/<profiles>-<name>.yaml``).
     grids: arm (profile name) -> grid axes, e.g. ``{"cpu": {"init.gamma": [0.3, 0.5]}}``.
     reproduce: ``(profile, out, make_executor, console, overrides) -> sweep directory``: runs the arm and writes
         its figures and ``summary.md``.
@@ -92,8 +101,8 @@ class Study(_Entry):
     """
 
     name: str
-    grids: Ref
-    reproduce: Ref
+    grids: dict[str, dict[str, list]]
+    reproduce: Callable[..., Any]
     what: str = ""
     figures: tuple[str, ...] = ()
     profiles: str | None = None
@@ -101,7 +110,7 @@ class Study(_Entry):
     runs_on_cpu: bool = False
 
     def arms(self) -> dict[str, dict[str, list]]:
-        return dict(load(self.grids))
+        return dict(self.grids)
 
     def default_arm(self) -> str:
         arms = self.arms()
@@ -109,9 +118,22 @@ class Study(_Entry):
 
 
 _TASKS: dict[str, TaskKind] = {}
+_MODELS: dict[str, ModelKind] = {}
 _STUDIES: dict[str, Study] = {}
+_LOADERS: list[Callable[[], None]] = []
 _entry_points_loaded: set[str] = set()
 _PLUGINS: dict[str, str | None] = {}  # module -> its file, of each module outside reasonlab that registered here
+
+
+def add_loader(loader: Callable[[], None]) -> None:
+    """Run ``loader`` (which registers entries, typically by importing their modules) once, on the next lookup."""
+    _LOADERS.append(loader)
+
+
+def _load() -> None:
+    """Run the pending loaders; each is taken off first, so a lookup made while one runs does not run it again."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
 
 
 def _note_source(*objs: Any) -> None:
@@ -144,55 +166,80 @@ def load_plugins(sources: list[tuple[str, str | None]] | tuple = ()) -> None:
             spec.loader.exec_module(module)
 
 
+def _check_kind(what: str, name: str, config: type) -> None:
+    """A config class names its kind: ``kind: Literal[name] = name`` (that field is how a config picks it)."""
+    kind = getattr(config, "model_fields", {}).get("kind")
+    if kind is None or kind.default != name:
+        raise ConfigError(f"{what} {name!r}: its config class needs a field kind: Literal[{name!r}] = {name!r}")
+
+
+def _put(table: dict[str, Any], what: str, entry: Any, replace: bool) -> Any:
+    if entry.name in table and not replace:
+        raise ConfigError(f"{what} {entry.name!r}: already registered; pass replace=True to replace it")
+    table[entry.name] = entry
+    return entry
+
+
 def register_task(name: str | TaskKind, replace: bool = False, **parts: Any) -> TaskKind:
     """Register a task kind: ``register_task("parity", config=..., task=..., summarize=...)`` or a ``TaskKind``.
 
     A name already taken is refused unless ``replace``; a config class whose ``kind`` does not default to
-    ``name`` is refused (the ``kind`` field is how a config names its task)."""
+    ``name`` is refused."""
     entry = name if isinstance(name, TaskKind) else TaskKind(name=name, **parts)
-    if entry.name in _TASKS and not replace:
-        raise ConfigError(f"task kind {entry.name!r}: already registered; pass replace=True to replace it")
-    if not isinstance(entry.config, str):
-        kind = getattr(entry.config, "model_fields", {}).get("kind")
-        if kind is None or kind.default != entry.name:
-            raise ConfigError(f"task kind {entry.name!r}: its config class needs a field "
-                              f"kind: Literal[{entry.name!r}] = {entry.name!r}")
-    _TASKS[entry.name] = entry
+    _check_kind("task kind", entry.name, entry.config)
     _note_source(entry.config, entry.task)
-    return entry
+    return _put(_TASKS, "task kind", entry, replace)
 
 
 def unregister_task(name: str) -> None:
     _TASKS.pop(name, None)
 
 
+def register_model(name: str | ModelKind, replace: bool = False, **parts: Any) -> ModelKind:
+    """Register a model kind: ``register_model("rnn", config=RNNConfig, build=build_rnn)`` or a ``ModelKind``."""
+    entry = name if isinstance(name, ModelKind) else ModelKind(name=name, **parts)
+    _check_kind("model kind", entry.name, entry.config)
+    _note_source(entry.config, entry.build)
+    return _put(_MODELS, "model kind", entry, replace)
+
+
+def unregister_model(name: str) -> None:
+    _MODELS.pop(name, None)
+
+
 def register_study(name: str | Study, replace: bool = False, **parts: Any) -> Study:
     """Register a study: ``register_study("parity-phase", grids=..., reproduce=..., what=...)`` or a ``Study``."""
     entry = name if isinstance(name, Study) else Study(name=name, **parts)
-    if entry.name in _STUDIES and not replace:
-        raise ConfigError(f"study {entry.name!r}: already registered; pass replace=True to replace it")
-    _STUDIES[entry.name] = entry
     _note_source(entry.reproduce)
-    return entry
+    return _put(_STUDIES, "study", entry, replace)
 
 
 def unregister_study(name: str) -> None:
     _STUDIES.pop(name, None)
 
 
+_REGISTER = {TaskKind: register_task, ModelKind: register_model, Study: register_study}
+
+
 def _entry_points(group: str) -> None:
-    """Load the installed plug-ins of ``group`` once: each names a callable that registers, or an entry."""
+    """The built-ins (loaders), then the installed plug-ins of ``group`` once: each names a callable that
+    registers, or an entry."""
+    _load()
     if group in _entry_points_loaded:
         return
     _entry_points_loaded.add(group)
     for ep in metadata.entry_points(group=group):
         obj = ep.load()
-        if isinstance(obj, TaskKind):
-            register_task(obj, replace=True)
-        elif isinstance(obj, Study):
-            register_study(obj, replace=True)
+        if type(obj) in _REGISTER:
+            _REGISTER[type(obj)](obj, replace=True)
         else:
             obj()
+
+
+def _lookup(table: dict[str, Any], what: str, name: str) -> Any:
+    if name not in table:
+        raise ConfigError(f"{what}: {name!r} is unknown; choose one of {', '.join(map(repr, table))}")
+    return table[name]
 
 
 def task_kinds() -> dict[str, TaskKind]:
@@ -201,58 +248,18 @@ def task_kinds() -> dict[str, TaskKind]:
 
 
 def task_kind(name: str) -> TaskKind:
-    kinds = task_kinds()
-    if name not in kinds:
-        raise ConfigError(f"task.kind: {name!r} is unknown; choose one of {', '.join(map(repr, kinds))}")
-    return kinds[name]
+    return _lookup(task_kinds(), "task.kind", name)
+
+
+def model_kinds() -> dict[str, ModelKind]:
+    _entry_points("reasonlab.models")
+    return dict(_MODELS)
+
+
+def model_kind(name: str) -> ModelKind:
+    return _lookup(model_kinds(), "model.kind", name)
 
 
 def studies() -> dict[str, Study]:
     _entry_points("reasonlab.studies")
     return dict(_STUDIES)
-
-
-# ---- the built-in task kinds ---------------------------------------------------------------------------------
-_C, _E = "reasonlab.config.tasks", "reasonlab.evaluate"
-for _entry in (
-    TaskKind("anchor", f"{_C}:AnchorTaskConfig", "reasonlab.tasks.anchor:AnchorTask",
-             f"{_E}.outcome:anchor_summary", extras=f"{_E}.outcome:escape_summary",
-             probes="reasonlab.analysis.anchor_probes", phase="reasonlab.report.phase:ANCHOR_PHASE"),
-    TaskKind("mixture", f"{_C}:MixtureTaskConfig", "reasonlab.tasks.mixture:MixtureTask",
-             f"{_E}.mixture:mixture_summary", run_figure="reasonlab.plots.run:mixture_figure"),
-    TaskKind("text_mixture", f"{_C}:TextMixtureTaskConfig", "reasonlab.tasks.text.mixture:TextMixtureTask",
-             f"{_E}.mixture:text_summary", extras=f"{_E}.language:delta_l_summary"),
-    TaskKind("modular", f"{_C}:ModularTaskConfig", "reasonlab.tasks.modular:ModularTask",
-             f"{_E}.modular:modular_summary", best_of_run=f"{_E}.modular:best_of_run",
-             extras=f"{_E}.modular:plateau_summary",
-             probes="reasonlab.analysis.modular_probes", phase="reasonlab.report.phase:MODULAR_PHASE"),
-    TaskKind("seq2seq", f"{_C}:Seq2SeqTaskConfig", "reasonlab.tasks.seq2seq:Seq2SeqTask",
-             f"{_E}.sequence:seq2seq_summary", best_of_run=f"{_E}.sequence:best_of_run"),
-):
-    register_task(_entry)
-
-# ---- the built-in studies ------------------------------------------------------------------------------------
-_S = "reasonlab.studies"
-for _study in (
-    Study("anchor-phase", f"{_S}.anchor_phase:GRIDS", f"{_S}.anchor_phase:reproduce", "γ × depth phase diagram "
-          "of the anchor task (paper Fig. 2a,b)", ("phase",), "anchor"),
-    Study("anchor-trajectory", f"{_S}.anchor_trajectory:GRIDS", f"{_S}.anchor_trajectory:reproduce",
-          "two paper-scale anchor runs beside the authors' logged trajectory", ("trajectory",), "anchor",
-          runs_on_cpu=True),
-    Study("anchor-complexity", f"{_S}.anchor_complexity:GRIDS", f"{_S}.anchor_complexity:reproduce",
-          "anchor outcomes as more pairs get symmetric non-inferential targets", ("complexity",), "anchor"),
-    Study("anchor-lr-wd", f"{_S}.anchor_lr_wd:GRIDS", f"{_S}.anchor_lr_wd:reproduce",
-          "anchor outcomes over learning rate × weight decay", ("lr-wd",), "anchor"),
-    Study("reasoning-bias", f"{_S}.reasoning_bias:GRIDS", f"{_S}.reasoning_bias:reproduce",
-          "reasoning vs memory anchors in one training set, transformer and Emb-MLP",
-          ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*"), "mixture"),
-    Study("prontoqa-tinystories", f"{_S}.prontoqa_tinystories:GRIDS", f"{_S}.prontoqa_tinystories:reproduce",
-          "PrOntoQA reasoning text mixed with TinyStories, next-token training", ("delta-l", "cosine"), "mixture"),
-    Study("modular-phase", f"{_S}.modular_phase:GRIDS", f"{_S}.modular_phase:reproduce",
-          "in-context modular arithmetic: the four phases over tasks × data fraction", ("phase-L*", "shots"),
-          "modular"),
-    *(Study(b, f"{_S}.benchmarks:STUDIES.{b}.GRIDS", f"{_S}.benchmarks:STUDIES.{b}.reproduce",
-            f"{b}: initialization and weight decay over nested training sizes", (b,), b)
-      for b in ("scan", "cogs", "addition", "prontoqa")),
-):
-    register_study(_study)

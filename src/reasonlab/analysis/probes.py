@@ -1,14 +1,15 @@
 """``reasonlab analyze RUN_DIR --probe NAME``: load a saved run's weights and run named probes on them.
 
 A probe writes ``RUN_DIR/analysis/<checkpoint>/<probe>.json`` (its numbers), ``.npz`` (its arrays) and its
-figures (PNG + SVG), each by atomic rename, and returns the numbers. The probes of each task kind live in
-the modules their task kind's registry entry names (``anchor_probes``, ``modular_probes``); this module looks
-them up and runs them by name; runs are loaded by ``analysis.loading``.
+figures (PNG + SVG), each by atomic rename, and returns the numbers. The probes of each task kind live with it
+(``kinds/<kind>/probes.py``, its registry entry's ``probes``); this module looks them up and runs them by name;
+runs are loaded by ``analysis.loading``. It names no task kind.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -16,6 +17,7 @@ from reasonlab.analysis.loading import Loaded, load_trained, save, task_data  # 
 from reasonlab.build import make_task
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import ConfigError
+from reasonlab.records import load_run
 from reasonlab.registry import task_kinds
 from reasonlab.store import write_json
 from reasonlab.tasks.base import TaskData
@@ -29,7 +31,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
         data = task_data(run_dir, options["eval_batches"])
     cfg, model, data, name = load_trained(run_dir, checkpoint, data)
     kinds = task_kinds()
-    module = kinds[cfg.task.kind].get("probes")
+    module = probes_of(cfg.task.kind)
     known = module.PROBES if module else {}
     if not known:
         raise ConfigError(f"{run_dir}: no probes for task kind {cfg.task.kind!r} yet (probes exist for: "
@@ -48,13 +50,19 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     return results
 
 
+def probes_of(kind: str | None) -> Any:
+    """The probes of a task kind (``PROBES``, ``headline``, optionally ``TITLES``, ``MAIN_FIGURE``, ``OPTIONS``);
+    None for a kind without probes or not registered here."""
+    entry = task_kinds().get(str(kind))
+    return entry.probes if entry is not None else None
+
+
 def headline(kind: str, probe: str, numbers: dict) -> str:
     """A saved analysis's one-line headline: its own, or (files written before it was saved) derived from its
     numbers; empty when neither works."""
     if isinstance(numbers.get("headline"), str):
         return numbers["headline"]
-    entry = task_kinds().get(kind)
-    module = entry.get("probes") if entry else None
+    module = probes_of(kind)
     try:
         return module.headline(probe, numbers) if module and probe in module.PROBES else ""
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
@@ -91,8 +99,10 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
         for probe, numbers in analyze(run_dir, probes, str(step), options, data).items():
             by_probe.setdefault(probe, {})[step] = numbers
     out = Path(run_dir) / "analysis" / "dynamics"
+    main_figure = getattr(probes_of(load_run(run_dir)[1].get("task", {}).get("kind")), "MAIN_FIGURE", {})
     for probe, series in by_probe.items():
-        plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{_main_figure(probe)}.png")
+        main = main_figure.get(probe, probe)
+        plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{main}.png")
                     for s in series], out / f"{probe}-strip")
         plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
     plot_accuracy_with_checkpoints(Metrics.read(Path(run_dir) / "metrics.parquet").rows, steps,
@@ -100,8 +110,3 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
     write_json(out / "dynamics.json", {p: {str(s): scalars(n) for s, n in series.items()}
                                        for p, series in by_probe.items()})
     return by_probe
-
-
-def _main_figure(probe: str) -> str:
-    """The figure a probe's strip shows (probes with several figures name their first)."""
-    return {"grid": "grid-id", "ov": "ov-x"}.get(probe, probe)

@@ -65,12 +65,12 @@ def phase(
     """Draw the phase diagram of any sweep, by its task kind's rule. Anchor: best over learning rates, mean over
     seeds, shadow if not fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four
     phases. Other kinds: a results column's mean and the most common label per cell."""
-    from reasonlab.registry import task_kind
+    from reasonlab.report.phase import phase_rule
     from reasonlab.sweep.results import read_results
 
     held_out = parse_pair(pair, "--pair")
     rows = _where(read_results(sweep_dir), where or [])
-    rule = task_kind(str(rows[0].get("task.kind", "anchor")) if rows else "anchor").get("phase")
+    rule = phase_rule(rows[0].get("task.kind") if rows else None)
     x, y = x or rule.axes[0], y or rule.axes[1]
     _numeric_axes(rows, {"--x": x, "--y": y})
     options = phase_options(held_out, at, over_epochs, value, rows)

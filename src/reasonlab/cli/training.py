@@ -252,7 +252,7 @@ def reproduce(
                           "time; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the "
                           "reduced setting")
     try:
-        study.get("reproduce")(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run),
+        study.reproduce(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run),
                                console, overrides or [])
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")

@@ -1,8 +1,8 @@
 """Run configuration, split by concern; every public name is importable from here.
 
 - ``base``: the strict base model and each field's role (``roles``, ``fields_with``)
-- ``tasks``: the config sections of the built-in task kinds
-- ``schema``: model, init, train, thresholds and ``RunConfig`` (its ``task:`` validated through the registry)
+- ``schema``: model, init, train, thresholds and ``RunConfig`` (its ``task:`` and ``model:`` validated through the
+  registry; the task kinds' own sections live in ``reasonlab/kinds/<kind>/config.py``)
 - ``identity``: the run id (a hash of the resolved config without the execution fields)
 - ``io``: YAML, dotted overrides, built-in profiles, one-line validation messages
 
@@ -39,22 +39,12 @@ from reasonlab.config.schema import (
     check_memory,
     validate_task,
 )
-from reasonlab.config.tasks import (
-    SCAN_SPLITS,
-    AnchorTaskConfig,
-    MemoryGroup,
-    MixtureTaskConfig,
-    ModularTaskConfig,
-    Seq2SeqTaskConfig,
-    TextMixtureTaskConfig,
-)
 from reasonlab.errors import ConfigError
 
 __all__ = [
-    "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "SCAN_SPLITS", "AnchorTaskConfig", "ConfigError",
-    "EmbMLPConfig", "InitConfig", "MemoryGroup", "MixtureTaskConfig", "ModelConfig", "ModularTaskConfig", "Pair",
-    "Role", "RunConfig", "Seq2SeqTaskConfig", "StrictModel", "TextMixtureTaskConfig", "ThresholdConfig",
-    "TrainConfig", "apply_overrides", "check_memory", "deep_merge", "families", "family_profiles", "fields_with",
-    "label_changes", "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles",
-    "run_id", "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
+    "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
+    "Pair", "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
+    "deep_merge", "families", "family_profiles", "fields_with", "label_changes",
+    "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
+    "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]

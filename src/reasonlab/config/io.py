@@ -33,7 +33,7 @@ EXECUTION_FIELDS = fields_with("execution")
 
 def _unions() -> dict[str, set[str]]:
     """The tagged sections and their members' tags (a member's tag is dropped from an error's location)."""
-    return {"task": set(registry.task_kinds()), "model": {"transformer", "emb_mlp"}}
+    return {"task": set(registry.task_kinds()), "model": set(registry.model_kinds())}
 
 
 def validation_message(err: ValidationError, schema: type[BaseModel] = RunConfig) -> str:
@@ -65,9 +65,9 @@ def _sibling_fields(loc: tuple, schema: type[BaseModel]) -> list[str]:
     for part in loc[:-1]:
         if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
             annotation = model.model_fields[part].annotation
-            members = ([registry.load(k.config) for k in registry.task_kinds().values()] if part == "task" and
-                       model is RunConfig else [a for a in typing.get_args(annotation) if isinstance(a, type)]
-                       or [annotation])
+            kinds = {"task": registry.task_kinds, "model": registry.model_kinds}
+            members = ([k.config for k in kinds[part]().values()] if part in kinds and model is RunConfig
+                       else [a for a in typing.get_args(annotation) if isinstance(a, type)] or [annotation])
             model = members[0] if len(members) == 1 else {m.model_fields["kind"].default: m for m in members
                                                           if issubclass(m, BaseModel) and "kind" in m.model_fields}
         elif isinstance(model, dict):  # a union: the location names the member by its kind

@@ -1,50 +1,68 @@
 """Evaluation: task-independent scoring (``scoring``, into ``set_score.SetScore``) and each task's summary of the
 scores.
 
-What is task-specific (the summary, the best-of-run rule, extra summary fields) is read from the task kind's
-registry entry; nothing here names a task kind.
+What is task-specific (the summary, the best-of-run rule, extra summary fields, the progress line) is read from
+the task kind's registry entry, each with a generic fallback; nothing here names a task kind.
 """
 
 from __future__ import annotations
 
-from reasonlab.config import RunConfig, ThresholdConfig
+import json
+from typing import Any
+
+from reasonlab.config import EXECUTION_FIELDS, ConfigError, RunConfig, ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
+DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
+
 
 def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
     """The task's report of one evaluation: ``pooled`` figures (logged), ``figures`` (progress), ``final``,
     ``label``, ``outcome`` and ``histograms`` (the run summary)."""
-    return task_kind(kind).get("summarize")(scores, sets, th)
+    return task_kind(kind).summarize(scores, sets, th)
 
 
 def diverged_report(step: int) -> dict:
     """The report of a run stopped because its loss became NaN or inf at ``step``: labelled ``diverged``, with no
     final figures (the weights are not finite; the evaluations before it stay in the metrics)."""
-    return {"label": "diverged", "outcome": {"label": "diverged", "step": step}, "final": {}, "histograms": {},
+    return {"label": DIVERGED, "outcome": {"label": DIVERGED, "step": step}, "final": {}, "histograms": {},
             "pooled": {}, "figures": {}}
 
 
 def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
     """Figures read over a run's whole history, by the task's rule (e.g. early stopping for in-context modular
-    arithmetic, steps to converge for the real benchmarks; by default ``max_heldout``)."""
-    return task_kind(kind).get("best_of_run")(rows, th)
+    arithmetic, steps to converge for the real benchmarks); none for a kind without a rule."""
+    rule = task_kind(kind).best_of_run
+    return rule(rows, th) if rule is not None else {}
 
 
 def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
     """Extra fields of the task's run summary (the anchor task's escape points, the modular task's plateau
     exits, the language mixture's ΔL̄), if it has any."""
-    extras = task_kind(cfg.task.kind).get("extras")
+    extras = task_kind(cfg.task.kind).extras
     return extras(rows, cfg) if extras is not None else {}
 
 
-def max_heldout(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, float]:
-    """The max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
-    best: dict[str, float] = {}
-    for r in rows:
-        if r.split.startswith("heldout/"):
-            key = f"{r.split}/{r.metric.removeprefix('acc_')}"
-            best[key] = max(best.get(key, 0.0), r.value)
-    return best
+def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
+    """The short parts of the progress line after an evaluation: the kind's own (``progress``), else each of its
+    accuracies (``train_acc 0.98``)."""
+    parts = task_kind(kind).progress
+    if parts is not None:
+        return parts(figures)
+    return [f"{k.removesuffix('_acc')} {v:.2f}" for k, v in figures.items() if k.endswith("acc") and v is not None]
+
+
+def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: set[str]) -> None:
+    """Refuse a table in which a config field other than the axes, the ``reduced`` fields and execution-only
+    fields takes several values (a phase diagram reads one setting)."""
+    config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
+    for col in config_cols:
+        if col in axes or col in reduced or col in EXECUTION_FIELDS:
+            continue
+        values = {json.dumps(r.get(col)) for r in rows}
+        if len(values) > 1:
+            raise ConfigError(f"phase diagram: {col} varies across runs ({', '.join(sorted(values)[:4])}); "
+                              f"select one value (reasonlab phase --where {col}=VALUE) or plot it as an axis")

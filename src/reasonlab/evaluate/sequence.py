@@ -1,15 +1,10 @@
-"""Scoring sequence-to-sequence sets (real benchmarks, anchor spec §8): exact match, token accuracy, per-category
-accuracy, and for PrOntoQA the true/false judgement read from the greedy decoding.
+"""Scoring sequence-to-sequence sets (any set marked ``seq2seq``): exact match, token accuracy, per-category
+accuracy, and where a set carries answers (PrOntoQA) the true/false judgement read from the greedy decoding.
 
 Exact match of the greedy decoding needs no decoding: a causal model's greedy output equals the target exactly
 when, fed the target (teacher forcing), its argmax is right at every target position; by induction each decoded
 prefix is then the target's prefix. So one forward pass scores a set, and ``greedy_decode`` runs only where the
 output itself is needed (the judgement of rows that are not exact).
-
-The label reads the headline set (``ood`` when the benchmark has one, else ``id``; the judgement for PrOntoQA):
-``not-fitted`` while training exact match < ``fit``; then ``generalized`` (headline ≥ ``fit``), ``partial``
-(≥ ``majority``) or ``memorized``. The true/false judgement is first measured above chance (2·acc − 1), so a
-judgement at chance is ``memorized``, not ``partial``.
 """
 
 from __future__ import annotations
@@ -18,9 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore
-from reasonlab.store import MetricRow
 from reasonlab.tasks.base import IGNORE, EvalSet, trim_padding
 
 DECODE_SLACK = 16  # the judgement is read from at most this many tokens more than the longest target of a batch
@@ -107,55 +100,3 @@ def score_sequences(model: nn.Module, es: EvalSet, n: int, device: torch.device,
         correct["judgement"] = int(judged.sum())
     model.train()
     return SetScore(n, correct, None, loss / max(tokens, 1), counts=counts)
-
-
-def headline(sets: dict) -> tuple[str, str]:
-    """(set, kind) that the label reads: the judgement on PrOntoQA, else exact match on ``ood`` or ``id``."""
-    name = "ood" if "ood" in sets else "id"
-    return name, "judgement" if "answer" in sets[name].info else "exact"
-
-
-def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-    figures: dict[str, float] = {}
-    categories: dict[str, dict[str, float]] = {}
-    for name, s in scores.items():
-        figures[f"{name}_exact"] = s.acc("exact")
-        figures[f"{name}_token"] = s.acc("token")
-        figures[f"{name}_loss"] = s.loss
-        if "judgement" in s.correct:
-            figures[f"{name}_judgement"] = s.acc("judgement")
-        cats = {k: s.acc(k) for k in s.correct if k not in ("exact", "token", "judgement")}
-        if cats:
-            categories[name] = cats
-    set_name, kind = headline(sets)
-    main = figures[f"{set_name}_{kind}"]
-    above_chance = max(0.0, 2 * main - 1) if kind == "judgement" else main  # a true/false answer: chance is 0.5
-    if figures["train_exact"] < th.fit:
-        label = "not-fitted"
-    else:
-        label = "generalized" if above_chance >= th.fit else "partial" if above_chance >= th.majority else \
-            "memorized"
-    shown = {k: v for k, v in figures.items() if k.endswith(("_exact", "_judgement"))}
-    final = {**figures, **{f"{n}/{c}": v for n, cats in categories.items() for c, v in cats.items()}}
-    return {"pooled": figures, "figures": shown, "final": final, "label": label,
-            "outcome": {"label": label, "headline": f"{set_name}_{kind}", "value": main},
-            "histograms": {}}
-
-
-def convergence(rows: list[MetricRow], fit: float = 0.9) -> dict[str, int | None]:
-    """Steps to converge, read from the logged evaluations: the first step at which training exact match reaches
-    ``fit`` (``fit_step``), and the first at which each test figure does (``<figure>_step``); None if never."""
-    first: dict[str, int | None] = {}
-    tracked = ("train_exact", "id_exact", "ood_exact", "id_judgement", "ood_judgement")
-    for r in sorted(rows, key=lambda r: r.step):
-        if r.split == "pooled" and r.metric in tracked:
-            key = "fit_step" if r.metric == "train_exact" else f"{r.metric}_step"
-            first.setdefault(key, None)
-            if r.value >= fit and first[key] is None:
-                first[key] = r.step
-    return first
-
-
-def best_of_run(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, int | None]:
-    """The task's best-of-run rule (registry): steps to converge."""
-    return convergence(rows, th.fit)

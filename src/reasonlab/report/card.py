@@ -1,6 +1,9 @@
 """A run's card (``reasonlab show``): a finished run's summary, or an unfinished run's progress read from the files
 its trainer writes as it goes, as one two-column table. Kept apart from the CLI so that any front end (the CLI, a
-notebook) draws the same card from the same files."""
+notebook) draws the same card from the same files. A task kind adds its own rows by hooks (``card``, ``history``:
+``kinds/<kind>/card.py``).
+
+Layer: report; names no task kind."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ from rich.table import Table
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
-from reasonlab.evaluate.modular import PLATEAU_LEVELS
 from reasonlab.numerics import describe_machine
 from reasonlab.records import check_identity, load_progress, load_run, progress_figures, run_metrics
+from reasonlab.registry import task_kinds
 from reasonlab.store import inside
 
 
@@ -54,67 +57,40 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
                        f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
                        "command resumes it from its last checkpoint"),
-            ("training loss (epoch mean so far)", _num(progress["loss"], ".4g"))]
+            ("training loss (epoch mean so far)", num(progress["loss"], ".4g"))]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
-    rows += [(f"{where}: {k}", _num(v)) for k, v in progress_figures(progress).items()]
-    rows += _history_rows(extras)
+    rows += [(f"{where}: {k}", num(v)) for k, v in progress_figures(progress).items()]
+    rows += history_rows(cfg.task.kind, extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
     return rows
 
 
-def _history_rows(summary: dict) -> list[tuple[str, str]]:
-    """The lines read over a run's history: the anchor escape points, the modular plateau exits, ΔL̄."""
-    rows = []
-    for key, point in (summary.get("escape") or {}).items():
-        rows.append((f"escape: seen-pair ≥ {int(key[2:]) / 100:g}", _escape_text(point) if point else "not reached"))
-    for key, point in (summary.get("plateau") or {}).items():
-        level = f"{PLATEAU_LEVELS[key]:g}·ln p" if key in PLATEAU_LEVELS else key
-        rows.append((f"plateau: loss ≤ {level}", _plateau_text(point) if point else "not reached"))
-    for split, value in (summary.get("delta_L_window") or {}).items():
-        rows.append((f"ΔL̄ {split} (5–50 % of steps)", "—" if value is None else f"{value:.3f}"))
-    return rows
-
-
-def _escape_text(e: dict) -> str:
-    """One escape point: where seen-pair accuracy first reached a level, and what the held-out pairs did there."""
-    lr_sum = _num(e["lr_sum"], ".3g")
-    pairs = ", ".join(f"{k} {v:.2f}" for k, v in e.get("heldout", {}).items() if "/train_keys/" in k)
-    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}; {pairs}"
-
-
-def _plateau_text(e: dict) -> str:
-    """One plateau exit: where the training loss first fell to a fraction of chance, and the last-shot accuracies
-    there."""
-    lr_sum = _num(e["lr_sum"], ".3g")
-    accs = ", ".join(f"{k} {v:.2f}" for k, v in e.get("last_shot", {}).items())
-    return f"epoch {e['epoch']}, step {e['step']}, Σlr {lr_sum}, loss {e['loss']:.3f}; last shot: {accs}"
+def history_rows(kind: str | None, summary: dict) -> list[tuple[str, str]]:
+    """The lines read over a run's history (its kind's ``history`` hook: anchor escape points, modular plateau
+    exits, ΔL̄); none for a kind without one."""
+    entry = task_kinds().get(str(kind))
+    return entry.history(summary) if entry is not None and entry.history is not None else []
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, object]]:
-    """A finished run's card: what it was, its outcome, its final figures (anchor runs: per held-out pair)."""
+    """A finished run's card: what it was, its outcome, its figures (its kind's ``card`` hook, else the final
+    figures, the history and the best-of-run figures)."""
     cfg = summary.get("config", {})
     model = cfg.get("model", {})
-    final = summary["final"]
     shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
     init = cfg.get("init", {})
     start = f"GPT-2 scheme (std {init.get('std', 0.02)})" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
     rows = [("run id", summary["run_id"]), ("profile", summary["profile"]),
             ("init; model kind / depth / d_model", f"{start}; {shape}"),
             ("outcome", summary["label"])]
-    pairs = summary["outcome"].get("pairs")
-    if pairs is not None:  # anchor runs
-        rows += [("train accuracy", _num(final.get("train_acc"))),
-                 ("seen-pair test-key accuracy", _num(final.get("seen_test_acc")))]
-        for pair, o in pairs.items():
-            clean = " (clean)" if o["clean"] else ""
-            rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {_num(o['inferential'])}, "
-                                             f"symmetric {_num(o['symmetric'])} ({o['symmetric_target']}), "
-                                             f"other {_num(o['other'])}"))
-        rows += _history_rows(summary)
+    kind = cfg.get("task", {}).get("kind")
+    entry = task_kinds().get(str(kind))
+    if entry is not None and entry.card is not None:
+        rows += entry.card(summary)
     else:
-        rows += [(k, _num(v)) for k, v in final.items()]
-        rows += _history_rows(summary)
+        rows += [(k, num(v)) for k, v in summary["final"].items()]
+        rows += history_rows(kind, summary)
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
     rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
@@ -123,7 +99,7 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
     return rows
 
 
-def _num(value: float | None, spec: str = ".3f") -> str:
+def num(value: float | None, spec: str = ".3f") -> str:
     """A figure as the card shows it; a missing one (NaN stored as null) as —."""
     return "—" if value is None else format(value, spec)
 

@@ -25,8 +25,8 @@ from reasonlab.errors import StoreError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.phase import axis_name
-from reasonlab.plots.run import NAMES
 from reasonlab.records import finished_runs, load_run, read_analysis, within
+from reasonlab.registry import task_kinds
 from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import printable
@@ -42,14 +42,9 @@ def _uri(png: bytes) -> str:
 
 
 # Readable names: analyses and their figures, checkpoints, metric parts (the rest: underscores as spaces).
-ANALYSES = {"flow": "Information flow", "representations": "Post-attention representations",
-            "fused": "Fused vectors", "condensation": "Condensation", "embedding": "Embedding structure",
-            "spectra": "Weight spectra", "shots": "Accuracy per shot", "grid": "k-shot grids against ratio matching",
-            "attention": "Attention patterns", "ov": "OV circuit outputs", "pca": "PCA of a head's output",
-            "corruption": "Corrupted in-context examples", "masking": "Head masking", "accuracy": "Accuracy",
-            "dynamics": "Across training"}
+ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}  # and each kind's probes' TITLES
 WORDS = {"heldout": "held-out", "train_keys": "train keys", "test_keys": "test keys", "id": "in-distribution",
-         "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target", **NAMES,
+         "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target",
          "seen_test_acc": "seen pairs, test keys: accuracy"}
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
            "phase": "Phase diagram"}
@@ -57,12 +52,13 @@ FIGURES = {"run": "Training loss, accuracies over training and the held-out answ
 
 def readable(key: str) -> str:
     """``heldout/4-3/test_keys/inferential`` -> ``held-out (4,3) · test keys · inferential``."""
+    words = {**{w: t for entry in task_kinds().values() for w, t in (entry.words or {}).items()}, **WORDS}
     parts = []
     for part in key.split("/"):
         if re.fullmatch(r"\d+-\d+", part) and parts:
             parts[-1] += f" {Pair.parse(part).caption}"
         else:
-            parts.append(WORDS.get(part, part.replace("_", " ")))
+            parts.append(words.get(part, part.replace("_", " ")))
     return " · ".join(parts)
 
 
@@ -71,21 +67,21 @@ def checkpoint_name(folder: str) -> str:
         folder, folder.replace("step-", "step ").replace("-", " "))
 
 
-def figure_caption(stem: str) -> str:
+def figure_caption(stem: str, titles: dict[str, str] = ANALYSES) -> str:
     """A figure file's stem as words: ``grid-ood`` -> ``k-shot grids ... · out-of-distribution``."""
     head, _, rest = stem.partition("-")
     if stem in FIGURES:
         return FIGURES[stem]
     if stem.startswith("phase"):
         return f"Phase diagram ({stem.removeprefix('phase-').replace('-', ' ')})"
-    name = ANALYSES.get(head, head.replace("_", " ").capitalize())
+    name = titles.get(head, head.replace("_", " ").capitalize())
     return f"{name} · {readable(rest)}" if rest else name
 
 
-def _images(root: Path, paths: list[Path]) -> list[dict[str, str]]:
+def _images(root: Path, paths: list[Path], titles: dict[str, str] = ANALYSES) -> list[dict[str, str]]:
     """The PNG files among ``paths`` that stay inside ``root`` (a link out of it is reported and not read), each
     with its caption (a file name that is not UTF-8 shown with its bytes escaped)."""
-    return [{"caption": printable(figure_caption(p.stem)), "uri": _uri(p.read_bytes())}
+    return [{"caption": printable(figure_caption(p.stem, titles)), "uri": _uri(p.read_bytes())}
             for p in within(root, sorted(paths)) if p.is_file()]
 
 
@@ -109,15 +105,17 @@ def _figures(summary: dict) -> list[tuple[str, str]]:
             if isinstance(v, int | float | str)]
 
 
-def _analyses(run_dir: Path, kind: str) -> list[dict[str, Any]]:
-    """Every saved analysis: a readable title, its one-line headline, its figures with readable captions."""
-    from reasonlab.analysis.probes import headline
+def _analyses(run_dir: Path, kind: str | None) -> list[dict[str, Any]]:
+    """Every saved analysis: a readable title (its kind's probes name it), its one-line headline, its figures
+    with readable captions."""
+    from reasonlab.analysis.probes import headline, probes_of
 
+    titles = {**ANALYSES, **getattr(probes_of(kind), "TITLES", {})}
     out = []
     for folder in within(run_dir, sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir())):
         if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own
-            out.append({"name": ANALYSES["dynamics"], "headline": "", "images": _images(run_dir,
-                                                                                     list(folder.glob("*.png")))})
+            images = _images(run_dir, list(folder.glob("*.png")), titles)
+            out.append({"name": ANALYSES["dynamics"], "headline": "", "images": images})
             continue
         for numbers in within(run_dir, sorted(folder.glob("*.json"))):
             try:
@@ -125,9 +123,9 @@ def _analyses(run_dir: Path, kind: str) -> list[dict[str, Any]]:
             except StoreError as e:
                 warn(f"{e}; left out of the report")
                 continue
-            name = f"{ANALYSES.get(numbers.stem, numbers.stem)} ({checkpoint_name(folder.name)})"
+            name = f"{titles.get(numbers.stem, numbers.stem)} ({checkpoint_name(folder.name)})"
             out.append({"name": printable(name), "headline": printable(headline(kind, numbers.stem, data)),
-                        "images": _images(run_dir, list(folder.glob(f"{glob.escape(numbers.stem)}*.png")))})
+                        "images": _images(run_dir, list(folder.glob(f"{glob.escape(numbers.stem)}*.png")), titles)})
     return out
 
 
@@ -148,7 +146,7 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
             "header": run_header(cfg), "profile": summary.get("profile", ""),
             "axes": [(axis_name(a), flat.get(a)) for a in axes or [] if a not in shown],
             "figures": _figures(summary), "images": _run_figures(run_dir),
-            "analyses": _analyses(run_dir, cfg.get("task", {}).get("kind", "anchor")),
+            "analyses": _analyses(run_dir, cfg.get("task", {}).get("kind")),
             "config": json.dumps(cfg, indent=2)}
 
 

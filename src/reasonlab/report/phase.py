@@ -1,10 +1,11 @@
 """Phase rules: how ``reasonlab phase`` reads a sweep of one task kind into cells and draws them.
 
-A task kind's registry entry names its rule (``phase``). A rule has default axes and ``draw(rows, out_base, x, y,
-options, caption) -> (figure paths, one line per cell)``. ``LABEL_PHASE`` suits any task: per cell, the mean of
-one numeric results column and the most common outcome label.
+A task kind's registry entry holds its rule (``phase``; its own lives in ``kinds/<kind>/phase.py``). A rule has
+default axes and ``draw(rows, out_base, x, y, options, caption) -> (figure paths, one line per cell)``.
+``LABEL_PHASE`` suits any task and serves a kind without a rule: per cell, the mean of one numeric results column
+and the most common outcome label.
 
-Layer: report; imports evaluate (cells) and plots (figures).
+Layer: report; imports plots (figures) and no task kind.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from reasonlab.errors import ConfigError
-from reasonlab.evaluate.modular import modular_cells
-from reasonlab.evaluate.phase import held_out_pair, phase_cells, protocol_text
-from reasonlab.plots.phase import plot_label_phase, plot_modular_phase, plot_phase
+from reasonlab.plots.phase import plot_label_phase
+from reasonlab.registry import task_kinds
 
 Drawn = tuple[list[Path], list[str]]
 
@@ -30,30 +30,6 @@ class PhaseRule:
     axes: tuple[str, str]
     draw: Callable[[list[dict], Path, str, str, dict, str], Drawn]
     name: Callable[[dict], str] = lambda options: "phase"  # the figure's file name (before any --where suffix)
-
-
-def _anchor(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
-    over_epochs = options.get("over_epochs", False)
-    pair = options.get("pair") or held_out_pair(rows)  # by default the runs' own held-out pair
-    cells = phase_cells(rows, pair, x, y, over_epochs=over_epochs)
-    paths = plot_phase(cells, out_base, options.get("profiles", "") + protocol_text(over_epochs) + caption, pair, x, y)
-    lines = []
-    for c in cells:
-        spread = "" if c.inferential_range is None or c.n_seeds < 2 else \
-            f" [{c.inferential_range[0]:.3f}–{c.inferential_range[1]:.3f}]"
-        lines.append(f"{x}={c.x:g} {y}={c.y:g}: {c.label} (inferential {c.inferential:.3f}{spread}, symmetric "
-                     f"{'—' if c.symmetric is None else f'{c.symmetric:.3f}'}, seen {c.seen:.3f}; "
-                     f"{c.n_seeds} seeds)")
-    return paths, lines
-
-
-def _modular(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
-    at = options.get("at", "final")
-    cells = modular_cells(rows, x, y, at)
-    paths = plot_modular_phase(cells, out_base, options.get("profiles", "") + f"Last-shot accuracy at {at}, mean "
-                               "over seeds; thresholds 0.9 (fit), 0.8 (✓)." + caption, x, y)
-    return paths, [f"{x}={c.x:g} {y}={c.y:g}: {c.label}{' (atypical)' if c.atypical else ''} "
-                   + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()) for c in cells]
 
 
 def _value_column(rows: list[dict], options: dict) -> str:
@@ -89,7 +65,10 @@ def _by_label(rows: list[dict], out_base: Path, x: str, y: str, options: dict, c
     return paths, lines
 
 
-ANCHOR_PHASE = PhaseRule(("init.gamma", "model.depth"), _anchor,
-                         lambda o: f"phase{'-over-epochs' if o.get('over_epochs') else ''}")
-MODULAR_PHASE = PhaseRule(("task.n_tasks", "task.alpha"), _modular, lambda o: f"phase-{o.get('at', 'final')}")
 LABEL_PHASE = PhaseRule(("init.gamma", "model.depth"), _by_label)
+
+
+def phase_rule(kind: str | None) -> PhaseRule:
+    """The phase rule of a task kind: its own, else ``LABEL_PHASE`` (also for a kind not registered here)."""
+    entry = task_kinds().get(str(kind))
+    return entry.phase if entry is not None and entry.phase is not None else LABEL_PHASE

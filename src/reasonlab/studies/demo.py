@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reasonlab.config import load_yaml, resolve
-from reasonlab.evaluate.mixture import reasoning_bias_criteria
+from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
 from reasonlab.studies.reasoning_bias import read_mixture_run
 from reasonlab.sweep.grid import SweepSpec

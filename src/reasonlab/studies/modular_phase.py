@@ -17,9 +17,8 @@ import numpy as np
 from rich.console import Console
 
 from reasonlab.analysis.geometry import spearman
-from reasonlab.evaluate.modular import GOOD, ModularCell, modular_cells
-from reasonlab.plots.modular import plot_shot_curves
-from reasonlab.plots.phase import plot_modular_phase
+from reasonlab.kinds.modular.evaluate import GOOD, ModularCell, modular_cells
+from reasonlab.kinds.modular.figures import plot_modular_phase, plot_shot_curves
 from reasonlab.report.markdown import failed_runs, header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec

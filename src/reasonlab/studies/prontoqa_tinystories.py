@@ -23,14 +23,14 @@ from reasonlab.build import build_model
 from reasonlab.checkpoint import checkpoint_at, complete_steps, snapshot_steps
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
-from reasonlab.evaluate.language import delta_l_summary, exclusive_tokens
+from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
+from reasonlab.kinds.text_mixture.evaluate import delta_l_summary, exclusive_tokens
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import axis_value, run_sweep
-from reasonlab.tasks.text.mixture import TextMixtureTask, load_tokenizer
 
 GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {

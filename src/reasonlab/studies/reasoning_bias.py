@@ -19,7 +19,7 @@ from reasonlab.analysis import geometry as geo
 from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
-from reasonlab.evaluate.mixture import label_law_criteria, reasoning_bias_criteria, t50
+from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header

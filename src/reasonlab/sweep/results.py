@@ -18,6 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
 from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
+from reasonlab.registry import task_kinds
 from reasonlab.store import (
     LOCKS,
     atomic_write_bytes,
@@ -61,33 +63,35 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _figures(figures: dict[str, Any], prefix: str) -> dict[str, Any]:
+def figure_columns(figures: dict[str, Any], prefix: str) -> dict[str, Any]:
     """Figures keyed by evaluation-set path (``heldout/4-3/train_keys/inferential``) as dotted columns."""
     return flatten({k.replace("/", "."): v for k, v in figures.items()}, prefix)
 
 
-# Where a run left its plateau, by task kind: the summary field, each point's scalars, and its nested figures.
-# Anchor runs: seen-pair accuracy levels, with what the held-out pairs answered there
-# (escape.at50.heldout.4-3.train_keys.inferential, ...); modular runs: training-loss levels under chance, with
-# the four sets' last-shot accuracies there (plateau.left.last_shot.ood_test, ...).
-PLATEAU_POINTS = (("escape", ("epoch", "step", "lr_sum"), "heldout"),
-                  ("plateau", ("epoch", "step", "lr_sum", "loss"), "last_shot"))
+def point_columns(summary: dict[str, Any], field: str, scalars: tuple[str, ...], nested: str) -> dict[str, Any]:
+    """The columns of a summary field of points read over a run's history (``escape``, ``plateau``): each point's
+    scalars and its nested figures (``escape.at50.heldout.4-3.train_keys.inferential``); a point never reached
+    has its scalar columns, empty."""
+    row: dict[str, Any] = {}
+    for key, point in (summary.get(field) or {}).items():
+        point = point or {}
+        row.update({f"{field}.{key}.{k}": point.get(k) for k in scalars})
+        row.update(figure_columns(point.get(nested) or {}, f"{field}.{key}.{nested}."))
+    return row
 
 
 def run_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run's results row: its summary fields, machine, config, final and best figures, and the columns of its
+    kind's own summary fields (the kind's ``columns`` hook)."""
     row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
     row["version"] = summary.get("versions", {}).get("reasonlab")
     row.update(flatten(summary.get("machine") or {}, "machine."))  # machine.cpu, machine.kernels
     row.update(flatten(summary.get("config", {})))
-    row.update(_figures(summary.get("final", {}), "final."))
-    row.update(_figures(summary.get("best", {}), "best."))
-    row.update(flatten(summary.get("outcome", {}).get("pairs", {}), "outcome."))
-    row.update(flatten(summary.get("delta_L_window") or {}, "delta_L_window."))  # language mixtures: ΔL̄
-    for field, scalars, nested in PLATEAU_POINTS:
-        for key, point in (summary.get(field) or {}).items():
-            point = point or {}
-            row.update({f"{field}.{key}.{k}": point.get(k) for k in scalars})
-            row.update(_figures(point.get(nested) or {}, f"{field}.{key}.{nested}."))
+    row.update(figure_columns(summary.get("final", {}), "final."))
+    row.update(figure_columns(summary.get("best", {}), "best."))
+    entry = task_kinds().get(str(summary.get("config", {}).get("task", {}).get("kind")))
+    if entry is not None and entry.columns is not None:
+        row.update(entry.columns(summary))
     return row
 
 
@@ -344,11 +348,16 @@ def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     return [c for c in cols if len({json.dumps(r.get(c)) for r in rows}) > 1]
 
 
-# The main figures shown by ``reasonlab results`` beside the axes: anchor seen-pair accuracy, benchmark exact
-# match and PrOntoQA judgement.
-MAIN_FIGURES = ("final.seen_test_acc", "final.train_exact", "final.id_exact", "final.ood_exact",
-                "final.id_judgement", "escape.at50.lr_sum", "escape.at90.lr_sum", "plateau.left.step",
-                "plateau.half.step", "delta_L_window.train")
+def main_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The figures ``reasonlab results`` shows beside the axes: each kind's ``main_columns`` (names or
+    ``fnmatch`` patterns such as ``outcome.*.inferential``), else its final figures; in the order of the rows'
+    columns."""
+    kinds = task_kinds()
+    wanted: set[str] = set()
+    for kind in {r.get("task.kind") for r in rows}:
+        entry = kinds.get(str(kind))
+        wanted |= set(entry.main_columns if entry is not None and entry.main_columns is not None else ("final.*",))
+    return [c for c in dict.fromkeys(c for r in rows for c in r) if any(fnmatchcase(c, w) for w in wanted)]
 
 
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:
@@ -359,9 +368,7 @@ def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tu
         columns = list(dict.fromkeys(c for r in rows for c in r))
     else:
         axes = list(dict.fromkeys(a for s in sweeps for a in sweep_axes(s, read_results(s))))
-        figures = [c for c in dict.fromkeys(c for r in rows for c in r)
-                   if c in MAIN_FIGURES or (c.startswith("outcome.") and c.rsplit(".", 1)[1]
-                                            in ("inferential", "symmetric"))]
+        figures = main_columns(rows)
         columns = [*(["sweep"] if len(sweeps) > 1 else []), "run_id", *axes, "label", *figures, "wall_time_s"]
     key = [c for c in columns if c not in ("sweep", "run_id")]
     rows.sort(key=lambda r: tuple(_sort_key(r.get(c)) for c in ["sweep", *key]))

@@ -32,7 +32,7 @@ from reasonlab.checkpoint import (
 )
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
-from reasonlab.evaluate import best_of_run, diverged_report, summarize, summary_extras
+from reasonlab.evaluate import best_of_run, diverged_report, progress_parts, summarize, summary_extras
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.numerics import describe_machine, flush_denormals, machine
 from reasonlab.records import RunSummary, read_summary, valid, write_progress
@@ -335,7 +335,7 @@ class Trainer:
         if epoch % t.eval_every == 0 or last:
             with self.timed("evaluation"):
                 self.figures, self.figures_epoch = self._evaluate(epoch, step, final=last), epoch
-        bar.show(epoch, t.epochs, loss, self.figures)
+        bar.show(epoch, t.epochs, loss, progress_parts(self.cfg.task.kind, self.figures))
         self.wall += time.perf_counter() - started
         self.record_progress(epoch, step, loss, self.wall)
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:

@@ -51,14 +51,9 @@ class Progress:
         elif self._lines and time.perf_counter() - self._last_line >= LINE_EVERY_S:
             self._line([])
 
-    def show(self, epoch: int, epochs: int, loss: float, figures: dict[str, float]) -> None:
-        parts = [f"ep {epoch}/{epochs}", f"loss {loss:.3f}"]
-        short = {"train_acc": "train", "seen_test_acc": "seen"}
-        for key, value in figures.items():
-            if key in short:
-                parts.append(f"{short[key]} {value:.2f}")
-            elif key.endswith("train_keys/inferential") or key.endswith("train_keys/symmetric"):
-                parts.append(f"{key.split('/')[1]} {key.rsplit('/', 1)[1][:3]} {value:.2f}")
+    def show(self, epoch: int, epochs: int, loss: float, figures: list[str]) -> None:
+        """The status after an epoch: ``figures``, the short parts of the task kind's progress line."""
+        parts = [f"ep {epoch}/{epochs}", f"loss {loss:.3f}", *figures]
         if self._bar is not None:
             self._bar.update(self._task, status=" ".join(parts))
         elif self._lines:

@@ -99,25 +99,3 @@ def reasoning_bias_criteria(small: dict, large: dict) -> dict[str, object]:
     out["large_init_no_bias"] = r_large is not None and not large_bound and 0.5 <= r_large <= 2
     out["large_init_generalizes_less"] = large["reasoning_test_acc"] <= small["reasoning_test_acc"] - 0.5
     return out
-
-
-def delta_l(tinystories_loss: float, prontoqa_loss: float) -> float:
-    """ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA: how far the reasoning text's loss has fallen below the
-    story text's (spec §4)."""
-    return (tinystories_loss - prontoqa_loss) / prontoqa_loss
-
-
-def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-    """Per-source next-token loss and token accuracy on the training subsets and the eval splits, and ΔL."""
-    figures: dict[str, float] = {}
-    for name, s in scores.items():
-        key = name.replace("/", "_")
-        figures[f"{key}_loss"] = s.loss
-        figures[f"{key}_acc"] = s.acc("designated")
-    for split in ("train", "eval"):
-        if f"prontoqa_{split}_loss" in figures and f"tinystories_{split}_loss" in figures:
-            figures[f"delta_L_{split}"] = delta_l(figures[f"tinystories_{split}_loss"],
-                                                  figures[f"prontoqa_{split}_loss"])
-    shown = {k: v for k, v in figures.items() if k.endswith("train_loss") or k.startswith("delta_L")}
-    return {"pooled": figures, "figures": shown, "final": figures, "label": "trained", "outcome": {},
-            "histograms": {}}

@@ -119,3 +119,27 @@ def escape_points(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict 
 def escape_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict]:
     """The anchor task's extra summary field (registry): its escape points."""
     return {"escape": escape_points(rows, cfg.thresholds)}
+
+
+def max_heldout(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, float]:
+    """The max over evaluations of each held-out accuracy (the anchor follow-up code's choice; secondary)."""
+    best: dict[str, float] = {}
+    for r in rows:
+        if r.split.startswith("heldout/"):
+            key = f"{r.split}/{r.metric.removeprefix('acc_')}"
+            best[key] = max(best.get(key, 0.0), r.value)
+    return best
+
+
+SHORT = {"train_acc": "train", "seen_test_acc": "seen"}
+
+
+def progress(figures: dict[str, float]) -> list[str]:
+    """The progress line's parts: train and seen-pair accuracy, each held-out pair's targets on its train keys."""
+    parts = []
+    for key, value in figures.items():
+        if key in SHORT:
+            parts.append(f"{SHORT[key]} {value:.2f}")
+        elif key.endswith(("train_keys/inferential", "train_keys/symmetric")):
+            parts.append(f"{key.split('/')[1]} {key.rsplit('/', 1)[1][:3]} {value:.2f}")
+    return parts

@@ -14,7 +14,8 @@ from itertools import product
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError, MemoryGroup, MixtureTaskConfig
+from reasonlab.config import ConfigError
+from reasonlab.kinds.mixture.config import MemoryGroup, MixtureTaskConfig
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 

@@ -15,7 +15,8 @@ import json
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError, ModularTaskConfig
+from reasonlab.config import ConfigError
+from reasonlab.kinds.modular.config import ModularTaskConfig
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 

@@ -19,7 +19,7 @@ from statistics import mean
 from typing import Any
 
 from reasonlab.config import ConfigError, RunConfig, ThresholdConfig
-from reasonlab.evaluate.phase import DIVERGED, check_single_setting
+from reasonlab.evaluate import DIVERGED, check_single_setting
 from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from reasonlab.config import EXECUTION_FIELDS, ConfigError, Pair, ThresholdConfig
-from reasonlab.evaluate.outcome import classify
+from reasonlab.config import ConfigError, Pair, ThresholdConfig
+from reasonlab.evaluate import DIVERGED, check_single_setting
+from reasonlab.kinds.anchor.evaluate import classify
 
 SEEN = "final.seen_test_acc"
-DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
 # What the anchor protocol reduces inside a cell: the max over learning rates, the mean over seeds.
 _REDUCED = {"train.lr_multiplier", "train.base_lr", "seed"}
 
@@ -79,7 +79,7 @@ def phase_cells(rows: list[dict[str, Any]], pair: Pair | str | None = None, x: s
     for col in (x, y, inf_col, SEEN):
         if col not in rows[0]:
             raise ConfigError(f"phase diagram: column {col!r} is not in the results table; check the pair and axes")
-    check_single_setting(rows, {x, y})
+    check_single_setting(rows, {x, y}, _REDUCED)
     per_seed: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         per_seed[(r[x], r[y], r["seed"])].append(r)
@@ -109,16 +109,3 @@ def phase_cells(rows: list[dict[str, Any]], pair: Pair | str | None = None, x: s
                           sum(s[3] for s in seeds) + n_div, n_div, (min(inf_values), max(inf_values)),
                           (min(sym_values), max(sym_values)) if sym_values else None))
     return cells
-
-
-def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: set[str] = _REDUCED) -> None:
-    """Refuse a table in which a config field other than the axes, the ``reduced`` fields and execution-only
-    fields takes several values."""
-    config_cols = [c for c in rows[0] if c.split(".")[0] in {"task", "model", "init", "train", "thresholds"}]
-    for col in config_cols:
-        if col in axes or col in reduced or col in EXECUTION_FIELDS:
-            continue
-        values = {json.dumps(r.get(col)) for r in rows}
-        if len(values) > 1:
-            raise ConfigError(f"phase diagram: {col} varies across runs ({', '.join(sorted(values)[:4])}); "
-                              f"select one value (reasonlab phase --where {col}=VALUE) or plot it as an axis")

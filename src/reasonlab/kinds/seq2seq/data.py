@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError, Seq2SeqTaskConfig
+from reasonlab.config import ConfigError
+from reasonlab.kinds.seq2seq.config import Seq2SeqTaskConfig
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import cogs, prontoqa, scan

@@ -1,15 +1,22 @@
 """Figures of the modular-arithmetic probes (modular-icl spec §7): shot curves with the RM/MR ceilings, k-shot
 correctness grids beside the ratio-matching prediction, attention maps, per-head OV cosine matrices, the
-"circle of circles" PCA, label corruption and head masking."""
+"circle of circles" PCA, label corruption and head masking; and its phase diagram.
+
+Layer: plots (by its file name)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
+from reasonlab.kinds.modular.evaluate import ModularCell
 from reasonlab.plots import save_figure
+from reasonlab.plots.phase import PHASE_COLOURS, PHASES, axis_label, cell_axes, cell_grid
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
 
@@ -146,4 +153,33 @@ def plot_masking(single: dict[str, dict[str, float]], cumulative: list[tuple[str
     for ax in (ax_s, ax_c):
         ax.set_ylim(0, 1.02)
         ax.legend(fontsize=7)
+    return save_figure(fig, Path(out_base))
+
+
+def plot_modular_phase(cells: list[ModularCell], out_base: Path, caption: str, x: str = "task.n_tasks",
+                       y: str = "task.alpha") -> list[Path]:
+    """Two panels: o.o.d.-test last-shot accuracy and the phase (``*`` = atypical signature)."""
+    xlabel, ylabel = axis_label(x), axis_label(y)
+    fig, (ax_acc, ax_lab) = plt.subplots(1, 2, figsize=(12, 4.4), constrained_layout=True)
+    xs, ys, grid = cell_grid(cells, lambda c: c.last_shot["ood_test"])
+    im = ax_acc.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    for (i, j), v in np.ndenumerate(grid):
+        if not np.isnan(v):
+            ax_acc.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
+    cell_axes(ax_acc, xs, ys, xlabel, ylabel)
+    ax_acc.set_title("o.o.d. tasks, test pairs: last-shot accuracy")
+    fig.colorbar(im, ax=ax_acc, label="accuracy (mean over seeds)")
+    xs, ys, grid = cell_grid(cells, lambda c: PHASES.index(c.label))
+    ax_lab.imshow(grid, origin="lower", cmap=ListedColormap(PHASE_COLOURS), vmin=-0.5, vmax=len(PHASES) - 0.5,
+                  aspect="auto")
+    for c in cells:
+        short = "".join(w[0].upper() for w in c.label.split("-")) if c.label not in ("unfit", "diverged") \
+            else c.label
+        ax_lab.text(xs.index(c.x), ys.index(c.y), short + ("*" if c.atypical else ""), ha="center", va="center",
+                    fontsize=8)
+    cell_axes(ax_lab, xs, ys, xlabel, ylabel)
+    ax_lab.set_title("phase (last-shot; * = atypical signature)")
+    handles = [Patch(facecolor=col, label=lab) for lab, col in zip(PHASES, PHASE_COLOURS, strict=True)]
+    ax_lab.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
+    fig.text(0.0, -0.02, "\n".join(textwrap.wrap(caption, 150)), ha="left", va="top", fontsize=8)
     return save_figure(fig, Path(out_base))

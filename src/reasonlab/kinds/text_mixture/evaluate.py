@@ -1,16 +1,43 @@
-"""Read-outs of the PrOntoQA + TinyStories language-model runs (reasoning-bias spec §4, E2–E3).
+"""Read-outs of the PrOntoQA + TinyStories language-model runs (reasoning-bias spec §4, E2–E3): the summary of an
+evaluation (per-source loss and accuracy, ΔL), ΔL̄ over a run and the exclusive token sets.
 
 ΔL̄ is the mean of ΔL over the evaluations between 5 % and 50 % of training (the window where the two sources
 separate); the exclusive token sets are the tokens only one source uses often enough to be learned.
+
+Layer: evaluate (by its file name).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from reasonlab.config import RunConfig
+from reasonlab.config import RunConfig, ThresholdConfig
+from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow, Metrics
+from reasonlab.tasks.base import EvalSet
 from reasonlab.tasks.text.tokenizer import SPECIALS, PieceTokenizer
+
+
+def delta_l(tinystories_loss: float, prontoqa_loss: float) -> float:
+    """ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA: how far the reasoning text's loss has fallen below the
+    story text's (spec §4)."""
+    return (tinystories_loss - prontoqa_loss) / prontoqa_loss
+
+
+def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+    """Per-source next-token loss and token accuracy on the training subsets and the eval splits, and ΔL."""
+    figures: dict[str, float] = {}
+    for name, s in scores.items():
+        key = name.replace("/", "_")
+        figures[f"{key}_loss"] = s.loss
+        figures[f"{key}_acc"] = s.acc("designated")
+    for split in ("train", "eval"):
+        if f"prontoqa_{split}_loss" in figures and f"tinystories_{split}_loss" in figures:
+            figures[f"delta_L_{split}"] = delta_l(figures[f"tinystories_{split}_loss"],
+                                                  figures[f"prontoqa_{split}_loss"])
+    shown = {k: v for k, v in figures.items() if k.endswith("train_loss") or k.startswith("delta_L")}
+    return {"pooled": figures, "figures": shown, "final": figures, "label": "trained", "outcome": {},
+            "histograms": {}}
 
 
 def delta_l_window(rows: list[MetricRow], total_steps: int, split: str = "train",

@@ -8,7 +8,8 @@ import random
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError, TextMixtureTaskConfig
+from reasonlab.config import ConfigError
+from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import prontoqa

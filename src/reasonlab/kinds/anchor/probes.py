@@ -11,12 +11,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasonlab.analysis import anchor as an
 from reasonlab.analysis.geometry import cosine_matrix, pca
 from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError, Pair
-from reasonlab.plots import anchor as plots
-from reasonlab.tasks.anchor import AnchorTask
+from reasonlab.kinds.anchor import analysis as an
+from reasonlab.kinds.anchor import figures as plots
+from reasonlab.kinds.anchor.data import AnchorTask
 
 
 def _task(run: Loaded) -> AnchorTask:
@@ -212,3 +212,14 @@ def headline(name: str, numbers: dict) -> str:
 PROBES: dict[str, Callable[[Loaded], dict]] = {
     "flow": probe_flow, "representations": probe_representations, "fused": probe_fused,
     "condensation": probe_condensation, "embedding": probe_embedding, "spectra": probe_spectra}
+
+
+# Readable titles of the probes (the report's headings and captions).
+TITLES = {
+    "flow": "Information flow",
+    "representations": "Post-attention representations",
+    "fused": "Fused vectors",
+    "condensation": "Condensation",
+    "embedding": "Embedding structure",
+    "spectra": "Weight spectra",
+}

@@ -10,10 +10,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from reasonlab.analysis import modular as mod
 from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError
-from reasonlab.plots import modular as plots
+from reasonlab.kinds.modular import analysis as mod
+from reasonlab.kinds.modular import figures as plots
 
 
 def _groups(run: Loaded, limit: int) -> dict[str, list[tuple[int, int]]]:
@@ -214,3 +214,17 @@ def headline(name: str, numbers: dict) -> str:
 PROBES: dict[str, Callable[[Loaded], dict]] = {
     "shots": probe_shots, "grid": probe_grid, "attention": probe_attention, "ov": probe_ov, "pca": probe_pca,
     "corruption": probe_corruption, "masking": probe_masking}
+
+
+# Readable titles of the probes (the report's headings and captions).
+TITLES = {
+    "shots": "Accuracy per shot",
+    "grid": "k-shot grids against ratio matching",
+    "attention": "Attention patterns",
+    "ov": "OV circuit outputs",
+    "pca": "PCA of a head's output",
+    "corruption": "Corrupted in-context examples",
+    "masking": "Head masking",
+}
+# The figure a probe's strip across checkpoints shows, for probes with several figures.
+MAIN_FIGURE = {"grid": "grid-id", "ov": "ov-x"}

@@ -1,0 +1,114 @@
+"""The anchor-composition task's ``task:`` section (spec §2).
+
+Layer: config (by its file name); imports only ``config.base``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from reasonlab.config.base import Pair, StrictModel, TaskSize
+
+
+class AnchorTaskConfig(StrictModel):
+    """The anchor-composition task (spec §2); paper values are the defaults."""
+
+    kind: Literal["anchor"] = "anchor"
+    anchors: list[int] = [1, 2, 3, 4]
+    shifts: dict[int, int] = {1: 5, 2: 1, 3: -2, 4: -8}
+    single_maps: dict[int, dict[int, int]] | None = Field(
+        None, description="per-anchor lookup x -> g(x; a); replaces shifts for non-additive anchors"
+    )
+    held_out_pairs: list[Pair] = [Pair(4, 3)]
+    non_inferential: dict[str, int] = Field(
+        {"3,4": -6}, description="'a1,a2' -> fixed offset y = x + offset replacing the composite"
+    )
+    complexity_k: int = Field(
+        0, ge=0, description="give the first k unordered pairs of complexity_pairs symmetric non-inferential targets"
+    )
+    complexity_pairs: list[Pair] = [Pair(1, 2), Pair(1, 3), Pair(1, 4), Pair(2, 3), Pair(2, 4), Pair(3, 4)]
+    complexity_offsets: list[int] = [4, 1, -5, 5, -9, -6]
+    item_min: int = 20
+    item_max: int = 99
+    seq_len: int = Field(9, ge=3)
+    key_positions: list[int] | None = Field(None, description="default 0..seq_len-3")
+    split_modulus: int | None = Field(None, ge=0, description="default seq_len-2 (paper text); 0 disables the split")
+    split: bool = True
+    n_train_per_pair: int = Field(50_625, ge=1)
+    n_test_per_pair: int = Field(5_625, ge=1)
+    vocab_size: int = Field(201, ge=2)
+
+    @field_validator("non_inferential", mode="before")
+    @classmethod
+    def _pair_keys(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {_config_key(k): o for k, o in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> AnchorTaskConfig:
+        anchors = set(self.anchors)
+        if len(anchors) != len(self.anchors) or not anchors:
+            raise ValueError("anchors: must be a non-empty list of distinct tokens")
+        if min(anchors) < 1:
+            raise ValueError("anchors: tokens must be >= 1 (0 is the pad token)")
+        if max(anchors) >= self.vocab_size or self.item_max >= self.vocab_size:
+            raise ValueError(f"vocab_size: {self.vocab_size} must exceed every anchor and item token "
+                             f"(up to {max(max(anchors), self.item_max)}); raise it")
+        if self.item_min > self.item_max or self.item_min < 1:
+            raise ValueError("item_min: must be >= 1 and <= item_max")
+        if anchors & set(range(self.item_min, self.item_max + 1)):
+            raise ValueError("anchors: must be disjoint from item_min..item_max")
+        if self.single_maps is None and set(self.shifts) != anchors:
+            raise ValueError("shifts: give one shift per anchor (or set single_maps)")
+        if self.single_maps is not None and set(self.single_maps) != anchors:
+            raise ValueError("single_maps: give one map per anchor")
+        named = {"held_out_pairs": self.held_out_pairs, "complexity_pairs": self.complexity_pairs[: self.complexity_k],
+                 "non_inferential": [_non_inferential_pair(k) for k in self.non_inferential]}
+        for field, pairs in named.items():
+            for p in pairs:
+                if p[0] not in anchors or p[1] not in anchors:
+                    raise ValueError(f"{field}: pair {tuple(p)} is not an ordered pair of anchors {sorted(anchors)}")
+        if len(self.complexity_offsets) != len(self.complexity_pairs):
+            raise ValueError("complexity_offsets: needs one offset per complexity pair")
+        if self.complexity_k > len(self.complexity_pairs):
+            raise ValueError(f"complexity_k: must be <= {len(self.complexity_pairs)}")
+        if any(p < 0 or p + 2 > self.seq_len - 1 for p in self.key_positions or []):  # the default ones fit
+            raise ValueError(f"key_positions: must lie in 0..{self.seq_len - 3} so that both anchors fit")
+        if self.single_maps is None:  # every target x + offset must be a token (lookups are checked when built)
+            offsets = [self.shifts[a] + self.shifts[b] for a in anchors for b in anchors]
+            offsets += list(self.non_inferential.values()) + self.complexity_offsets[: self.complexity_k]
+            lo, hi = self.item_min + min(offsets), self.item_max + max(offsets)
+            if lo < 1 or hi > self.vocab_size - 1:
+                raise ValueError(f"vocab_size: targets span {lo}..{hi}, outside the tokens 1..{self.vocab_size - 1}; "
+                                 "change the item range, the shifts or vocab_size")
+        return self
+
+    def positions(self) -> list[int]:
+        return list(self.key_positions) if self.key_positions is not None else list(range(self.seq_len - 2))
+
+    def size(self) -> TaskSize:
+        pairs = len(self.anchors) ** 2
+        return TaskSize(self.vocab_size, "task.vocab_size", self.seq_len, "task.seq_len",
+                        pairs * (self.n_train_per_pair + self.n_test_per_pair), "task.n_train_per_pair")
+
+    def modulus(self) -> int:
+        return self.split_modulus if self.split_modulus is not None else self.seq_len - 2
+
+
+def _config_key(key: Any) -> str:
+    """A ``non_inferential`` key in its one config spelling ``a1,a2`` (from ``4,3``, ``4-3``, ``(4,3)`` or a tuple);
+    a key that is no pair is kept as given, for ``_check`` to name."""
+    try:
+        return Pair.parse(key if isinstance(key, str) else tuple(int(x) for x in key)).config_key
+    except (TypeError, ValueError):
+        return str(key)
+
+
+def _non_inferential_pair(key: str) -> Pair:
+    try:
+        return Pair.parse(key)
+    except ValueError:
+        raise ValueError(f"non_inferential key {key!r} must look like 'a1,a2'") from None

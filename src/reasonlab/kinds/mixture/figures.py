@@ -1,0 +1,22 @@
+"""The reasoning-bias mixture's run figure: loss and accuracy per source (memory, reasoning train and test keys).
+
+Layer: plots (by its file name).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from reasonlab.plots.run import source_curves
+from reasonlab.store import MetricRow
+
+
+def mixture_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Figure:
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, suffix, ylabel in ((ax_loss, "_loss", "cross-entropy"), (ax_acc, "_acc", "accuracy")):
+        for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
+            ax.plot(xs, ys, label=name.replace("_", " "))
+        ax.set(xlabel="epoch", ylabel=ylabel, title=f"{ylabel} per source")
+        ax.legend(fontsize=8)
+    ax_acc.set_ylim(-0.02, 1.02)
+    return fig
