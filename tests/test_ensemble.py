@@ -8,12 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from conftest import tiny_run, tiny_run_dict
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from safetensors.torch import load_file
 
 from reasonlab.config import resolve
-from reasonlab.train.ensemble import group_stackable, member_adamw_step, stack_key, train_ensemble
+from reasonlab.train.ensemble import group_stackable, stack_key, train_ensemble
 from reasonlab.train.loop import train_run
 
 MEMBERS = [  # differ in seed, γ, peak lr, weight decay and clipping: everything a member may set
@@ -141,41 +139,3 @@ def test_members_killed_an_epoch_apart_resume_stacked_and_equal_the_uninterrupte
         got = _weights(run_dir)
         assert all(torch.equal(got[n], weights[n]) for n in weights)
         assert (run_dir / "events.log").read_text().count("resume from") <= 1
-
-
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), members=st.integers(1, 3), steps=st.integers(1, 4),
-       shapes=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=3),
-       betas=st.tuples(st.floats(0.0, 0.99), st.floats(0.5, 0.9999)), eps=st.floats(1e-10, 1e-3))
-def test_member_adamw_step_is_torch_clip_and_adamw_member_by_member(data, members, steps, shapes, betas, eps):
-    """The ensemble's optimizer is torch's: per member, clip_grad_norm_ then torch.optim.AdamW, in float64 (where
-    summation order cannot decide equality), over random shapes, rates, decays, clipping and steps."""
-    floats = st.floats(-2.0, 2.0, allow_nan=False)
-    lrs = [data.draw(st.floats(1e-5, 0.1)) for _ in range(members)]
-    wds = [data.draw(st.floats(0.0, 1.0)) for _ in range(members)]
-    clips = [data.draw(st.one_of(st.just(float("inf")), st.floats(0.01, 5.0))) for _ in range(members)]
-    decay = [data.draw(st.booleans()) for _ in shapes]
-    gen = torch.Generator().manual_seed(data.draw(st.integers(0, 2**31)))
-    init = [torch.randn(members, *s, generator=gen, dtype=torch.float64) * data.draw(floats) for s in shapes]
-    grads = [[torch.randn(members, *s, generator=gen, dtype=torch.float64) for s in shapes] for _ in range(steps)]
-
-    stacked = [p.clone() for p in init]
-    moments = [[torch.zeros_like(p), torch.zeros_like(p)] for p in init]
-    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.float64)  # noqa: E731
-    for t, g in enumerate(grads, start=1):
-        member_adamw_step(stacked, [x.clone() for x in g], moments, t, as_tensor(lrs), as_tensor(wds),
-                          as_tensor(clips), betas, eps, decay)
-
-    for i in range(members):
-        params = [torch.nn.Parameter(p[i].clone()) for p in init]
-        groups = [{"params": [q for q, d in zip(params, decay, strict=True) if d], "weight_decay": wds[i]},
-                  {"params": [q for q, d in zip(params, decay, strict=True) if not d], "weight_decay": 0.0}]
-        opt = torch.optim.AdamW([g for g in groups if g["params"]], lr=lrs[i], betas=betas, eps=eps)
-        for g in grads:
-            for q, gq in zip(params, g, strict=True):
-                q.grad = gq[i].clone()
-            if clips[i] != float("inf"):
-                torch.nn.utils.clip_grad_norm_(params, clips[i])
-            opt.step()
-        for q, p in zip(params, stacked, strict=True):
-            assert torch.allclose(q.detach(), p[i], rtol=1e-10, atol=1e-12)
