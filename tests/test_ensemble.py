@@ -11,8 +11,10 @@ from conftest import tiny_run, tiny_run_dict
 from safetensors.torch import load_file
 
 from reasonlab.config import resolve
+from reasonlab.tasks.base import trim_padding
 from reasonlab.train.ensemble import group_stackable, stack_key, train_ensemble
-from reasonlab.train.loop import train_run
+from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.step import epoch_batches
 
 MEMBERS = [  # differ in seed, γ, peak lr, weight decay and clipping: everything a member may set
     {"seed": 1, "init": {"gamma": 0.5}},
@@ -48,6 +50,10 @@ def _config(m: dict, task: str):
         data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=32,
                              n_heads=2)
         data["train"].update(batch_size=8, epochs=2, weight_decay_on="matrices")
+    if task == "seq2seq":  # right-padded rows scored after their prompt: trimmed batches, a subset of positions
+        data["task"] = {"kind": "seq2seq", "n_train": 64, "eval_n": 8}
+        data["model"]["max_positions"] = 64
+        data["train"].update(batch_size=16, epochs=2)
     if task == "emb_mlp":  # the Emb-MLP on the reasoning/memory mixture
         data["task"] = {"kind": "mixture", "n_samples": 1200, "emb_mlp_form": True, "memory_keying": "unordered"}
         data["model"] = {"kind": "emb_mlp", "d_model": 16, "d_ff": 24}
@@ -63,7 +69,7 @@ def float64():
     torch.set_default_dtype(before)
 
 
-@pytest.mark.parametrize("task", ["anchor", "lm", "emb_mlp"])
+@pytest.mark.parametrize("task", ["anchor", "lm", "seq2seq", "emb_mlp"])
 def test_ensemble_matches_independent_runs(tmp_path, task, float64):
     """Stacked training equals training each member alone: exact in real arithmetic, but batched and single
     GEMMs sum in different orders, and in float32 training amplifies that difference past any fixed tolerance on
@@ -139,3 +145,27 @@ def test_members_killed_an_epoch_apart_resume_stacked_and_equal_the_uninterrupte
         got = _weights(run_dir)
         assert all(torch.equal(got[n], weights[n]) for n in weights)
         assert (run_dir / "events.log").read_text().count("resume from") <= 1
+
+
+@pytest.mark.parametrize("task", ["anchor", "seq2seq"])
+def test_each_member_takes_the_batches_it_takes_alone(tmp_path, task):
+    """The stack's epoch iterator is the trainer's: with a member axis, ``epoch_batches`` gives each member its own
+    rows in its own order (seeds differ), and trimmed again to its own scored columns a member's batch is the one
+    it trains on alone (the stack trims right padding to its longest member)."""
+    cfgs = [_config({"seed": s}, task) for s in (1, 2)]
+    trainers = [Trainer(c, tmp_path / str(c.seed), progress=False, log=lambda _: None) for c in cfgs]
+    first = trainers[0]
+    orders = torch.stack([t.batch_order(1) for t in trainers])
+    assert not torch.equal(orders[0], orders[1])
+    stacked = list(epoch_batches(torch.stack([t.x for t in trainers]), torch.stack([t.y for t in trainers]), orders,
+                                 first.cfg.train.batch_size, 1, first.steps_per_epoch, first.data.right_padded))
+    assert len(stacked) == first.steps_per_epoch - 1
+    for i, t in enumerate(trainers):
+        alone = list(t._batches(1, 1))
+        assert len(alone) == len(stacked)
+        for (x, y), (xs, ys) in zip(alone, stacked, strict=True):
+            if t.data.right_padded:
+                xs, ys = trim_padding(xs[i], ys[i])
+            else:
+                xs, ys = xs[i], ys[i]
+            assert torch.equal(x, xs) and torch.equal(y, ys)
