@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from conftest import tiny_run, tiny_run_dict
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from safetensors.torch import load_file
 
 from reasonlab.config import resolve
-from reasonlab.train.ensemble import group_stackable, member_adamw_step, stack_key, train_ensemble
-from reasonlab.train.loop import train_run
+from reasonlab.tasks.base import trim_padding
+from reasonlab.train.ensemble import group_stackable, stack_key, train_ensemble
+from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.step import epoch_batches
 
 MEMBERS = [  # differ in seed, γ, peak lr, weight decay and clipping: everything a member may set
     {"seed": 1, "init": {"gamma": 0.5}},
@@ -50,6 +50,10 @@ def _config(m: dict, task: str):
         data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=32,
                              n_heads=2)
         data["train"].update(batch_size=8, epochs=2, weight_decay_on="matrices")
+    if task == "seq2seq":  # right-padded rows scored after their prompt: trimmed batches, a subset of positions
+        data["task"] = {"kind": "seq2seq", "n_train": 64, "eval_n": 8}
+        data["model"]["max_positions"] = 64
+        data["train"].update(batch_size=16, epochs=2)
     if task == "emb_mlp":  # the Emb-MLP on the reasoning/memory mixture
         data["task"] = {"kind": "mixture", "n_samples": 1200, "emb_mlp_form": True, "memory_keying": "unordered"}
         data["model"] = {"kind": "emb_mlp", "d_model": 16, "d_ff": 24}
@@ -65,7 +69,7 @@ def float64():
     torch.set_default_dtype(before)
 
 
-@pytest.mark.parametrize("task", ["anchor", "lm", "emb_mlp"])
+@pytest.mark.parametrize("task", ["anchor", "lm", "seq2seq", "emb_mlp"])
 def test_ensemble_matches_independent_runs(tmp_path, task, float64):
     """Stacked training equals training each member alone: exact in real arithmetic, but batched and single
     GEMMs sum in different orders, and in float32 training amplifies that difference past any fixed tolerance on
@@ -143,39 +147,25 @@ def test_members_killed_an_epoch_apart_resume_stacked_and_equal_the_uninterrupte
         assert (run_dir / "events.log").read_text().count("resume from") <= 1
 
 
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), members=st.integers(1, 3), steps=st.integers(1, 4),
-       shapes=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=3),
-       betas=st.tuples(st.floats(0.0, 0.99), st.floats(0.5, 0.9999)), eps=st.floats(1e-10, 1e-3))
-def test_member_adamw_step_is_torch_clip_and_adamw_member_by_member(data, members, steps, shapes, betas, eps):
-    """The ensemble's optimizer is torch's: per member, clip_grad_norm_ then torch.optim.AdamW, in float64 (where
-    summation order cannot decide equality), over random shapes, rates, decays, clipping and steps."""
-    floats = st.floats(-2.0, 2.0, allow_nan=False)
-    lrs = [data.draw(st.floats(1e-5, 0.1)) for _ in range(members)]
-    wds = [data.draw(st.floats(0.0, 1.0)) for _ in range(members)]
-    clips = [data.draw(st.one_of(st.just(float("inf")), st.floats(0.01, 5.0))) for _ in range(members)]
-    decay = [data.draw(st.booleans()) for _ in shapes]
-    gen = torch.Generator().manual_seed(data.draw(st.integers(0, 2**31)))
-    init = [torch.randn(members, *s, generator=gen, dtype=torch.float64) * data.draw(floats) for s in shapes]
-    grads = [[torch.randn(members, *s, generator=gen, dtype=torch.float64) for s in shapes] for _ in range(steps)]
-
-    stacked = [p.clone() for p in init]
-    moments = [[torch.zeros_like(p), torch.zeros_like(p)] for p in init]
-    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.float64)  # noqa: E731
-    for t, g in enumerate(grads, start=1):
-        member_adamw_step(stacked, [x.clone() for x in g], moments, t, as_tensor(lrs), as_tensor(wds),
-                          as_tensor(clips), betas, eps, decay)
-
-    for i in range(members):
-        params = [torch.nn.Parameter(p[i].clone()) for p in init]
-        groups = [{"params": [q for q, d in zip(params, decay, strict=True) if d], "weight_decay": wds[i]},
-                  {"params": [q for q, d in zip(params, decay, strict=True) if not d], "weight_decay": 0.0}]
-        opt = torch.optim.AdamW([g for g in groups if g["params"]], lr=lrs[i], betas=betas, eps=eps)
-        for g in grads:
-            for q, gq in zip(params, g, strict=True):
-                q.grad = gq[i].clone()
-            if clips[i] != float("inf"):
-                torch.nn.utils.clip_grad_norm_(params, clips[i])
-            opt.step()
-        for q, p in zip(params, stacked, strict=True):
-            assert torch.allclose(q.detach(), p[i], rtol=1e-10, atol=1e-12)
+@pytest.mark.parametrize("task", ["anchor", "seq2seq"])
+def test_each_member_takes_the_batches_it_takes_alone(tmp_path, task):
+    """The stack's epoch iterator is the trainer's: with a member axis, ``epoch_batches`` gives each member its own
+    rows in its own order (seeds differ), and trimmed again to its own scored columns a member's batch is the one
+    it trains on alone (the stack trims right padding to its longest member)."""
+    cfgs = [_config({"seed": s}, task) for s in (1, 2)]
+    trainers = [Trainer(c, tmp_path / str(c.seed), progress=False, log=lambda _: None) for c in cfgs]
+    first = trainers[0]
+    orders = torch.stack([t.batch_order(1) for t in trainers])
+    assert not torch.equal(orders[0], orders[1])
+    stacked = list(epoch_batches(torch.stack([t.x for t in trainers]), torch.stack([t.y for t in trainers]), orders,
+                                 first.cfg.train.batch_size, 1, first.steps_per_epoch, first.data.right_padded))
+    assert len(stacked) == first.steps_per_epoch - 1
+    for i, t in enumerate(trainers):
+        alone = list(t._batches(1, 1))
+        assert len(alone) == len(stacked)
+        for (x, y), (xs, ys) in zip(alone, stacked, strict=True):
+            if t.data.right_padded:
+                xs, ys = trim_padding(xs[i], ys[i])
+            else:
+                xs, ys = xs[i], ys[i]
+            assert torch.equal(x, xs) and torch.equal(y, ys)

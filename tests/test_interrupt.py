@@ -244,7 +244,7 @@ def test_a_stop_between_steps_resumes_to_the_same_numbers(at, tiny_reference, tm
 def test_a_stacked_ensemble_stopped_mid_epoch_resumes_stacked_to_the_same_numbers(tmp_path, monkeypatch):
     cfgs = [tiny_run(init={"gamma": g}, train={"checkpoint_log": 0, "checkpoint_every": 2}) for g in (0.3, 0.8)]
     reference = train_ensemble(cfgs, tmp_path / "reference")
-    stop_after(monkeypatch, Stack, "_update", 20)
+    stop_after(monkeypatch, Stack, "train_step", 20)
     with pytest.raises(Interrupted, match="interrupted at step 20 of 60"):
         train_ensemble(cfgs, tmp_path / "store")
     monkeypatch.undo()

@@ -528,3 +528,15 @@ def test_training_loss_on_scored_positions_equals_the_full_pass():
     for g_fast, g_plain in zip(grads(fast), grads(plain), strict=True):
         assert torch.allclose(g_fast, g_plain, rtol=1e-4, atol=1e-6)
     assert scored_positions(torch.zeros(2, 5, dtype=torch.long)) == "all"
+
+
+def test_a_trainer_just_built_trains(tmp_path):
+    """Trainer state (optimizer, counters, the pace of checkpoints and progress) is created in ``__init__``;
+    ``begin`` only restores a checkpoint's. So an epoch trains on a trainer just built, as the benchmarks do, from
+    step 0 with a fresh optimizer."""
+    trainer = Trainer(tiny_run(train={"epochs": 1}), tmp_path, progress=False, log=quiet)
+    assert (trainer.epoch, trainer.step, trainer.saved_step, trainer.diverged) == (0, 0, 0, None)
+    assert not trainer.opt.state and trainer.pace.total == STEPS_PER_EPOCH
+    step, loss = trainer._epoch(0, 0, loop.Progress.silent())
+    assert step == STEPS_PER_EPOCH and math.isfinite(loss) and trainer.diverged is None
+    assert all(s["step"] == STEPS_PER_EPOCH for s in trainer.opt.state.values())

@@ -31,4 +31,4 @@ if _PACE:
     from reasonlab.train.loop import Trainer
 
     Trainer.train_step = _paced(Trainer.train_step)
-    Stack._update = _paced(Stack._update)
+    Stack.train_step = _paced(Stack.train_step)

@@ -81,8 +81,13 @@ class Pace:
     ``PROGRESS_EVERY_S``, the first at once); and the speed so far, for the progress record's rate and ETA."""
 
     def __init__(self, checkpoint_minutes: float, step: int, total: int):
-        now = time.monotonic()
         self.every_s, self.total = checkpoint_minutes * 60, total
+        self.start(step)
+
+    def start(self, step: int) -> None:
+        """Restart the clocks at ``step``, where this process's training begins (after a resume, the restored
+        step): the first progress record at once, the first wall-time checkpoint ``checkpoint_minutes`` on."""
+        now = time.monotonic()
         self.saved_at, self.reported_at = now, float("-inf")
         self.first_step, self.started = step, now
 

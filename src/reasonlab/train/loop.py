@@ -52,11 +52,11 @@ from reasonlab.store import (
     write_json,
     write_metrics,
 )
-from reasonlab.tasks.base import IGNORE, trim_padding
+from reasonlab.tasks.base import IGNORE
 from reasonlab.train.interrupt import Due, Pace
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
-from reasonlab.train.step import decay_groups, epoch_order, training_loss
+from reasonlab.train.step import decay_groups, epoch_batches, epoch_order, training_loss
 from reasonlab.version import __version__
 
 
@@ -142,10 +142,18 @@ class Trainer:
         self.rows: list[MetricRow] = []
         self.progress = progress
         self.log_epochs = log_spaced_epochs(t)
+        # where training stands: a fresh run's start, until ``begin`` restores a checkpoint's
+        self.epoch, self.step, self.wall = 0, 0, 0.0
+        self.epoch_started = started  # a perf_counter reading, reset as each epoch starts
+        self.epoch_losses: list[float] = []  # of the epoch a resume checkpoint was saved inside
+        self.last_loss: float | None = None  # the last whole epoch's mean loss
+        self.diverged: int | None = None  # the step whose loss was first not finite
+        self.figures: dict[str, float] = {}
+        self.figures_epoch: int | None = None  # the epoch those figures were evaluated at
         self.best_select = float("-inf")
-        self.begun = False
+        self.saved_step = 0  # the newest checkpoint's (0: none)
         self.touched = False  # whether this process trained a step of the run (its directory is then kept)
-        self.pace: Pace | None = None  # set when training starts (shared by the members of a stacked ensemble)
+        self.pace = Pace(t.checkpoint_minutes, 0, total)  # restarted by ``fit``; one for a stacked ensemble's members
         self.loggers, self.logged = MetricLoggers(cfg, run_dir), 0  # rows up to `logged` were sent
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -157,30 +165,45 @@ class Trainer:
         loss = self._loss(x, y)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
+        self.update()
+        return loss.detach()
+
+    def set_lr(self, step: int) -> None:
+        """The schedule's learning rate for ``step`` (0-based) into the optimizer."""
+        for group in self.opt.param_groups:
+            group["lr"] = lr_at(step, self.cfg.train, self.steps_per_epoch)
+
+    def update(self) -> None:
+        """Clip the gradients the backward pass left (if the run clips), then step AdamW: the one optimizer
+        update, also of each member of a stacked ensemble, whose gradients come from the stack's backward."""
         if self.cfg.train.grad_clip is not None:
             nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.grad_clip)
         self.opt.step()
-        return loss.detach()
 
     # ---- one epoch -----------------------------------------------------------------------------------------
-    def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
-        t = self.cfg.train
-        perm = epoch_order(self.n_train, subseed(self.cfg.seed, f"shuffle:{epoch}"), t.batch_size,
+    def batch_order(self, epoch: int) -> torch.Tensor:
+        """The row order of epoch ``epoch + 1``, drawn from (seed, epoch): a resumed run, or this run as a member
+        of a stacked ensemble, replays it."""
+        return epoch_order(self.n_train, subseed(self.cfg.seed, f"shuffle:{epoch}"), self.cfg.train.batch_size,
                            self.lengths).to(self.device)
+
+    def _batches(self, epoch: int, first: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """The batches of epoch ``epoch + 1`` from its ``first``-th: drawn per step if the task draws them, else
+        rows in the epoch's order (``epoch_batches``, as a stacked ensemble takes them)."""
+        t = self.cfg.train
+        if self.data.batch_fn is None:
+            return epoch_batches(self.x, self.y, self.batch_order(epoch), t.batch_size, first, self.steps_per_epoch,
+                                 self.data.right_padded)
+        steps = range(epoch * self.steps_per_epoch + first, (epoch + 1) * self.steps_per_epoch)
+        return (tuple(v.to(self.device) for v in self.data.batch_fn(s, t.batch_size)) for s in steps)
+
+    def _epoch(self, epoch: int, step: int, bar: Progress) -> tuple[int, float]:
         losses = torch.zeros(self.steps_per_epoch, device=self.device)  # no sync per step; checked at the end
         done = self.resumed_losses(epoch, step)
         losses[: len(done)] = done
-        for b in range(len(done), self.steps_per_epoch):
+        for b, (x, y) in enumerate(self._batches(epoch, len(done)), start=len(done)):
             self.between_steps(epoch, step, losses[:b])
-            for group in self.opt.param_groups:
-                group["lr"] = lr_at(step, t, self.steps_per_epoch)
-            if self.data.batch_fn is not None:
-                x, y = (v.to(self.device) for v in self.data.batch_fn(step, t.batch_size))
-            else:
-                idx = perm[b * t.batch_size : (b + 1) * t.batch_size]
-                x, y = self.x[idx], self.y[idx]
-                if self.data.right_padded:
-                    x, y = trim_padding(x, y)
+            self.set_lr(step)
             losses[b] = self.train_step(x, y)
             step += 1
             self.touched = True
@@ -276,14 +299,7 @@ class Trainer:
     # ---- the run -------------------------------------------------------------------------------------------
     def begin(self, max_step: int | None = None) -> None:
         """Restore the newest checkpoint (at or before ``max_step``, if given), if any, into the model, the
-        optimizer and the metric rows."""
-        self.begun = True
-        self.epoch, self.step, self.wall = 0, 0, 0.0
-        self.epoch_losses: list[float] = []  # of the epoch a resume checkpoint was saved inside
-        self.last_loss: float | None = None  # the last whole epoch's mean loss
-        self.diverged: int | None = None  # the step whose loss was first not finite
-        self.figures: dict[str, float] = {}
-        self.figures_epoch: int | None = None  # the epoch those figures were evaluated at
+        optimizer, the counters and the metric rows. Once, before training: the run directory must exist."""
         ckpt, metrics = self.run_dir / "checkpoints", self.run_dir / "metrics.parquet"
         rows: list[MetricRow] = []
         if complete_steps(ckpt):
@@ -293,7 +309,6 @@ class Trainer:
                 self.warn(f"{metrics}: damaged or missing; restarting this run from the beginning")
                 shutil.rmtree(ckpt)
                 ckpt.mkdir()
-        self.best_select = float("-inf")
         if (ckpt / "best.json").is_file():
             try:
                 self.best_select = read_json(ckpt / "best.json")["value"]
@@ -308,7 +323,7 @@ class Trainer:
             self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step} on {describe_machine()}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch} step {self.step}")
-        self.saved_step = self.step  # the newest checkpoint's (0: none)
+        self.saved_step = self.step
 
     def warn(self, message: str) -> None:
         """A one-line report of damaged state, to the log and the run's event log."""
@@ -362,16 +377,13 @@ class Trainer:
         self.logged = len(self.rows)
 
     def fit(self) -> None:
-        """Train from the newest checkpoint (or from where ``begin`` restored) to the last epoch."""
-        if not self.begun:
-            self.begin()
+        """Train from where ``begin`` restored to the last epoch."""
         t = self.cfg.train
         mode = {True: "bar", False: "off"}.get(self.progress, self.progress)
         if mode != "off":
             self.log(f"run {self.cfg.run_id()} · profile: {self.cfg.profile}")
-        total = t.epochs * self.steps_per_epoch
-        self.pace = Pace(t.checkpoint_minutes, self.step, total)
-        with Progress(total, self.step, run_label(self.cfg), mode, self.log) as bar:
+        self.pace.start(self.step)
+        with Progress(self.pace.total, self.step, run_label(self.cfg), mode, self.log) as bar:
             while self.epoch < t.epochs and self.diverged is None:
                 started = self.epoch_started = time.perf_counter()
                 with self.timed("steps"):
@@ -436,6 +448,7 @@ def train_run(
         if (done := finished_summary(root, cfg)) is not None:
             return done
         with run_directory(cfg, trainer), flush_denormals():
+            trainer.begin()
             trainer.fit()
             return trainer.complete()
 
