@@ -36,7 +36,9 @@ def trainers(shape: str, members: int, device: str, root: Path) -> list[Trainer]
         cfg = resolve({"seed": 1 + i, "task": {"n_train_per_pair": 800, "n_test_per_pair": 10},
                        "model": s["model"], "init": {"gamma": 0.3 + 0.1 * i},
                        "train": {"batch_size": s["batch"], "epochs": 1, "warmup_epochs": 0, "device": device}})
-        out.append(Trainer(cfg, root / str(i), progress=False, log=lambda _: None))
+        run_dir = root / str(i)
+        run_dir.mkdir(parents=True, exist_ok=True)  # the trainer writes its progress record there
+        out.append(Trainer(cfg, run_dir, progress=False, log=lambda _: None))
     return out
 
 

@@ -156,6 +156,38 @@ def tiny_modular(**task) -> dict:
     return data
 
 
+def _tasks_of_rows(inputs: torch.Tensor, targets: torch.Tensor, p: int) -> list[tuple[int, int]]:
+    """The task (a, b) each row follows, solved from its examples (every row has enough to fix it)."""
+    x, y, z = inputs[:, 0::3], inputs[:, 1::3], targets[:, 1::3]
+    found = []
+    for row in range(len(inputs)):
+        fits = [(a, b) for a in range(p) for b in range(p) if torch.equal((a * x[row] + b * y[row]) % p, z[row])]
+        assert len(fits) == 1
+        found.append(fits[0])
+    return found
+
+
+def test_a_task_curriculum_grows_the_tasks_in_batches_by_doubling():
+    """curriculum_start 2 of 8 tasks, all by step 10: batches hold the first 2 tasks (steps 0-4), the first 4
+    (5-9), then all 8, each task equally often; eval sets are untouched; a config without it keeps its run id."""
+    cfg = resolve(tiny_modular(n_shots=8, curriculum_start=2, curriculum_steps=10))
+    assert [cfg.task.curriculum_tasks(s) for s in (0, 4, 5, 9, 10, 1000)] == [2, 2, 4, 4, 8, 8]
+    task = ModularTask(cfg.task)
+    data = task.build(cfg.seed)
+    for step, n in ((0, 2), (4, 2), (7, 4), (10, 8)):
+        rows = _tasks_of_rows(*data.batch_fn(step, 16), cfg.task.p)
+        assert sorted(set(rows)) == sorted(map(tuple, task.id_tasks[:n]))
+        assert all(rows.count(t) == 16 // n for t in set(rows))
+    plain = ModularTask(resolve(tiny_modular(n_shots=8)).task).build(cfg.seed)
+    assert all(torch.equal(data.eval_sets[k].inputs, plain.eval_sets[k].inputs) for k in plain.eval_sets)
+    assert torch.equal(data.batch_fn(10, 16)[0], plain.batch_fn(10, 16)[0])
+    assert resolve(tiny_modular(curriculum_steps=0)).run_id() == resolve(tiny_modular()).run_id()
+    with pytest.raises(ConfigError, match="curriculum_start: 3 times a power of two"):
+        resolve(tiny_modular(curriculum_start=3, curriculum_steps=10))
+    with pytest.raises(ConfigError, match="curriculum_steps"):
+        resolve(tiny_modular(curriculum_start=2))
+
+
 def test_the_four_evaluation_sets():
     task = ModularTask(resolve(tiny_modular()).task)
     data = task.build(seed=1)

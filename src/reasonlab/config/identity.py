@@ -21,7 +21,8 @@ from reasonlab.config.base import nested_fields, role_fields
 LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma",
                                               ("train", "precision"): "fp32", ("task", "pair_draw"): "stream",
                                               ("init", "std"): 0.02, ("task", "eval_rows"): "shared",
-                                              ("task", "eval_iid"): False, ("task", "tokenizer"): "word"}
+                                              ("task", "eval_iid"): False, ("task", "tokenizer"): "word",
+                                              ("task", "curriculum_start"): None, ("task", "curriculum_steps"): 0}
 
 
 @cache

@@ -12,6 +12,14 @@ from pydantic import Field, model_validator
 from reasonlab.config.base import StrictModel, TaskSize
 
 
+def curriculum_stages(start: int, n_tasks: int) -> int | None:
+    """The doublings from ``start`` tasks to ``n_tasks``, or None when no power of two joins them."""
+    stages = 0
+    while start << stages < n_tasks:
+        stages += 1
+    return stages if start << stages == n_tasks else None
+
+
 class ModularTaskConfig(StrictModel):
     """In-context modular arithmetic z = (a·x + b·y) mod p (modular-icl spec §2); paper values are the defaults.
 
@@ -45,6 +53,10 @@ class ModularTaskConfig(StrictModel):
     eval_batches: int = Field(16, ge=1, description="batches per evaluation set")
     eval_batch_size: int = Field(1024, ge=1, description="i.d. sequences per evaluation batch")
     vocab_size: int | None = Field(None, description="default p; 47 reproduces the reference's logits")
+    curriculum_start: int | None = Field(
+        None, ge=1, description="a task curriculum (a plateau aid): training batches hold only the first "
+        "curriculum_start i.d. tasks at step 0, doubling in equal stages to all n_tasks at curriculum_steps")
+    curriculum_steps: int = Field(0, ge=0, description="the step from which batches hold every i.d. task")
 
     @model_validator(mode="after")
     def _check(self) -> ModularTaskConfig:
@@ -54,7 +66,21 @@ class ModularTaskConfig(StrictModel):
             raise ValueError(f"vocab_size: must be at least p={self.p}")
         if self.task_rule != "random" and self.n_tasks % 4:
             raise ValueError(f"n_tasks: {self.n_tasks} must be a multiple of 4 for the {self.task_rule} rule")
+        if self.curriculum_start is not None:
+            stages = curriculum_stages(self.curriculum_start, self.n_tasks)
+            if stages is None:
+                raise ValueError(f"curriculum_start: {self.curriculum_start} times a power of two must be n_tasks="
+                                 f"{self.n_tasks} (the task count doubles stage by stage)")
+            if stages and not self.curriculum_steps:
+                raise ValueError("curriculum_steps: set the step by which batches hold every task (e.g. 5000)")
         return self
+
+    def curriculum_tasks(self, step: int) -> int:
+        """How many of the i.d. tasks (the first ones) training batches hold at ``step``."""
+        if self.curriculum_start is None or step >= self.curriculum_steps:
+            return self.n_tasks
+        stages = curriculum_stages(self.curriculum_start, self.n_tasks) or 0
+        return self.curriculum_start << min(stages, step * stages // self.curriculum_steps)
 
     def size(self) -> TaskSize:
         """Training batches are drawn per step; the evaluation sets (four, of ``eval_batches`` batches) are held."""

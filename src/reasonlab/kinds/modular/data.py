@@ -190,8 +190,8 @@ class ModularTask:
         shared, iid = cfg.batch_mode == "balanced_shared", cfg.pair_draw == "iid"
 
         def batch_fn(step: int, batch_size: int) -> tuple[Tensor, Tensor]:
-            return balanced_batch(cfg.p, tasks, self.train_pairs, self.batch_size(batch_size), cfg.n_shots, step,
-                                  order, shared, iid)
+            return balanced_batch(cfg.p, tasks[:cfg.curriculum_tasks(step)], self.train_pairs,
+                                  self.batch_size(batch_size), cfg.n_shots, step, order, shared, iid)
 
         empty = torch.zeros(0, 3 * cfg.n_shots - 1, dtype=torch.long)
         zero_tasks = sum(1 for a, b in self.id_tasks + self.ood_tasks if a == 0 or b == 0)
