@@ -26,12 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from reasonlab.evaluate.mixture import reasoning_bias_criteria
 from trajectory_figure import committed
 
 from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
-from reasonlab.store import read_json
+from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
+from reasonlab.kinds.modular import figures as modular_figures
+from reasonlab.plots import save_figure
+from reasonlab.store import read_json, read_metrics
 from reasonlab.studies import demo
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import (
@@ -59,6 +61,7 @@ MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
 ANCHOR_SEARCH = "results/anchor-search"
 DL_SEARCH = "results/reasoning-bias/dl-search"
 MODULAR = "results/modular"
+CELL = "results/modular/cell"
 DEMO = "results/demo"
 
 
@@ -198,6 +201,30 @@ def _lm_seeds_table() -> str:
     seeds = " / ".join(str(m["seed"]) for m in next(iter(per.values())))
     return markdown_table(["γ", f"ΔL̄ train (5–50 %), seeds {seeds}", "mean [min, max]",
                            "final ΔL train, mean [min, max]"], rows)
+
+
+# ---- the modular cell (route R1): its four sets over steps, as packed ----------------------------------------------
+
+def _cell_run() -> Path:
+    runs = _runs(CELL)
+    if len(runs) != 1:
+        raise UserError(f"{CELL}: {len(runs)} runs where the figure draws one (route R1's)")
+    return runs[0]
+
+
+def _cell_inputs() -> list[str]:
+    run = _cell_run().relative_to(REPO)
+    return [f"{run}/config.yaml", f"{run}/metrics.parquet"]
+
+
+def _draw_cell(scratch: Path) -> None:
+    run = _cell_run()
+    cfg, rows = load_yaml(run / "config.yaml"), read_metrics(run / "metrics.parquet")
+    fig = modular_figures.run_figure(rows, {"config": cfg})
+    state = "training, packed" if run.name.endswith(".partial") else "finished"
+    fig.suptitle(f"route R1, run {run.name.removesuffix('.partial')} ({state} at step {max(r.step for r in rows):,}) · "
+                 f"{cfg['profile']}", fontsize=8)
+    save_figure(fig, scratch / "modular-cell")
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
@@ -502,6 +529,7 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     "prontoqa-tinystories-cpu": Figures(
         _lm_inputs, {f"{FIGURES}/prontoqa-tinystories-cpu-delta-l.png": "delta-l.png",
                      f"{FIGURES}/prontoqa-tinystories-cpu-cosine.png": "cosine.png"}, _draw_lm),
+    "modular-cell": Figures(_cell_inputs, {f"{FIGURES}/modular-cell.png": "modular-cell.png"}, _draw_cell),
 }
 
 TABLES: dict[str, Table] = {

@@ -26,6 +26,7 @@ from reasonlab.kinds.modular.data import (
 from reasonlab.kinds.modular.evaluate import early_stopping, is_atypical, phase_label, plateau_exits
 from reasonlab.store import MetricRow
 from reasonlab.sweep.results import run_row
+from reasonlab.plots.run import run_figure
 from reasonlab.train.loop import train_run
 
 
@@ -321,6 +322,13 @@ def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     row = run_row(summary)
     for key, point in summary["plateau"].items():
         assert row[f"plateau.{key}.step"] == (point or {}).get("step")
+    # its run figure is the kind's own: the loss over steps against ln p, the four sets' last-shot accuracy
+    loss_ax, sets_ax = run_figure(run_dir).axes
+    assert loss_ax.get_title() == "training loss" and loss_ax.get_xlabel() == "step"
+    assert loss_ax.lines[0].get_ydata().tolist() == losses
+    assert [line.get_label() for line in sets_ax.lines] == ["id/train", "id/test", "ood/train", "ood/test", "chance 1/7"]
+    last = [r["value"] for r in rows if (r["split"], r["metric"]) == ("pooled", "ood_test_last_shot")]
+    assert sets_ax.lines[3].get_ydata().tolist() == last
 
 
 def test_paper_profile_is_the_reference_recipe():

@@ -1,6 +1,7 @@
 """Figures of the modular-arithmetic probes (modular-icl spec §7): shot curves with the RM/MR ceilings, k-shot
 correctness grids beside the ratio-matching prediction, attention maps, per-head OV cosine matrices, the
-"circle of circles" PCA, label corruption and head masking; and its phase diagram.
+"circle of circles" PCA, label corruption and head masking; its phase diagram; and a run's figure (the four sets
+over steps).
 
 Layer: plots (by its file name)."""
 
@@ -17,8 +18,36 @@ from matplotlib.patches import Patch
 from reasonlab.kinds.modular.evaluate import ModularCell
 from reasonlab.plots import save_figure
 from reasonlab.plots.phase import PHASE_COLOURS, PHASES, axis_label, cell_axes, cell_grid
+from reasonlab.store import MetricRow
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
+GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (route R1's gate)
+
+
+def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
+    """A run over optimizer steps: the training loss against ln p and the plateau gate, and the strict last-shot
+    accuracy of the four sets against chance (1/p), where the phases of the spec are read."""
+    p = summary["config"]["task"]["p"]
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    for r in sorted(rows, key=lambda r: r.step):
+        if (r.split, r.metric) == ("train", "loss") or (r.split == "pooled" and r.metric.endswith("_last_shot")):
+            xs, ys = series.setdefault(r.metric if r.split == "pooled" else "loss", ([], []))
+            xs.append(r.step)
+            ys.append(r.value)
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    ax_loss.plot(*series.get("loss", ([], [])), color="black", label="training loss")
+    ax_loss.axhline(np.log(p), color="grey", linestyle=":", label=f"ln {p} (uniform guess)")
+    ax_loss.axhline(GATE * np.log(p), color="red", linestyle="--", linewidth=0.8, label=f"{GATE} · ln {p}")
+    ax_loss.set(xlabel="step", ylabel="cross-entropy", title="training loss")
+    for name, colour in SET_COLOURS.items():
+        metric = name.replace("/", "_") + "_last_shot"
+        if metric in series:
+            ax_acc.plot(*series[metric], marker=".", color=colour, label=name)
+    ax_acc.axhline(1 / p, color="grey", linestyle=":", label=f"chance 1/{p}")
+    ax_acc.set(xlabel="step", ylabel="last-shot accuracy (strict)", ylim=(-0.02, 1.02), title="the four sets")
+    for ax in (ax_loss, ax_acc):
+        ax.legend(fontsize=8)
+    return fig
 
 
 def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarray], out_base: Path,
