@@ -24,9 +24,9 @@ from reasonlab.kinds.modular.data import (
     task_grid,
 )
 from reasonlab.kinds.modular.evaluate import early_stopping, is_atypical, phase_label, plateau_exits
+from reasonlab.plots.run import run_figure
 from reasonlab.store import MetricRow
 from reasonlab.sweep.results import run_row
-from reasonlab.plots.run import run_figure
 from reasonlab.train.loop import train_run
 
 
