@@ -66,3 +66,19 @@ def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu") 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def stop_after(monkeypatch, cls, method: str, calls: int) -> None:
+    """Ask for a stop (as the first signal does) after ``calls`` calls of ``cls.method`` (one per step)."""
+    from reasonlab.train import interrupt
+
+    original, count = getattr(cls, method), {"n": 0}
+
+    def counted(self, *args, **kwargs):
+        count["n"] += 1
+        if count["n"] == calls:
+            interrupt.request_stop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, method, counted)
+

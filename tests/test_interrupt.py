@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import tiny_run, tiny_run_dict
+from conftest import stop_after, tiny_run, tiny_run_dict
 from safetensors.torch import load_file
 
 from reasonlab.checkpoint import complete_steps
@@ -207,19 +207,6 @@ def test_ctrl_c_inside_the_first_epoch_of_train_saves_mid_epoch_and_resumes_to_t
 
 
 # ---- in process: the stop, mid-epoch resume and wall-time checkpoints -------------------------------------------
-def stop_after(monkeypatch, cls, method: str, calls: int) -> None:
-    """Ask for a stop (as the first signal does) after ``calls`` calls of ``cls.method`` (one per step)."""
-    original, count = getattr(cls, method), {"n": 0}
-
-    def counted(self, *args, **kwargs):
-        count["n"] += 1
-        if count["n"] == calls:
-            interrupt.request_stop()
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(cls, method, counted)
-
-
 @pytest.fixture(scope="module")
 def tiny_reference(tmp_path_factory):
     cfg = tiny_run(train={"checkpoint_every": 2, "checkpoint_log": 0})

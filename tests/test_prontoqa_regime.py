@@ -10,21 +10,23 @@ from importlib import metadata
 
 import pytest
 import torch
-from conftest import reproduce_tiny
+from conftest import reproduce_tiny, stop_after
 from safetensors.torch import load_file
 
-from reasonlab.analysis.geometry import mean_pairwise_cosine
 from reasonlab.build import build_model
 from reasonlab.config import ConfigError
+from reasonlab.errors import Interrupted, StoreError
+from reasonlab.evaluate.cosine import mean_pairwise_cosine
 from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
-from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
-from reasonlab.kinds.text_mixture.evaluate import delta_l_window, exclusive_tokens
-from reasonlab.store import Metrics
+from reasonlab.kinds.text_mixture.data import TextMixtureTask, exclusive_tokens, load_tokenizer
+from reasonlab.kinds.text_mixture.evaluate import delta_l_window
+from reasonlab.store import Metrics, read_metrics, write_metrics
 from reasonlab.studies import prontoqa_tinystories as study
 from reasonlab.tasks.text import bpe
 from reasonlab.tasks.text.bpe import BPETokenizer, gpt2_bpe
 from reasonlab.tasks.text.tokenizer import SPECIALS, WordTokenizer
-from reasonlab.train.loop import train_run
+from reasonlab.train import interrupt
+from reasonlab.train.loop import Trainer, train_run
 
 TINY = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
         "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.batch_size=16", "train.eval_every=1",
@@ -223,6 +225,36 @@ def test_contrast_verdict_needs_every_seed():
 
 
 @pytest.mark.slow
+def test_the_cosines_a_run_logs_survive_a_stop_after_a_snapshot_and_the_loss_of_its_snapshots(tmp_path, monkeypatch):
+    """A run logs its cosines every epoch and at every snapshot. Stopped mid-epoch just after a snapshot, it resumes
+    to the rows of a run never stopped (the snapshot's kept once); with only its newest checkpoint left, as a pack
+    restored on a new machine holds, its stages are still read, from the metrics, to the same numbers. A run that
+    logged none and lost its snapshots is refused in one line and left out of the sweep's tables."""
+    cfg = study.study_configs("regime", [*TINY, "train.epochs=3", "train.snapshot_steps=[2,5]"])["main"][0]
+    ref_dir, _ = train_run(cfg, tmp_path / "ref", progress=False)
+    logged = Metrics.read(ref_dir / "metrics.parquet").series("weights", "cosine:prontoqa", clock="step")
+    assert [s for s, _ in logged] == [1, 2, 4, 5, 8, 12]  # the 5 % snapshot, steps 2 and 5, every epoch's end
+    stop_after(monkeypatch, Trainer, "train_step", 6)  # epoch 2 of 4 steps each, one step after the snapshot at 5
+    with pytest.raises(Interrupted):
+        train_run(cfg, tmp_path / "stopped", progress=False)
+    monkeypatch.undo()
+    interrupt._asked = False
+    run_dir, _ = train_run(cfg, tmp_path / "stopped", progress=False)
+    assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
+    reference = study.embedding_cosines(cfg, ref_dir)
+    for name in [p.name for p in (run_dir / "checkpoints").iterdir() if not p.name.startswith("step-12")]:
+        (run_dir / "checkpoints" / name).unlink()
+    assert study.embedding_cosines(cfg, run_dir) == reference
+    assert list(reference["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
+
+    (run_dir / "analysis" / "embedding-cosine.json").unlink()  # a run of before the logged cosines
+    write_metrics(run_dir / "metrics.parquet", [r for r in read_metrics(run_dir / "metrics.parquet")
+                                                if not r.metric.startswith("cosine:")])
+    with pytest.raises(StoreError, match="not all in the store; train the run again"):
+        study.embedding_cosines(cfg, run_dir)
+    assert study.measure_sweep([cfg], run_dir.parent) == {}
+
+
 def test_reproduce_regime_skips_the_runs_a_plain_sweep_finished_and_regenerates_without_checkpoints(tmp_path):
     """The main runs trained by `reasonlab sweep` under the study's sweep name are found and skipped; the arms
     train; the report comes back the same from the committed files alone."""

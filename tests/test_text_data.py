@@ -70,7 +70,8 @@ def test_text_mixture_task_sets_and_targets():
 
 
 def test_exclusive_tokens_and_delta_l_window():
-    from reasonlab.kinds.text_mixture.evaluate import delta_l, delta_l_window, exclusive_tokens
+    from reasonlab.kinds.text_mixture.data import exclusive_tokens
+    from reasonlab.kinds.text_mixture.evaluate import delta_l, delta_l_window
     from reasonlab.store import MetricRow
 
     pq_docs = ["Every wumpus is red."] * 25

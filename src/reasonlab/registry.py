@@ -47,6 +47,8 @@ class TaskKind:
     extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
         plateau exits, the language mixture's ΔL̄).
     progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation.
+    weights: ``(model, task data) -> dict[str, float]``: figures read off the weights, logged every epoch and at
+        every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
     probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
         optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows) and
         ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags).
@@ -67,6 +69,7 @@ class TaskKind:
     best_of_run: Hook = None
     extras: Hook = None
     progress: Hook = None
+    weights: Hook = None
     probes: Any = None
     run_figure: Hook = None
     phase: Any = None

@@ -14,12 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-
-def cosine_matrix(rows: Tensor) -> np.ndarray:
-    """Pairwise cosine similarity of the rows (n, d) -> (n, n)."""
-    x = rows.detach().double()
-    x = x / x.norm(dim=1, keepdim=True).clamp_min(1e-30)
-    return (x @ x.T).numpy()
+from reasonlab.evaluate.cosine import cosine_matrix
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
@@ -128,10 +123,3 @@ def pca(rows: Tensor, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
     _, s, vh = torch.linalg.svd(x, full_matrices=False)
     var = s**2
     return (x @ vh[:k].T).numpy(), (var[:k] / var.sum()).numpy()
-
-
-def mean_pairwise_cosine(rows: Tensor) -> float:
-    """Mean cosine over unordered pairs of distinct rows (the study's Fig. 7B statistic)."""
-    c = cosine_matrix(rows)
-    iu = np.triu_indices(len(c), k=1)
-    return float(c[iu].mean()) if len(iu[0]) else float("nan")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from torch import nn
+
 from reasonlab.config import EXECUTION_FIELDS, ConfigError, RunConfig, ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
-from reasonlab.tasks.base import EvalSet
+from reasonlab.tasks.base import EvalSet, TaskData
 
 DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
 
@@ -53,6 +55,13 @@ def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
     if parts is not None:
         return parts(figures)
     return [f"{k.removesuffix('_acc')} {v:.2f}" for k, v in figures.items() if k.endswith("acc") and v is not None]
+
+
+def weight_figures(kind: str, model: nn.Module, data: TaskData) -> dict[str, float]:
+    """The kind's figures read off the weights (its ``weights`` hook), logged beside the weight norms; none for a
+    kind without the hook."""
+    read = task_kind(kind).weights
+    return read(model, data) if read is not None else {}
 
 
 def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: set[str]) -> None:

@@ -1,3 +1,5 @@
+# Over 400 lines: one study end to end (its grids, the per-run measurement from logged cosines or saved
+# weights, the report with its verdicts); the measurement is its own section and would be the first to move out.
 """``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
 E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
 
@@ -5,9 +7,11 @@ Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along traini
 steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and
 TinyStories-only tokens at initialization (rebuilt from the seed), early (5 %), at every absolute step a run saved
 its weights for (``train.snapshot_steps``) and at the end. Grids: γ with seeds (the main contrast) and, per
-profile, single-seed arms (no LayerNorm, peak learning rates, GPT-2 BPE tokens, width). The cosines are kept in
-each run's ``analysis/embedding-cosine.json``, so a committed sweep (no checkpoints) regenerates its summary and
-figures without training.
+profile, single-seed arms (no LayerNorm, peak learning rates, GPT-2 BPE tokens, width). A run logs the trained
+cosines itself (every epoch and at every snapshot, in its metrics), so they survive a stop on one machine and a
+resume on another; runs trained before that are read from their saved weights. The stages are kept in each run's
+``analysis/embedding-cosine.json``, so a committed sweep (no checkpoints) regenerates its summary and figures
+without training.
 """
 
 from __future__ import annotations
@@ -17,18 +21,18 @@ from statistics import mean
 
 from rich.console import Console
 
-from reasonlab.analysis.geometry import mean_pairwise_cosine
 from reasonlab.analysis.loading import load_trained
 from reasonlab.build import build_model
-from reasonlab.checkpoint import checkpoint_at, complete_steps, snapshot_steps
+from reasonlab.checkpoint import complete_steps, snapshot_steps
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
-from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
-from reasonlab.kinds.text_mixture.evaluate import delta_l_summary, exclusive_tokens
+from reasonlab.evaluate.cosine import mean_pairwise_cosine
+from reasonlab.kinds.text_mixture.data import TextMixtureTask, exclusive_tokens, load_tokenizer
+from reasonlab.kinds.text_mixture.evaluate import delta_l_summary
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header
-from reasonlab.store import Metrics, atomic_write_text, read_json, write_json
+from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import axis_value, run_sweep
 
@@ -72,26 +76,56 @@ def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
             "seed": cfg.seed, "rows": rows} | embedding_cosines(cfg, run_dir)
 
 
-def cosine_checkpoints(run_dir: Path) -> list[tuple[str, str]]:
+def logged_stages(cfg: RunConfig, rows: list[MetricRow]) -> dict[str, dict[str, float]]:
+    """Stage label → cosine per source, from the cosines the run logged while training (``weights`` rows, every
+    epoch and every snapshot): early (the logged step nearest to 5 % of training: exactly there with a 5 %
+    snapshot), every absolute snapshot step and the end; empty for a run trained before they were logged."""
+    logged: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r.split == "weights" and r.metric.startswith("cosine:"):
+            logged.setdefault(r.step, {})[r.metric.removeprefix("cosine:")] = r.value
+    if not logged:
+        return {}
+    total = max(logged)  # every epoch logs them, the last at the run's last step
+    wanted = [max(1, round(f * total)) for f in cfg.train.snapshot_fractions]
+    if missing := [s for s in wanted + [s for s in cfg.train.snapshot_steps if s <= total] if s not in logged]:
+        raise StoreError(f"{cfg.run_id()}: logged no embedding cosines at its snapshot steps {missing} (resumed from "
+                         "a checkpoint of a run trained before they were logged); train the run again")
+    early = max(1, round(EARLY * total))  # the trainer's own step for a snapshot fraction
+    if EARLY in cfg.train.snapshot_fractions and early in logged:
+        at = EARLY
+    else:
+        early = min(logged, key=lambda s: abs(s - EARLY * total))
+        at = early / total
+    found = {early: f"early (step {early}, {at:.0%})", total: f"final (step {total})"}
+    found |= {s: f"step {s}" for s in cfg.train.snapshot_steps if s in logged and s not in found}
+    return {label: logged[s] for s, label in sorted(found.items())}
+
+
+def cosine_checkpoints(run_dir: Path, cfg: RunConfig) -> list[tuple[str, str]]:
     """(stage label, checkpoint name for ``load_trained``) of the trained weights the cosines are read at, in order
-    of step: early (the saved weights nearest to 5 % of training: exactly there with ``snapshot_fractions``), every
-    other snapshot the run saved (``snapshot_steps``: absolute steps) and the end."""
+    of step, for a run that logged no cosines: early (the 5 % snapshot), every other snapshot the run saved
+    (``snapshot_steps``: absolute steps) and the end. Refused when a snapshot the run was configured to save is
+    not in the store (a run restored from a pack keeps only its newest checkpoint): the stages would be a different
+    set, silently."""
     ckpt = run_dir / "checkpoints"
     steps = complete_steps(ckpt)
-    if not steps:
-        raise StoreError(f"{ckpt}: no complete checkpoint and no analysis/embedding-cosine.json to read the "
-                         "embedding cosines from; train the run again (reasonlab resumes it)")
-    _, early = checkpoint_at(run_dir, EARLY)
-    at = int(early.stem.rsplit("-", 1)[1])
-    found = [(at, f"early (step {at}, {EARLY:.0%})", early.stem.removeprefix("step-"))]
-    found += [(s, f"step {s}", f"snapshot-{s}") for s in snapshot_steps(ckpt) if s != at]
+    saved = snapshot_steps(ckpt)
+    wanted = [max(1, round(f * steps[-1])) for f in cfg.train.snapshot_fractions] if steps else []
+    wanted += [s for s in cfg.train.snapshot_steps if not steps or s <= steps[-1]]
+    if not steps or any(s not in saved for s in wanted) or not any(abs(f - EARLY) < 1e-9 for f in saved.values()):
+        raise StoreError(f"{ckpt}: the run logged no embedding cosines, and the weights they are read from (the 5 % "
+                         "snapshot, its snapshot steps and the end) are not all in the store; train the run again")
+    found = [(s, f"early (step {s}, {EARLY:.0%})" if abs(f - EARLY) < 1e-9 else f"step {s}", f"snapshot-{s}")
+             for s, f in saved.items()]
     found.append((steps[-1], f"final (step {steps[-1]})", "final"))
     return [(label, name) for _, label, name in sorted(found)]
 
 
 def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
     """Mean pairwise cosine of the PrOntoQA-only and TinyStories-only input embeddings per stage (initialization,
-    then ``cosine_checkpoints``), measured once from the weights and then read from
+    then the run's ``logged_stages``, or ``cosine_checkpoints`` for a run that logged none), measured once and then
+    read from
     ``analysis/embedding-cosine.json`` (older files of the cpu profile hold init, early and final by epoch)."""
     cached = run_dir / "analysis" / "embedding-cosine.json"
     if cached.is_file():
@@ -106,11 +140,15 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
     docs = task.documents(cfg.seed)
     pq_ids, ts_ids = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
     data = task.build(cfg.seed, docs)  # the run's own data: generated once, here
-    stages = {"init": build_model(cfg, data).embed.weight.detach().clone()}  # the initialization: same seed, draw
-    for label, name in cosine_checkpoints(run_dir):
-        stages[label] = load_trained(run_dir, name, data)[1].embed.weight.detach().clone()
-    out = {"cosine": {stage: {"prontoqa": mean_pairwise_cosine(w[pq_ids]),
-                              "tinystories": mean_pairwise_cosine(w[ts_ids])} for stage, w in stages.items()},
+    w0 = build_model(cfg, data).embed.weight.detach()  # the initialization: same seed, same draw
+    cosine = {"init": {"prontoqa": mean_pairwise_cosine(w0[pq_ids]), "tinystories": mean_pairwise_cosine(w0[ts_ids])}}
+    logged = logged_stages(cfg, run_metrics(run_dir))
+    if logged:
+        cosine |= logged
+    for label, name in [] if logged else cosine_checkpoints(run_dir, cfg):
+        w = load_trained(run_dir, name, data)[1].embed.weight.detach()
+        cosine[label] = {"prontoqa": mean_pairwise_cosine(w[pq_ids]), "tinystories": mean_pairwise_cosine(w[ts_ids])}
+    out = {"cosine": cosine,
            "n_exclusive": (len(pq_ids), len(ts_ids)),
            "tokens": {"prontoqa": [tok.decode([i]) for i in pq_ids], "tinystories": [tok.decode([i]) for i in ts_ids]}}
     cached.parent.mkdir(exist_ok=True)
@@ -140,8 +178,14 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path) -> dict[str, dict]:
     """run id → ``measure_run`` of each finished run of ``cfgs`` in ``sweep_dir`` (read from the committed files
     alone when the runs keep their ``analysis/embedding-cosine.json``, as ``results/`` does)."""
-    return {c.run_id(): measure_run(c, sweep_dir / c.run_id()) for c in cfgs
-            if (sweep_dir / c.run_id() / "summary.json").is_file()}
+    measured = {}
+    for c in cfgs:
+        if (sweep_dir / c.run_id() / "summary.json").is_file():
+            try:
+                measured[c.run_id()] = measure_run(c, sweep_dir / c.run_id())
+            except StoreError as e:  # one run's lost weights leave it out of the tables, said in one line
+                warn(f"{c.run_id()} left out: {e}")
+    return measured
 
 
 def draw_figures(main: list[RunConfig], measured: dict, figures_dir: Path) -> list[Path]:

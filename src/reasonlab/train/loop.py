@@ -32,7 +32,14 @@ from reasonlab.checkpoint import (
 )
 from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
-from reasonlab.evaluate import best_of_run, diverged_report, progress_parts, summarize, summary_extras
+from reasonlab.evaluate import (
+    best_of_run,
+    diverged_report,
+    progress_parts,
+    summarize,
+    summary_extras,
+    weight_figures,
+)
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.numerics import describe_machine, flush_denormals, machine
 from reasonlab.records import RunSummary, read_summary, valid, write_progress
@@ -210,6 +217,8 @@ class Trainer:
             if step in self.snapshots:
                 save_snapshot(self.run_dir / "checkpoints", step, self.snapshots[step],
                               {"epoch": epoch + 1, "run_id": self.cfg.run_id()}, self.model)
+                self.rows += self.weight_rows(epoch + 1, step, weight_figures(self.cfg.task.kind, self.model,
+                                                                              self.data))
             bar.advance()
         self.between_steps(epoch, step, losses)  # before the epoch's evaluation
         self.check_finite(losses, epoch * self.steps_per_epoch)
@@ -320,10 +329,16 @@ class Trainer:
             self.epoch_losses = [math.nan if v is None else v for v in state.get("epoch_losses", [])]
             restored = state.get("time_s", {})
             self.times = {k: v + restored.get(k, 0.0) for k, v in self.times.items()}
-            self.rows = [r for r in rows if r.epoch <= self.epoch]  # sent to the loggers again (MetricLoggers)
+            # up to the checkpoint's step (a snapshot's rows may precede it inside its epoch); sent to the loggers
+            # again (MetricLoggers)
+            self.rows = [r for r in rows if r.step <= self.step]
             append_event(self.run_dir, f"resume from epoch {self.epoch} step {self.step} on {describe_machine()}")
             self.log(f"resuming {self.run_dir.name} from epoch {self.epoch} step {self.step}")
         self.saved_step = self.step
+
+    @staticmethod
+    def weight_rows(epoch: int, step: int, figures: dict[str, float]) -> list[MetricRow]:
+        return [MetricRow(epoch, step, "weights", name, v) for name, v in figures.items()]
 
     def warn(self, message: str) -> None:
         """A one-line report of damaged state, to the log and the run's event log."""
@@ -345,7 +360,8 @@ class Trainer:
             append_event(self.run_dir, f"diverged: loss not finite at step {self.diverged}")
             self.send_rows()
             return
-        self.rows += [MetricRow(epoch, step, "weights", name, v) for name, v in weight_norms(self.model).items()]
+        self.rows += self.weight_rows(epoch, step, weight_norms(self.model)
+                                      | weight_figures(self.cfg.task.kind, self.model, self.data))
         last = epoch == t.epochs
         if epoch % t.eval_every == 0 or last:
             with self.timed("evaluation"):

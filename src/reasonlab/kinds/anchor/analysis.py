@@ -13,7 +13,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasonlab.analysis.geometry import cosine_matrix, pca, spearman
+from reasonlab.analysis.geometry import pca, spearman
+from reasonlab.evaluate.cosine import cosine_matrix
 
 
 # ---- information flow --------------------------------------------------------------------------------------

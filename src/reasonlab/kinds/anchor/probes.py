@@ -11,9 +11,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasonlab.analysis.geometry import cosine_matrix, pca
+from reasonlab.analysis.geometry import pca
 from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError, Pair
+from reasonlab.evaluate.cosine import cosine_matrix
 from reasonlab.kinds.anchor import analysis as an
 from reasonlab.kinds.anchor import figures as plots
 from reasonlab.kinds.anchor.data import AnchorTask

@@ -1,5 +1,6 @@
 """PrOntoQA text mixed with TinyStories for next-token training (reasoning-bias spec §4), registered on import:
-config, data (``TextMixtureTask``), evaluate (per-source loss, ΔL, ΔL̄), results and card (ΔL̄)."""
+config, data (``TextMixtureTask``), evaluate (per-source loss, ΔL, ΔL̄, the
+embedding cosines logged while training), results and card (ΔL̄)."""
 
 from reasonlab.kinds.text_mixture import card, evaluate, results
 from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
@@ -8,4 +9,5 @@ from reasonlab.registry import TaskKind, register_task
 
 KIND = register_task(TaskKind(
     "text_mixture", TextMixtureTaskConfig, TextMixtureTask, evaluate.text_summary, extras=evaluate.delta_l_summary,
+    weights=evaluate.embedding_cosines,
     columns=results.columns, main_columns=results.MAIN_COLUMNS, history=card.history))

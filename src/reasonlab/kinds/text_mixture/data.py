@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import torch
 from torch import Tensor
@@ -15,7 +16,7 @@ from reasonlab.tasks.base import IGNORE, EvalSet, TaskData
 from reasonlab.tasks.text import prontoqa
 from reasonlab.tasks.text.bpe import BPETokenizer
 from reasonlab.tasks.text.tinystories import load_stories
-from reasonlab.tasks.text.tokenizer import PieceTokenizer, WordTokenizer
+from reasonlab.tasks.text.tokenizer import SPECIALS, PieceTokenizer, WordTokenizer
 
 SOURCES = ("prontoqa", "tinystories")
 TOKENIZERS: dict[str, type[PieceTokenizer]] = {t.kind: t for t in (WordTokenizer, BPETokenizer)}
@@ -27,6 +28,19 @@ def load_tokenizer(text: str) -> PieceTokenizer:
     if kind not in TOKENIZERS:
         raise ValueError(f"not a reasonlab tokenizer (kind {kind!r}; expected one of {', '.join(TOKENIZERS)})")
     return TOKENIZERS[kind].from_json(text)
+
+
+def exclusive_tokens(tok: PieceTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,
+                     ts_top: int = 200) -> tuple[list[int], list[int]]:
+    """(PrOntoQA-only ids, TinyStories-only ids): tokens with ≥ ``min_count`` uses in one source's training text
+    and none in the other's; the TinyStories set capped at its ``ts_top`` most frequent (spec §4, choice 14)."""
+    def counts(docs: list[str]) -> Counter:
+        return Counter(i for d in docs for i in tok.encode(d) if i >= len(SPECIALS))
+
+    pq, ts = counts(prontoqa), counts(tinystories)
+    pq_only = sorted(i for i, c in pq.items() if c >= min_count and ts[i] == 0)
+    ts_only = [i for i, c in ts.most_common() if c >= min_count and pq[i] == 0][:ts_top]
+    return pq_only, sorted(ts_only)
 
 
 class TextMixtureTask:
@@ -75,6 +89,9 @@ class TextMixtureTask:
             sets[f"{source}/eval"] = EvalSet(ex, {"designated": ey})
         info = {"vocab_size": len(tok), "seq_len": length,
                 "documents": {s: [len(t), len(e)] for s, (t, e) in docs.items()},
-                "train_tokens": {s: int((y != IGNORE).sum()) for s, y in zip(SOURCES, train_y, strict=True)}}
+                "train_tokens": {s: int((y != IGNORE).sum()) for s, y in zip(SOURCES, train_y, strict=True)},
+                # the tokens only one source uses often enough to be learned (their embeddings' cosines: E3)
+                "exclusive": dict(zip(SOURCES, exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0]),
+                                      strict=True))}
         return TaskData(len(tok), length, torch.cat(train_x), torch.cat(train_y), sets, info=info,
                         artifacts={"tokenizer.json": tok.to_json()})

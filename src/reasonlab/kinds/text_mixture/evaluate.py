@@ -1,21 +1,22 @@
 """Read-outs of the PrOntoQA + TinyStories language-model runs (reasoning-bias spec §4, E2–E3): the summary of an
-evaluation (per-source loss and accuracy, ΔL), ΔL̄ over a run and the exclusive token sets.
+evaluation (per-source loss and accuracy, ΔL), ΔL̄ over a run and the embedding cosines of
+the exclusive token sets.
 
 ΔL̄ is the mean of ΔL over the evaluations between 5 % and 50 % of training (the window where the two sources
-separate); the exclusive token sets are the tokens only one source uses often enough to be learned.
+separate).
 
 Layer: evaluate (by its file name).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from torch import nn
 
 from reasonlab.config import RunConfig, ThresholdConfig
+from reasonlab.evaluate.cosine import mean_pairwise_cosine
 from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow, Metrics
-from reasonlab.tasks.base import EvalSet
-from reasonlab.tasks.text.tokenizer import SPECIALS, PieceTokenizer
+from reasonlab.tasks.base import EvalSet, TaskData
 
 
 def delta_l(tinystories_loss: float, prontoqa_loss: float) -> float:
@@ -58,14 +59,8 @@ def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str
                                for split in ("train", "eval")}}
 
 
-def exclusive_tokens(tok: PieceTokenizer, prontoqa: list[str], tinystories: list[str], min_count: int = 20,
-                     ts_top: int = 200) -> tuple[list[int], list[int]]:
-    """(PrOntoQA-only ids, TinyStories-only ids): tokens with ≥ ``min_count`` uses in one source's training text
-    and none in the other's; the TinyStories set capped at its ``ts_top`` most frequent (spec §4, choice 14)."""
-    def counts(docs: list[str]) -> Counter:
-        return Counter(i for d in docs for i in tok.encode(d) if i >= len(SPECIALS))
-
-    pq, ts = counts(prontoqa), counts(tinystories)
-    pq_only = sorted(i for i, c in pq.items() if c >= min_count and ts[i] == 0)
-    ts_only = [i for i, c in ts.most_common() if c >= min_count and pq[i] == 0][:ts_top]
-    return pq_only, sorted(ts_only)
+def embedding_cosines(model: nn.Module, data: TaskData) -> dict[str, float]:
+    """The kind's ``weights`` hook: the mean pairwise cosine of each source's exclusive tokens' input embeddings
+    (spec §4, E3), logged every epoch and at every snapshot, so the cosine at any saved step needs no checkpoint."""
+    w = model.embed.weight.detach()
+    return {f"cosine:{source}": mean_pairwise_cosine(w[ids]) for source, ids in data.info["exclusive"].items()}
