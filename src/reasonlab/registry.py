@@ -48,8 +48,9 @@ class TaskKind:
         plateau exits, the language mixture's ΔL̄).
     progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation.
     probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
-        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows) and
-        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags).
+        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows),
+        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags) and ``ACCURACY_CURVE``
+        (``(split, metric) -> name or None``: the kind's own curves on the accuracy-over-training figure).
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
     phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``
         and ``name(options)``.
@@ -58,6 +59,8 @@ class TaskKind:
     card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
     history: ``(summary or extras) -> list[(key, text)]``: the card rows read over a run's history.
     words: readable names of the kind's metric and set names, for the report (``seen_test_acc`` -> words).
+    qualify: ``(part of a set or metric name) -> text or None``: a part that qualifies the part before it, as words
+        (the anchor kind's pair key: ``heldout/4-3`` reads ``held-out (4,3)``); without it each part is a word.
     """
 
     name: str
@@ -75,6 +78,7 @@ class TaskKind:
     card: Hook = None
     history: Hook = None
     words: dict[str, str] | None = None
+    qualify: Hook = None
 
 
 @dataclass(frozen=True)

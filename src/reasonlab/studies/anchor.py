@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import Pair
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.records import read_summary
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study

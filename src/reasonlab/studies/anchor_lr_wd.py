@@ -13,7 +13,8 @@ from statistics import mean
 
 from rich.console import Console
 
-from reasonlab.config import Pair, raw_config
+from reasonlab.config import raw_config
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.plots.anchor_studies import plot_lr_wd
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text

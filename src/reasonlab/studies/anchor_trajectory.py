@@ -16,8 +16,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reasonlab.config import Pair, load_yaml, resolve
+from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_trajectory
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
