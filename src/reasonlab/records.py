@@ -393,6 +393,6 @@ def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = N
                             *(a for a in (phase.axes if phase is not None else ()) if not (gpt and a == "init.gamma")),
                             *axes])
     length = f"{cfg.train.epochs} epochs" + (f" / {steps} steps" if steps is not None else "")
-    parts = [cfg.run_id(), cfg.task.kind, f"profile {cfg.profile or '—'}",
+    parts = [cfg.run_id(), cfg.task.kind, f"profile {cfg.profile}",
              " ".join(f"{a}={axis_value(cfg, a)}" for a in fields), length]
     return " · ".join(parts + ([label] if label is not None else []))
