@@ -26,8 +26,8 @@ from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.plots.trajectory import SERIES
 from reasonlab.store import read_json, write_json
+from reasonlab.studies.anchor_figures import SERIES
 from reasonlab.studies.anchor_trajectory import (
     PAPER_SCALE_FILE,
     authors_lr_sums,

@@ -212,7 +212,7 @@ def test_mixture_demo_verdict_reads_the_criteria_from_the_numbers() -> None:
 
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
-    from reasonlab.config import Pair
+    from reasonlab.kinds.anchor.config import Pair
     from reasonlab.studies.anchor import demo_end, demo_verdict
 
     large, small = DEMO_GAMMAS

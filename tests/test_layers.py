@@ -102,9 +102,9 @@ def test_the_known_circles_and_arrows_are_gone():
                    for m in GRAPH[p])
 
 
-def test_a_file_over_400_lines_says_why_at_its_top():
+def test_a_file_over_400_lines_says_why_in_its_docstring():
     long = [name for name, path in MODULES.items() if len(path.read_text().splitlines()) > 400
-            and not path.read_text().startswith("# Over 400 lines: ")]
+            and "\nOver 400 lines: " not in (ast.get_docstring(ast.parse(path.read_text())) or "")]
     assert not long, long
 
 

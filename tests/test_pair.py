@@ -9,9 +9,11 @@ import pytest  # noqa: E402
 from conftest import tiny_run  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from reasonlab.config import Pair  # noqa: E402
 from reasonlab.kinds.anchor.cells import held_out_pair  # noqa: E402
-from reasonlab.kinds.anchor.config import AnchorTaskConfig  # noqa: E402
+from reasonlab.kinds.anchor.config import (
+    AnchorTaskConfig,  # noqa: E402
+    Pair,  # noqa: E402
+)
 from reasonlab.report.html import readable  # noqa: E402
 from reasonlab.store import MetricRow  # noqa: E402
 
@@ -61,7 +63,7 @@ def test_the_run_id_does_not_depend_on_the_spelling():
 
 def test_captions_follow_the_configs_held_out_pair():
     """A run (or sweep) that holds out (3,4) is captioned (3,4), never the paper's (4,3)."""
-    from reasonlab.kinds.anchor.figures import anchor_figure
+    from reasonlab.kinds.anchor.figures import accuracy_curve, anchor_figure
     from reasonlab.plots.dynamics import accuracy_figure
 
     cfg = tiny_run(task={"held_out_pairs": [[3, 4]], "non_inferential": {}})
@@ -76,7 +78,9 @@ def test_captions_follow_the_configs_held_out_pair():
     titles = [ax.get_title() for ax in fig.axes]
     assert "(3,4) inferential" in labels and "(3,4) answers at the end" in titles
     assert not any("(4,3)" in text for text in labels + titles)
-    assert any("(3,4)" in t.get_text() for t in accuracy_figure(rows, []).axes[0].get_legend().get_texts())
+    curves = [t.get_text() for t in accuracy_figure(rows, [], accuracy_curve).axes[0].get_legend().get_texts()]
+    assert "held-out (3,4) inferential" in curves and "seen_test_acc" in curves
+    assert all("held-out" not in t.get_text() for t in accuracy_figure(rows, []).axes[0].get_legend().get_texts())
     assert held_out_pair([{"task.held_out_pairs": "[[3, 4]]"}]) == Pair(3, 4)
     assert readable("heldout/3-4/train_keys/inferential") == "held-out (3,4) · train keys · inferential"
 

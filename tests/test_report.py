@@ -74,7 +74,7 @@ def test_report_structure_contents_headers_headlines_and_back_links(sweep):
         section = _section(html, run_id)
         cfg = yaml.safe_load((sweep / run_id / "config.yaml").read_text())
         header = re.search(r'<p class="run-header">([^<]*)</p>', section).group(1)
-        assert f"γ {cfg['init']['gamma']}" in header and "depth 2" in header and "seed 1" in header
+        assert f"init.gamma={cfg['init']['gamma']}" in header and "model.depth=2" in header and "seed=1" in header
         assert 'href="#contents"' in section and 'href="#phase"' in section  # back-links
         # readable names and captions: no raw metric keys or file paths
         assert "heldout/" not in section and "held-out (4,3) · train keys · inferential" in section

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reasonlab.plots.anchor_studies import plot_complexity, plot_lr_wd
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
+from reasonlab.studies.anchor_figures import plot_complexity, plot_lr_wd
 
 
 def _written(paths) -> bool:

@@ -447,7 +447,7 @@ def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
 
 def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tmp_path):
     """Piped or under nohup there is no live table: a plain line with the sweep's state and each running run's
-    step, speed, ETA, loss and seen accuracy, at most every ``line_every`` seconds and only when a run moved on. A
+    step, speed, ETA, loss and last evaluation (its kind's progress parts), at most every ``line_every`` seconds and only when a run moved on. A
     progress file an earlier invocation left does not make its run count as running."""
     import io
     import json
@@ -487,6 +487,7 @@ def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tm
     lines = buffer.getvalue().splitlines()
     assert len(lines) == 3, lines
     assert "1 running" in lines[0] and "ETA 0m09s" in lines[0]  # all runs train: the slowest one's ETA
-    assert "init.gamma=0.5: epoch 0/3 step 5/30 (2.0/s, ETA 0m09s) loss 1.500" in lines[0]
-    assert "epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen 0.250" in lines[1]
+    assert f"{cfg.run_id()} · anchor · profile custom · init.gamma=0.5 model.depth=2 seed=1 · 4 epochs: epoch 0/3 " \
+           "step 5/30 (2.0/s, ETA 0m09s) loss 1.500" in lines[0]  # the run in one line (describe_run)
+    assert lines[1].endswith("epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen 0.25")  # the kind's parts
     assert "epoch 3/3 step 30/30 (—/s, ETA ?) loss diverged" in lines[2]

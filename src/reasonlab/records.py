@@ -5,7 +5,7 @@ fields, a config whose model is a list, a run directory copied under another run
 readers use has a pydantic model here, which the code that writes it validates against too: ``RunSummary``
 (``summary.json``), ``SweepRecord`` (``sweep.json``), ``ProgressRecord`` (``progress.json``), analysis results
 (a JSON object). A run directory is a run when the id inside it — the hash of its config — is its name
-(``<id>`` or ``<id>.partial``).
+(``<id>`` or ``<id>.partial``). A run is printed in one line by ``describe_run``, wherever it is printed.
 
 A single file asked for by name (``show RUN``, ``train`` of a finished run) that fails is a one-line StoreError
 naming the file and what is wrong; in a listing (a sweep's runs for ``results``, ``report``, ``phase`` or a sweep
@@ -17,17 +17,19 @@ may not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError, UserError
+from reasonlab.registry import task_kinds
 from reasonlab.store import PARTIAL, RUN_ID, MetricRow, finite, inside, read_json, read_metrics, warn, write_json
 
 Scalar = bool | int | float | str | None
+Record = TypeVar("Record", bound=BaseModel)
 
 
 class _Record(BaseModel):
@@ -140,10 +142,17 @@ class RunSummary(_Record):
 
     @model_validator(mode="after")
     def _named_by_its_config(self) -> RunSummary:
-        hashed = RunConfig.model_validate(self.config).run_id()
+        hashed = self.run_config().run_id()
         if hashed != self.run_id:
             raise ValueError(f"run_id {self.run_id} is not the hash of its config ({hashed})")
         return self
+
+    def run_config(self) -> RunConfig:
+        return RunConfig.model_validate(self.config)
+
+    def describe(self, axes: Sequence[str] = ()) -> str:
+        """The finished run in one line (``describe_run``)."""
+        return describe_run(self.run_config(), axes, self.label, self.steps)
 
 
 class SweepRecord(_Record):
@@ -217,28 +226,45 @@ def problem(e: ValidationError | UserError | ValueError) -> str:
     return f"{where}: {first['msg'].removeprefix('Value error, ')}{got}{more}"
 
 
-def checked(model: type[BaseModel], data: Any, path: Path, what: str, fix: str) -> dict[str, Any]:
-    """``data`` (read from ``path``) if it is a ``model``; else a one-line StoreError naming the file."""
+def validated(model: type[Record], data: Any, path: Path, what: str, fix: str) -> Record:
+    """``data`` (read from ``path``) as a ``model``; else a one-line StoreError naming the file."""
     try:
-        model.model_validate(data)
+        return model.model_validate(data)
     except (ValidationError, UserError, ValueError) as e:
         raise StoreError(f"{path}: not a {what} as reasonlab writes it ({problem(e)}); {fix}") from None
+
+
+def checked(model: type[BaseModel], data: Any, path: Path, what: str, fix: str) -> dict[str, Any]:
+    """``data`` (read from ``path``) if it is a ``model``; else a one-line StoreError naming the file."""
+    validated(model, data, path, what, fix)
     return data
 
 
 def read_summary(path: Path, name: str | None = None) -> dict[str, Any]:
-    """A run's ``summary.json``, checked against ``RunSummary``; with ``name`` (its directory's run id) also that
-    the run it holds is that run."""
-    summary = checked(RunSummary, read_json(path, "run summary"), path, "run summary",
-                      "delete its run directory and rerun it")
-    if name is not None and summary["run_id"] != name:
-        raise StoreError(f"{path.parent}: holds run {summary['run_id']}, not the run its name says; ignored (a "
+    """A run's ``summary.json`` as stored (what the kinds' hooks and the results rows read), checked against
+    ``RunSummary``; with ``name`` (its directory's run id) also that the run it holds is that run."""
+    return _read_summary(path, name)[0]
+
+
+def _read_summary(path: Path, name: str | None) -> tuple[dict[str, Any], RunSummary]:
+    """(the summary as stored, its typed record), read and checked once."""
+    data = read_json(path, "run summary")
+    record = validated(RunSummary, data, path, "run summary", "delete its run directory and rerun it")
+    if name is not None and record.run_id != name:
+        raise StoreError(f"{path.parent}: holds run {record.run_id}, not the run its name says; ignored (a "
                          "copied or renamed run directory: move it away)")
-    return summary
+    return data, record
 
 
 def load_run(run_dir: Path) -> tuple[dict, dict]:
     """(summary, config dict) of a finished run, or a one-line error naming the directory."""
+    summary, _ = load_record(run_dir)
+    return summary, summary["config"]
+
+
+def load_record(run_dir: Path) -> tuple[dict[str, Any], RunSummary]:
+    """(the summary as stored, for the kinds' hooks; its typed record: ``record.label``, ``record.outcome.pairs``)
+    of a finished run, or a one-line error naming the directory."""
     run_dir = Path(run_dir)
     summary_path = run_dir / "summary.json"
     if not summary_path.is_file():
@@ -246,8 +272,7 @@ def load_run(run_dir: Path) -> tuple[dict, dict]:
         raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
     _inside_or_refuse(summary_path, run_dir)
     name = run_dir.resolve().name
-    summary = read_summary(summary_path, name if RUN_ID.fullmatch(name) else None)
-    return summary, summary["config"]
+    return _read_summary(summary_path, name if RUN_ID.fullmatch(name) else None)
 
 
 def _inside_or_refuse(path: Path, root: Path) -> None:
@@ -340,3 +365,34 @@ def read_analysis(path: Path) -> dict[str, Any]:
         raise StoreError(f"{path}: not an analysis result as reasonlab writes it (a JSON object; got "
                          f"{type(data).__name__}); run `reasonlab analyze` again")
     return data
+
+
+def axis_value(cfg: RunConfig, key: str) -> object:
+    """A field's value; for a linked axis (``a+b``) the values joined by "/"."""
+    values = []
+    for name in key.split("+"):
+        node: object = cfg
+        for part in name.split("."):
+            node = getattr(node, part)
+        values.append(node)
+    return values[0] if len(values) == 1 else "/".join(map(str, values))
+
+
+def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = None, steps: int | None = None) -> str:
+    """A run in one line, the same wherever a run is printed (a sweep's plan, progress and finished lines, ``show``,
+    the report's headers): its id, task kind and profile; its key fields as ``field=value`` (the initialization, the
+    model's depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a sweep's); its length
+    (the steps once known); and its label once finished::
+
+        d8f6b940c81f · anchor · profile cpu · init.gamma=0.5 model.depth=2 seed=1 · 30 epochs / 1200 steps · inferential
+    """
+    gpt = cfg.init.scheme == "gpt"
+    phase = getattr(task_kinds().get(cfg.task.kind), "phase", None)
+    fields = dict.fromkeys([*(("init.scheme", "init.std") if gpt else ("init.gamma",)),
+                            "model.depth" if hasattr(cfg.model, "depth") else "model.kind", "seed",
+                            *(a for a in (phase.axes if phase is not None else ()) if not (gpt and a == "init.gamma")),
+                            *axes])
+    length = f"{cfg.train.epochs} epochs" + (f" / {steps} steps" if steps is not None else "")
+    parts = [cfg.run_id(), cfg.task.kind, f"profile {cfg.profile}",
+             " ".join(f"{a}={axis_value(cfg, a)}" for a in fields), length]
+    return " · ".join(parts + ([label] if label is not None else []))

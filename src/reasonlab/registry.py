@@ -50,8 +50,9 @@ class TaskKind:
     weights: ``(model, task data) -> dict[str, float]``: figures read off the weights, logged every epoch and at
         every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
     probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
-        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows) and
-        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags).
+        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows),
+        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags) and ``ACCURACY_CURVE``
+        (``(split, metric) -> name or None``: the kind's own curves on the accuracy-over-training figure).
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
     phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``
         and ``name(options)``.
@@ -60,6 +61,8 @@ class TaskKind:
     card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
     history: ``(summary or extras) -> list[(key, text)]``: the card rows read over a run's history.
     words: readable names of the kind's metric and set names, for the report (``seen_test_acc`` -> words).
+    qualify: ``(part of a set or metric name) -> text or None``: a part that qualifies the part before it, as words
+        (the anchor kind's pair key: ``heldout/4-3`` reads ``held-out (4,3)``); without it each part is a word.
     """
 
     name: str
@@ -78,6 +81,7 @@ class TaskKind:
     card: Hook = None
     history: Hook = None
     words: dict[str, str] | None = None
+    qualify: Hook = None
 
 
 @dataclass(frozen=True)

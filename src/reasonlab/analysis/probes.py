@@ -99,14 +99,15 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
         for probe, numbers in analyze(run_dir, probes, str(step), options, data).items():
             by_probe.setdefault(probe, {})[step] = numbers
     out = Path(run_dir) / "analysis" / "dynamics"
-    main_figure = getattr(probes_of(load_run(run_dir)[1].get("task", {}).get("kind")), "MAIN_FIGURE", {})
+    module = probes_of(load_run(run_dir)[1].get("task", {}).get("kind"))
+    main_figure = getattr(module, "MAIN_FIGURE", {})
     for probe, series in by_probe.items():
         main = main_figure.get(probe, probe)
         plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{main}.png")
                     for s in series], out / f"{probe}-strip")
         plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
     plot_accuracy_with_checkpoints(Metrics.read(Path(run_dir) / "metrics.parquet").rows, steps,
-                                   out / "accuracy")
+                                   out / "accuracy", getattr(module, "ACCURACY_CURVE", None))
     write_json(out / "dynamics.json", {p: {str(s): scalars(n) for s, n in series.items()}
                                        for p, series in by_probe.items()})
     return by_probe

@@ -9,7 +9,7 @@
 Layer: config sits above ``errors`` and ``registry`` and below everything else (see ``reasonlab.layers``).
 """
 
-from reasonlab.config.base import Pair, Role, StrictModel, nested_fields, role_fields, roles
+from reasonlab.config.base import Role, StrictModel, nested_fields, role_fields, roles
 from reasonlab.config.identity import LATE_FIELDS, run_id
 from reasonlab.config.io import (
     EXECUTION_FIELDS,
@@ -43,8 +43,19 @@ from reasonlab.errors import ConfigError
 
 __all__ = [
     "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
-    "Pair", "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
+    "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
     "deep_merge", "families", "family_profiles", "fields_with", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
     "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Temporary (issue 40), for ``reasonlab.cli`` alone: the anchor pair moved to its kind
+    (``reasonlab.kinds.anchor.config.Pair``); the CLI imports it from here until its ``--pair`` becomes the anchor
+    kind's option. Looked up by name, on first use only, so that the config layer imports no kind. Delete it then."""
+    if name == "Pair":
+        import importlib
+
+        return importlib.import_module("reasonlab.kinds.anchor.config").Pair
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

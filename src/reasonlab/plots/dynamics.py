@@ -1,15 +1,16 @@
 """Figures of a run over time: an analysis's figure at each saved checkpoint side by side, its scalars over
-training steps, and the accuracy curves with the checkpoints marked."""
+training steps, and the accuracy curves with the checkpoints marked (a task kind may add its own curves: its
+probes' ``ACCURACY_CURVE``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 
-from reasonlab.config import Pair
 from reasonlab.plots import save_figure
 from reasonlab.store import MetricRow
 
@@ -43,20 +44,23 @@ def plot_scalars_over_time(series: dict[int, dict[str, float]], name: str, out_b
     return save_figure(fig, Path(out_base))
 
 
-def plot_accuracy_with_checkpoints(rows: list[MetricRow], steps: list[int], out_base: Path) -> list[Path]:
-    return save_figure(accuracy_figure(rows, steps), Path(out_base))
+Curve = Callable[[str, str], str | None]  # (split, metric) -> the curve's name, or None: not drawn
 
 
-def accuracy_figure(rows: list[MetricRow], steps: list[int]) -> plt.Figure:
-    """Every pooled accuracy of the run over steps, with a dashed line at each saved checkpoint."""
+def plot_accuracy_with_checkpoints(rows: list[MetricRow], steps: list[int], out_base: Path,
+                                   curve: Curve | None = None) -> list[Path]:
+    return save_figure(accuracy_figure(rows, steps, curve), Path(out_base))
+
+
+def accuracy_figure(rows: list[MetricRow], steps: list[int], curve: Curve | None = None) -> plt.Figure:
+    """Every pooled accuracy of the run over steps, and each other metric ``curve`` names (a task kind's own),
+    with a dashed line at each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for r in rows:
-        split, metric, held = r.split, r.metric, Pair.of_eval_set(r.split)
+        split, metric = r.split, r.metric
         if split == "pooled" and ("acc" in metric or "shot" in metric or metric.endswith(("_exact", "_judgement"))):
             name = metric
-        elif held is not None and held[1] == "train_keys" and metric.startswith("acc_"):
-            name = f"held-out {held[0].caption} {metric.removeprefix('acc_')}"  # the anchor study's targets
-        else:
+        elif split == "pooled" or curve is None or (name := curve(split, metric)) is None:
             continue
         xs, ys = curves.setdefault(name, ([], []))
         xs.append(r.step)

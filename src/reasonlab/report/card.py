@@ -15,7 +15,15 @@ from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
 from reasonlab.numerics import describe_machine
-from reasonlab.records import check_identity, load_progress, load_run, progress_figures, run_metrics
+from reasonlab.records import (
+    RunSummary,
+    check_identity,
+    describe_run,
+    load_progress,
+    load_run,
+    progress_figures,
+    run_metrics,
+)
 from reasonlab.registry import task_kinds
 from reasonlab.store import inside
 
@@ -53,7 +61,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
         raise StoreError(f"{run_dir / 'config.yaml'}: a symbolic link out of {run_dir}; not read")
     check_identity(run_dir, cfg)
     extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
-    rows = [("run id", cfg.run_id()), ("profile", cfg.profile),
+    rows = [("run", describe_run(cfg)),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
                        f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
                        "command resumes it from its last checkpoint"),
@@ -74,37 +82,29 @@ def history_rows(kind: str | None, summary: dict) -> list[tuple[str, str]]:
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, object]]:
-    """A finished run's card: what it was, its outcome, its figures (its kind's ``card`` hook, else the final
-    figures, the history and the best-of-run figures)."""
-    cfg = summary.get("config", {})
-    model = cfg.get("model", {})
-    shape = " / ".join(str(model[k]) for k in ("kind", "depth", "d_model") if k in model)
-    init = cfg.get("init", {})
-    start = f"GPT-2 scheme (std {init.get('std', 0.02)})" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
-    rows = [("run id", summary["run_id"]), ("profile", summary["profile"]),
-            ("init; model kind / depth / d_model", f"{start}; {shape}"),
-            ("outcome", summary["label"])]
-    kind = cfg.get("task", {}).get("kind")
-    entry = task_kinds().get(str(kind))
+    """A finished run's card: what it was, its outcome, its figures (its kind's ``card`` hook, which reads the
+    summary as stored, else the final figures, the history and the best-of-run figures)."""
+    record = RunSummary.model_validate(summary)
+    cfg = record.run_config()
+    shape = " / ".join(str(getattr(cfg.model, k)) for k in ("kind", "depth", "d_model") if hasattr(cfg.model, k))
+    start = f"GPT-2 scheme (std {cfg.init.std})" if cfg.init.scheme == "gpt" else f"γ {cfg.init.gamma}"
+    rows = [("run", record.describe()), ("init; model kind / depth / d_model", f"{start}; {shape}"),
+            ("outcome", record.label)]
+    entry = task_kinds().get(cfg.task.kind)
     if entry is not None and entry.card is not None:
         rows += entry.card(summary)
     else:
-        rows += [(k, num(v)) for k, v in summary["final"].items()]
-        rows += history_rows(kind, summary)
+        rows += [(k, num(v)) for k, v in record.final.items()]
+        rows += history_rows(cfg.task.kind, summary)
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
-                 for k, v in summary.get("best", {}).items() if not isinstance(v, dict)]
-    rows += [("epochs / steps", f"{summary['epochs']} / {summary['steps']}"),
-             ("wall time", f"{summary['wall_time_s']:.1f} s on {summary['device']}{_machine_text(summary)}"),
-             ("version / git", f"{summary['versions']['reasonlab']} / {summary['git_revision']}")]
+                 for k, v in record.best.items() if not isinstance(v, dict)]
+    machine = f" · {describe_machine(record.machine.model_dump(), record.threads)}" if record.machine else ""
+    rows += [("epochs / steps", f"{record.epochs} / {record.steps}"),
+             ("wall time", f"{record.wall_time_s:.1f} s on {record.device}{machine}"),
+             ("version / git", f"{record.versions.reasonlab} / {record.git_revision}")]
     return rows
 
 
 def num(value: float | None, spec: str = ".3f") -> str:
     """A figure as the card shows it; a missing one (NaN stored as null) as —."""
     return "—" if value is None else format(value, spec)
-
-
-def _machine_text(summary: dict) -> str:
-    """Where the run's rounding came from (summaries written before runs recorded it have none)."""
-    m = summary.get("machine")
-    return f" · {describe_machine(m, summary['threads'])}" if m else ""

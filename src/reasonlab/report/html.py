@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import glob
 import json
-import re
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -20,12 +19,12 @@ from typing import Any
 import jinja2
 import matplotlib.pyplot as plt
 
-from reasonlab.config import ConfigError, Pair
+from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.phase import axis_name
-from reasonlab.records import finished_runs, load_run, read_analysis, within
+from reasonlab.records import finished_runs, load_record, read_analysis, within
 from reasonlab.registry import task_kinds
 from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
@@ -41,22 +40,25 @@ def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-# Readable names: analyses and their figures, checkpoints, metric parts (the rest: underscores as spaces).
+# Readable names: analyses and their figures, checkpoints, metric parts (and each kind's own ``words``; the rest:
+# underscores as spaces).
 ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}  # and each kind's probes' TITLES
-WORDS = {"heldout": "held-out", "train_keys": "train keys", "test_keys": "test keys", "id": "in-distribution",
-         "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target",
-         "seen_test_acc": "seen pairs, test keys: accuracy"}
+WORDS = {"id": "in-distribution", "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target"}
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
            "phase": "Phase diagram"}
 
 
 def readable(key: str) -> str:
-    """``heldout/4-3/test_keys/inferential`` -> ``held-out (4,3) · test keys · inferential``."""
-    words = {**{w: t for entry in task_kinds().values() for w, t in (entry.words or {}).items()}, **WORDS}
-    parts = []
+    """A set or metric name in words, by the kinds' ``words`` and ``qualify`` hooks: ``heldout/4-3/test_keys/
+    inferential`` -> ``held-out (4,3) · test keys · inferential``."""
+    kinds = task_kinds().values()
+    words = {**{w: t for entry in kinds for w, t in (entry.words or {}).items()}, **WORDS}
+    qualifiers = [entry.qualify for entry in kinds if entry.qualify is not None]
+    parts: list[str] = []
     for part in key.split("/"):
-        if re.fullmatch(r"\d+-\d+", part) and parts:
-            parts[-1] += f" {Pair.parse(part).caption}"
+        qualifier = next((q for qualify in qualifiers if (q := qualify(part)) is not None), None) if parts else None
+        if qualifier is not None:
+            parts[-1] += f" {qualifier}"
         else:
             parts.append(words.get(part, part.replace("_", " ")))
     return " · ".join(parts)
@@ -99,8 +101,7 @@ def _run_figures(run_dir: Path) -> list[dict[str, str]]:
     return sorted(images, key=lambda i: i["caption"] != FIGURES["run"])
 
 
-def _figures(summary: dict) -> list[tuple[str, str]]:
-    final = summary.get("final") or {}
+def _figures(final: dict[str, float | None]) -> list[tuple[str, str]]:
     return [(readable(k), f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in sorted(final.items())
             if isinstance(v, int | float | str)]
 
@@ -129,25 +130,14 @@ def _analyses(run_dir: Path, kind: str | None) -> list[dict[str, Any]]:
     return out
 
 
-def run_header(cfg: dict) -> str:
-    """γ (or the GPT-2 scheme), depth and seed of a run, in a few words."""
-    init, model = cfg.get("init", {}), cfg.get("model", {})
-    start = f"GPT-2 init (std {init.get('std', 0.02)})" if init.get("scheme") == "gpt" else f"γ {init.get('gamma')}"
-    depth = f"depth {model['depth']}" if "depth" in model else str(model.get("kind", "")).replace("_", "-")
-    return f"{start} · {depth} · seed {cfg.get('seed')}"
-
-
 def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
-    summary, cfg = load_run(run_dir)
-    flat = {"seed": cfg.get("seed"), **{f"{s}.{k}": v for s, sec in cfg.items() if isinstance(sec, dict)
-                                        for k, v in sec.items()}}
-    shown = {"init.gamma", "model.depth", "seed"}  # in the header already
-    return {"id": summary.get("run_id", run_dir.name), "label": summary.get("label", "?"),
-            "header": run_header(cfg), "profile": summary.get("profile", ""),
-            "axes": [(axis_name(a), flat.get(a)) for a in axes or [] if a not in shown],
-            "figures": _figures(summary), "images": _run_figures(run_dir),
-            "analyses": _analyses(run_dir, cfg.get("task", {}).get("kind")),
-            "config": json.dumps(cfg, indent=2)}
+    """A run's section; its header is the run in one line (``describe_run``), the sweep's ``axes`` among its
+    fields."""
+    _, record = load_record(run_dir)
+    return {"id": record.run_id, "label": record.label, "header": record.describe(axes or []),
+            "profile": record.profile, "figures": _figures(record.final), "images": _run_figures(run_dir),
+            "analyses": _analyses(run_dir, record.config["task"]["kind"]),
+            "config": json.dumps(record.config, indent=2)}
 
 
 def sweep_cells(rows: list[dict[str, Any]], x: str, y: str) -> dict[tuple, dict[str, Any]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonlab.config import Pair
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.records import read_summary
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
@@ -34,7 +34,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     shipped paper-scale runs on the Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the
     paper-scale runs show and do not."""
     from reasonlab.plots.run import plot_run
-    from reasonlab.plots.trajectory import plot_regime
+    from reasonlab.studies.anchor_figures import plot_regime
     from reasonlab.studies.anchor_trajectory import (
         authors_log,
         authors_lr_sums,

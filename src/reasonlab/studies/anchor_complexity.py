@@ -15,9 +15,9 @@ from statistics import mean
 from rich.console import Console
 
 from reasonlab.config import raw_config
-from reasonlab.plots.anchor_studies import plot_complexity
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
+from reasonlab.studies.anchor_figures import plot_complexity
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 

@@ -13,10 +13,11 @@ from statistics import mean
 
 from rich.console import Console
 
-from reasonlab.config import Pair, raw_config
-from reasonlab.plots.anchor_studies import plot_lr_wd
+from reasonlab.config import raw_config
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
+from reasonlab.studies.anchor_figures import plot_lr_wd
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reasonlab.config import Pair
 from reasonlab.kinds.anchor.cells import Cell, phase_cells
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.store import atomic_write_text

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reasonlab.config import Pair, load_yaml, resolve
+from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_trajectory
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.store import Metrics, atomic_write_text
+from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_trajectory
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 

@@ -118,8 +118,8 @@ def demo_verdict(runs: dict[float, dict]) -> str:
 def trajectory(out: Path, console: Console) -> list[Path]:
     """The anchor study's paper-scale picture without training: the authors' logged runs and reasonlab's own
     paper-scale runs of their settings on a 2-core CPU (both shipped with the package), on the Σlr clock."""
-    from reasonlab.plots.trajectory import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
     from reasonlab.studies.anchor import paper_scale_verdict
+    from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
     from reasonlab.studies.anchor_trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
 
     paper_scale = paper_scale_runs()

@@ -30,11 +30,11 @@ from reasonlab.evaluate.cosine import mean_pairwise_cosine
 from reasonlab.kinds.text_mixture.data import TextMixtureTask, exclusive_tokens, load_tokenizer
 from reasonlab.kinds.text_mixture.evaluate import delta_l_summary
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
-from reasonlab.records import load_run, run_metrics
+from reasonlab.records import axis_value, load_run, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import axis_value, run_sweep
+from reasonlab.sweep.runner import run_sweep
 
 GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {

@@ -21,7 +21,7 @@ from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
-from reasonlab.records import load_run, run_metrics
+from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import expand
@@ -131,10 +131,10 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
 def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None) -> dict:
     """What the E1 criteria read of one finished mixture run: its final accuracies per source and the t50s."""
     rows = Metrics(run_metrics(run_dir)) if rows is None else rows
-    summary = load_run(run_dir)[0]
-    final = summary.get("final") or {}
-    return {"cfg": cfg, "dir": run_dir, "rows": rows, "label": summary["label"],
-            "wall_time_s": summary.get("wall_time_s"), "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
+    summary = load_record(run_dir)[1]
+    final = summary.final
+    return {"cfg": cfg, "dir": run_dir, "rows": rows, "label": summary.label,
+            "wall_time_s": summary.wall_time_s, "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
             "memory_acc": final.get("memory_acc"), "reasoning_train_acc": final.get("reasoning_train_acc"),
             "t50_memory": t50(rows, "memory"), "t50_reasoning_train": t50(rows, "reasoning_train"),
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}

@@ -22,9 +22,19 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonlab import terminal
-from reasonlab.config import Pair, RunConfig, to_yaml
+from reasonlab.config import RunConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
-from reasonlab.records import SweepRecord, finished_summaries, load_progress, progress_figures, run_dirs, valid
+from reasonlab.evaluate import progress_parts
+from reasonlab.records import (
+    SweepRecord,
+    axis_value,
+    describe_run,
+    finished_summaries,
+    load_progress,
+    progress_figures,
+    run_dirs,
+    valid,
+)
 from reasonlab.store import PARTIAL, atomic_write_text, check_name, write_json
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
@@ -132,9 +142,13 @@ class Monitor:
         elapsed = time.monotonic() - self.start
         return None if done <= 0 else elapsed * (total - done) / done
 
-    def _where(self, run_id: str) -> str:
-        """A run's place in the sweep, as plain text: ``init.gamma=0.5 seed=1``."""
-        return " ".join(f"{a}={axis_value(self.todo[run_id], a)}" for a in self.axes)
+    def _describe(self, run_id: str, label: str | None = None) -> str:
+        """A run of the sweep in one line (``describe_run``), its axes among its fields."""
+        return describe_run(self.todo[run_id], self.axes, label)
+
+    def _figures(self, run_id: str, progress: dict) -> list[str]:
+        """A run's last evaluation, as its task kind's progress line shows it (``seen 0.93``, ...)."""
+        return progress_parts(self.todo[run_id].task.kind, progress_figures(progress))
 
     def headline(self, running: dict[str, dict], pending: set[str]) -> str:
         failed = sum(o.status == "failed" for o in self.done.values())
@@ -144,8 +158,8 @@ class Monitor:
 
     def report_progress(self, pending: set[str]) -> None:
         """Without a terminal (piped, nohup): the sweep's line and each running run's step, speed, ETA, loss and
-        seen-pair accuracy, as the live table would show them; at most every ``line_every`` seconds and only when
-        a run moved on, the first as soon as one trains."""
+        last evaluation (its kind's progress parts), as the live table would show them; at most every
+        ``line_every`` seconds and only when a run moved on, the first as soon as one trains."""
         if time.monotonic() - self.last_line < self.line_every:
             return
         running = self.running(pending)
@@ -156,48 +170,31 @@ class Monitor:
         runs = []
         for run_id, p in running.items():
             rate, eta = _speed(p)
-            seen = p.get("seen_test_acc")
             steps = f" step {p['step']}/{p['steps']} ({rate}/s, ETA {eta})" if p.get("steps") else ""
-            runs.append(f"{run_id} {self._where(run_id)}: epoch {p['epoch']}/{p['epochs']}{steps} loss {_loss(p)}"
-                        + ("" if seen is None else f" seen {seen:.3f}"))
+            runs.append(f"{self._describe(run_id)}: epoch {p['epoch']}/{p['epochs']}{steps} loss {_loss(p)}"
+                        + "".join(f" {part}" for part in self._figures(run_id, p)))
         self.console.print(" | ".join([self.headline(running, pending), *runs]), highlight=False, markup=False,
                            soft_wrap=True)
 
     def finished(self, outcome: RunOutcome) -> None:
         self.done[outcome.run_id] = outcome
         if not self.live:
-            where = self._where(outcome.run_id)
-            tail = outcome.label if outcome.status == "finished" else f"FAILED {outcome.error}"
-            self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {outcome.run_id} {where}: {tail}",
-                               highlight=False, markup=False, soft_wrap=True)
+            text = (self._describe(outcome.run_id, outcome.label) if outcome.status == "finished"
+                    else f"{self._describe(outcome.run_id)}: FAILED {outcome.error}")
+            self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {text}", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def render(self, pending: set[str]) -> Group:
         running = self.running(pending)
         table = Table(box=None, pad_edge=False)
-        for col in ("run", *self.axes, "epoch", "step", "steps/s", "ETA", "loss", "seen", "held-out inf / sym"):
+        for col in ("run", *self.axes, "epoch", "step", "steps/s", "ETA", "loss", "last evaluation"):
             table.add_column(col)
         for run_id, p in running.items():
             cfg = self.todo[run_id]
-            heldout = [(held[0], v) for k, v in progress_figures(p).items() if k.endswith("/inferential")
-                       and (held := Pair.of_eval_set(k.removesuffix("/inferential"))) and held[1] == "train_keys"]
-            inf_sym = ", ".join(f"{pair.key} {v:.2f} / {p.get(pair.eval_set() + '/symmetric', float('nan')):.2f}"
-                                for pair, v in heldout)
-            seen = p.get("seen_test_acc")
             steps = f"{p['step']}/{p['steps']}" if p.get("steps") else str(p["step"])
             table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
-                          steps, *_speed(p), _loss(p), "—" if seen is None else f"{seen:.2f}", inf_sym or "—")
+                          steps, *_speed(p), _loss(p), " ".join(self._figures(run_id, p)) or "—")
         return Group(Text(self.headline(running, pending)), table)
-
-
-def axis_value(cfg: RunConfig, key: str) -> object:
-    """A field's value; for a linked axis (``a+b``) the values joined by "/"."""
-    values = []
-    for name in key.split("+"):
-        node: object = cfg
-        for part in name.split("."):
-            node = getattr(node, part)
-        values.append(node)
-    return values[0] if len(values) == 1 else "/".join(map(str, values))
 
 
 class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped where training would start
@@ -205,15 +202,14 @@ class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped 
 
 
 def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list[str], sweep_dir: Path) -> None:
-    """What a sweep would run: one line per run (its id and axis values), finished ones marked as skipped."""
+    """What a sweep would run: one line per run (``describe_run``), finished ones marked as skipped."""
     finished = {p.name for p in run_dirs(sweep_dir)}
     console.print(f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> {sweep_dir}"
                   f"{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}",
                   highlight=False, markup=False, soft_wrap=True)
     for c in configs:
         done = "  (finished: skipped)" if c.run_id() in finished else ""
-        console.print(f"  {c.run_id()}  " + "  ".join(f"{a}={axis_value(c, a)}" for a in axes) + done,
-                      highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  {describe_run(c, axes)}{done}", highlight=False, markup=False, soft_wrap=True)
 
 
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],

@@ -1,4 +1,3 @@
-# Over 400 lines: the one trainer; its steps, evaluation, checkpoints, resume and progress share its state.
 """The one training loop: AdamW, per-batch schedule, clipping, periodic evaluation, checkpoints, resume.
 
 ``train_run(cfg, root)`` owns a run directory from start to finish. Shuffling for epoch e is drawn from a
@@ -6,6 +5,9 @@ generator seeded by (seed, e), so a run resumed from a checkpoint at the end of 
 uninterrupted run would have done; a resume checkpoint inside an epoch (a stop asked for, or
 ``train.checkpoint_minutes`` of wall time) also holds the losses of that epoch's steps so far, and the resumed run
 skips those steps of the same order.
+
+Over 400 lines: it is the one trainer, and its steps, evaluation, checkpoints, resume and progress share one state
+(the ``Trainer``'s); split into modules, each would reach back into that state.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 config (the ``task:`` section), data (``AnchorTask``), evaluate (outcome labels, escape points, best held-out
 accuracies, progress line), cells (phase-diagram cells), figures (run, phase and analysis figures), analysis and
-probes, phase (the phase rule), results (results columns), card (card rows).
+probes, phase (the phase rule), results (results columns), card (card rows and the report's words).
 """
 
 from reasonlab.kinds.anchor import card, evaluate, figures, phase, probes, results
@@ -14,4 +14,4 @@ KIND = register_task(TaskKind(
     "anchor", AnchorTaskConfig, AnchorTask, evaluate.anchor_summary, best_of_run=evaluate.max_heldout,
     extras=evaluate.escape_summary, progress=evaluate.progress, probes=probes, run_figure=figures.anchor_figure,
     phase=phase.PHASE, columns=results.columns, main_columns=results.MAIN_COLUMNS, card=card.card,
-    history=card.history, words=figures.NAMES))
+    history=card.history, words=card.WORDS, qualify=card.qualify))

@@ -1,11 +1,24 @@
-"""The anchor run's card rows: its accuracies, each held-out pair's outcome, and its escape points.
+"""The anchor run's card rows (its accuracies, each held-out pair's outcome, and its escape points) and its words
+in the report (``WORDS``, ``qualify``: ``heldout/4-3/train_keys`` reads ``held-out (4,3) · train keys``).
 
 Layer: report (by its file name).
 """
 
 from __future__ import annotations
 
+import re
+
+from reasonlab.kinds.anchor.config import HELDOUT, Pair
+from reasonlab.kinds.anchor.figures import NAMES
 from reasonlab.report.card import num
+
+WORDS = {**NAMES, HELDOUT.rstrip("/"): "held-out", "train_keys": "train keys", "test_keys": "test keys",
+         "seen_test_acc": "seen pairs, test keys: accuracy"}
+
+
+def qualify(part: str) -> str | None:
+    """A pair key (``4-3``) qualifies the part before it, as its caption: ``held-out (4,3)``."""
+    return Pair.parse(part).caption if re.fullmatch(r"\d+-\d+", part) else None
 
 
 def history(summary: dict) -> list[tuple[str, str]]:

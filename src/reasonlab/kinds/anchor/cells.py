@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from reasonlab.config import ConfigError, Pair, ThresholdConfig
+from reasonlab.config import ConfigError, ThresholdConfig
 from reasonlab.evaluate import DIVERGED, check_single_setting
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.evaluate import classify
 
 SEEN = "final.seen_test_acc"

@@ -1,15 +1,90 @@
-"""The anchor-composition task's ``task:`` section (spec §2).
+"""The anchor-composition task's ``task:`` section (spec §2) and its one type for an anchor pair (``Pair``), with
+the prefix of its held-out pairs' evaluation sets (``HELDOUT``): the kind's own vocabulary, which no generic module
+knows.
 
 Layer: config (by its file name); imports only ``config.base``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic_core import core_schema
 
-from reasonlab.config.base import Pair, StrictModel, TaskSize
+from reasonlab.config.base import StrictModel, TaskSize
+
+_PAIR_TEXT = re.compile(r"\(?\s*(\d+)\s*[-,]\s*(\d+)\s*\)?")
+HELDOUT = "heldout/"  # the prefix of a held-out pair's evaluation sets: heldout/<pair key>/<train_keys|test_keys>
+
+
+class Pair(NamedTuple):
+    """An ordered anchor pair (a1, a2): one type for every spelling of it.
+
+    Parsed from any accepted spelling (``Pair.parse``): ``4-3`` and ``4,3`` (CLI ``--pair``, the config's
+    ``non_inferential`` keys), ``(4,3)``, and ``[4, 3]`` / ``(4, 3)`` (config lists). Printed one way per purpose:
+    ``key`` ``4-3`` (evaluation sets, metric and results-column keys), ``caption`` ``(4,3)`` (figures, tables),
+    ``config_key`` ``4,3`` (the config's ``non_inferential`` keys). A tuple, so ``Pair(4, 3) == (4, 3)`` and a config
+    serializes it as before (a list in YAML and in the run id's hash).
+    """
+
+    first: int
+    second: int
+
+    @classmethod
+    def parse(cls, value: str | Sequence[int]) -> Pair:
+        """A pair from ``4-3``, ``4,3``, ``(4,3)`` or a two-item sequence of integers; ValueError otherwise."""
+        if isinstance(value, str):
+            match = _PAIR_TEXT.fullmatch(value.strip())
+            if match is None:
+                raise ValueError(f"{value!r} is not a pair of anchors a1-a2 (e.g. 4-3; 4,3 also works)")
+            return cls(int(match[1]), int(match[2]))
+        if len(value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ValueError(f"{value!r} is not a pair of anchors [a1, a2]")
+        return cls(*value)
+
+    @classmethod
+    def of_eval_set(cls, name: str) -> tuple[Pair, str] | None:
+        """``heldout/4-3/train_keys`` -> (Pair(4, 3), ``train_keys``); None for any other set's name."""
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] + "/" != HELDOUT:
+            return None
+        try:
+            return cls.parse(parts[1]), parts[2]
+        except ValueError:
+            return None
+
+    @property
+    def key(self) -> str:
+        return f"{self.first}-{self.second}"
+
+    @property
+    def caption(self) -> str:
+        return f"({self.first},{self.second})"
+
+    @property
+    def config_key(self) -> str:
+        return f"{self.first},{self.second}"
+
+    @property
+    def mirror(self) -> Pair:
+        return Pair(self.second, self.first)
+
+    def eval_set(self, keys: str = "train_keys") -> str:
+        """The name of this held-out pair's evaluation set on ``train_keys`` or ``test_keys``."""
+        return f"{HELDOUT}{self.key}/{keys}"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """In a config: a two-item list as before, or a ``4-3`` / ``4,3`` string; dumped as a plain tuple (a list
+        in JSON and YAML), so configs and run ids are unchanged."""
+        ints = core_schema.tuple_schema([core_schema.int_schema(), core_schema.int_schema()])
+        return core_schema.no_info_before_validator_function(
+            lambda v: cls.parse(v) if isinstance(v, str) else v,
+            core_schema.no_info_after_validator_function(lambda t: cls(*t), ints),
+            serialization=core_schema.plain_serializer_function_ser_schema(tuple))
 
 
 class AnchorTaskConfig(StrictModel):

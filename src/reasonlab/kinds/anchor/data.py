@@ -12,8 +12,8 @@ from itertools import product
 import torch
 from torch import Tensor
 
-from reasonlab.config import ConfigError, Pair
-from reasonlab.kinds.anchor.config import AnchorTaskConfig
+from reasonlab.config import ConfigError
+from reasonlab.kinds.anchor.config import AnchorTaskConfig, Pair
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from reasonlab.config import Pair, RunConfig, ThresholdConfig
+from reasonlab.config import RunConfig, ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 

@@ -14,15 +14,24 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
-from reasonlab.config import Pair
 from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.kinds.anchor.cells import Cell
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.plots import save_figure
 from reasonlab.plots.phase import LABEL_COLOURS, LABELS, axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
 
 NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys", "inferential": "inferential",
          "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
+
+
+def accuracy_curve(split: str, metric: str) -> str | None:
+    """The name of a held-out pair's target accuracy on its train keys on the accuracy-over-training figure
+    (``held-out (4,3) inferential``); None for any other non-pooled metric."""
+    held = Pair.of_eval_set(split)
+    if held is not None and held[1] == "train_keys" and metric.startswith("acc_"):
+        return f"held-out {held[0].caption} {metric.removeprefix('acc_')}"
+    return None
 
 
 def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:

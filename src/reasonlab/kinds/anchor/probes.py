@@ -13,10 +13,11 @@ from torch import Tensor
 
 from reasonlab.analysis.geometry import pca
 from reasonlab.analysis.loading import Loaded, save
-from reasonlab.config import ConfigError, Pair
+from reasonlab.config import ConfigError
 from reasonlab.evaluate.cosine import cosine_matrix
 from reasonlab.kinds.anchor import analysis as an
 from reasonlab.kinds.anchor import figures as plots
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.data import AnchorTask
 
 
@@ -213,6 +214,7 @@ def headline(name: str, numbers: dict) -> str:
 PROBES: dict[str, Callable[[Loaded], dict]] = {
     "flow": probe_flow, "representations": probe_representations, "fused": probe_fused,
     "condensation": probe_condensation, "embedding": probe_embedding, "spectra": probe_spectra}
+ACCURACY_CURVE = plots.accuracy_curve  # the held-out pairs' curves beside the pooled ones, over time
 
 
 # Readable titles of the probes (the report's headings and captions).
