@@ -23,7 +23,7 @@ from reasonlab.cli import app
 from reasonlab.config import ConfigError, raw_config, resolve
 
 runner = CliRunner()
-TINY = {"seed": 1, "task": {"n_train_per_pair": 32, "n_test_per_pair": 8},
+TINY = {"seed": 1, "task": {"kind": "anchor", "n_train_per_pair": 32, "n_test_per_pair": 8},
         "model": {"d_model": 8, "d_k": 4, "d_v": 4, "d_ff": 16},
         "train": {"epochs": 1, "batch_size": 64, "warmup_epochs": 0, "device": "cpu", "threads": 1}}
 

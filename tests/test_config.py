@@ -22,8 +22,8 @@ ANCHOR = {"task": {"kind": "anchor"}}  # a config names its task kind: these tes
 
 
 def on_anchor(data: dict | None = None) -> dict:
-    """``data`` on the anchor task."""
-    return deep_merge(ANCHOR, data or {})
+    """``data`` on the anchor task, a fresh dict (overrides edit it in place)."""
+    return deep_merge({"task": dict(ANCHOR["task"])}, data or {})
 
 
 def test_override_types():
