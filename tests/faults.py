@@ -57,7 +57,7 @@ WRITERS = re.compile(r"/reasonlab (sweep|train)\b|multiprocessing\.spawn|^ray::t
 
 def tiny_config() -> dict:
     """An anchor run of a few seconds with a checkpoint and an evaluation every epoch."""
-    return {"seed": 1, "task": {"n_train_per_pair": 64, "n_test_per_pair": 16},
+    return {"seed": 1, "task": {"kind": "anchor", "n_train_per_pair": 64, "n_test_per_pair": 16},
             "model": {"d_model": 16, "d_k": 8, "d_v": 8, "d_ff": 32},
             "train": {"epochs": 6, "batch_size": 64, "warmup_epochs": 1, "checkpoint_every": 1, "eval_every": 1,
                       "threads": 1, "device": "cpu", "base_lr": 1e-3, "lr_multiplier": 3.0}}
