@@ -97,15 +97,15 @@ DRAWS = {"theirs": (True, True, "the authors' seed-1 draws (their data, initial 
                                  "initial weights"),
          "ours": (False, False, "reasonlab's own seed-1 draws, those of the trajectory run (a control)")}
 WHAT = "reasonlab's training step (Trainer._epoch) on {}, beside their log; made by scripts/replay_authors_draws.py"
-# the only fields in which the config trained here differs from `--profile trajectory`: none of them draws anything
+# the only fields in which the config trained here differs from `--profile anchor-trajectory`: none draws anything
 EXECUTION_ONLY = {"epochs", "eval_every", "eval_max_per_set", "checkpoint_every", "threads"}
 
 
 # ---- reasonlab's side ----------------------------------------------------------------------------------------
 def check_trajectory(cfg: RunConfig) -> None:
-    """The config trained here draws what ``reasonlab train --profile trajectory`` draws at the same γ (data,
+    """The config trained here draws what ``reasonlab train --profile anchor-trajectory`` draws at the same γ (data,
     initial weights, batch order, schedule): the two differ only in ``EXECUTION_ONLY`` fields."""
-    ref = resolve(raw_config(None, "trajectory", [f"init.gamma={cfg.init.gamma}", f"seed={cfg.seed}"]))
+    ref = resolve(raw_config(None, "anchor-trajectory", [f"init.gamma={cfg.init.gamma}", f"seed={cfg.seed}"]))
     dumps = [c.model_dump(mode="json", exclude={"profile"}) for c in (cfg, ref)]
     for d in dumps:
         d["train"] = {k: v for k, v in d["train"].items() if k not in EXECUTION_ONLY}
@@ -119,7 +119,7 @@ def build_trainer(gamma: str, threads: int, run_dir: Path, arrays: dict[str, np.
     (in their loader's order) when ``arrays`` are given and its weights by their initial ones when ``init`` is;
     otherwise its own, exactly as ``Trainer`` builds them for the trajectory run (at ``init_seed``: the weights a
     trajectory run of that seed starts from)."""
-    cfg = resolve(raw_config(None, "paper", [f"init.gamma={gamma}", *OVERRIDES, f"train.threads={threads}"]))
+    cfg = resolve(raw_config(None, "anchor-paper", [f"init.gamma={gamma}", *OVERRIDES, f"train.threads={threads}"]))
     check_trajectory(cfg)
     trainer = loop.Trainer(cfg, run_dir, progress=False)
     if init is None and init_seed != SEED:

@@ -26,7 +26,7 @@ def tiny_task(**kw) -> AnchorTaskConfig:
 def tiny_run_dict(**sections) -> dict:
     data = {
         "seed": 1,
-        "task": {"n_train_per_pair": 64, "n_test_per_pair": 16},
+        "task": {"kind": "anchor", "n_train_per_pair": 64, "n_test_per_pair": 16},
         "model": {"d_model": 16, "d_k": 8, "d_v": 8, "d_ff": 32},
         "init": {"gamma": 0.5},
         "train": {

@@ -57,7 +57,7 @@ WRITERS = re.compile(r"/reasonlab (sweep|train)\b|multiprocessing\.spawn|^ray::t
 
 def tiny_config() -> dict:
     """An anchor run of a few seconds with a checkpoint and an evaluation every epoch."""
-    return {"seed": 1, "task": {"n_train_per_pair": 64, "n_test_per_pair": 16},
+    return {"seed": 1, "task": {"kind": "anchor", "n_train_per_pair": 64, "n_test_per_pair": 16},
             "model": {"d_model": 16, "d_k": 8, "d_v": 8, "d_ff": 32},
             "train": {"epochs": 6, "batch_size": 64, "warmup_epochs": 1, "checkpoint_every": 1, "eval_every": 1,
                       "threads": 1, "device": "cpu", "base_lr": 1e-3, "lr_multiplier": 3.0}}
@@ -330,7 +330,7 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
     if kind == 4:
         name = rng.choice(["../x", "/tmp/x", "a/b", ".hidden", "", " ", "ok\n", "<script>", "..", "-x", "x" * 300])
         return [rng.choice(["train", "sweep"]), "--dry-run", "--name", name, "--out", str(store),
-                *(["--profile", "cpu"] if rng.random() < 0.5 else [])]
+                *(["--profile", "anchor-cpu"] if rng.random() < 0.5 else [])]
     if kind == 9:  # a numeric option outside its range
         command = rng.choice(list(NUMERIC))
         where = {"sweep": ["--dry-run", "--grid", "seed=1", "--out", str(store)], "demo": ["--dry-run", "--out",
@@ -343,7 +343,7 @@ def random_invocation(rng: random.Random, work: Path, store: Path) -> list[str]:
         axes = [f"{f}={','.join(str(i) for i in range(rng.choice([2, 1000, 20_000])))}"
                 for f in rng.sample(["seed", "train.base_lr", "init.gamma", "model.depth"], 2)]
         limit = ["--max-runs", rng.choice(["1", "5", "1000000000"])] if rng.random() < 0.3 else []
-        return ["sweep", "--dry-run", "--out", str(store), "--profile", "cpu", *limit,
+        return ["sweep", "--dry-run", "--out", str(store), "--profile", "anchor-cpu", *limit,
                 *(a for ax in axes for a in ("--grid", ax))]
     if kind == 11:  # SQL that has no end, no memory bound or no row bound, over a sweep's table
         return ["results", str(work / "sw"), "--sql", rng.choice(SQL_BOMBS), "--timeout", "1", "--memory-limit", "0.5"]

@@ -23,7 +23,7 @@ from reasonlab.cli import app
 from reasonlab.config import ConfigError, raw_config, resolve
 
 runner = CliRunner()
-TINY = {"seed": 1, "task": {"n_train_per_pair": 32, "n_test_per_pair": 8},
+TINY = {"seed": 1, "task": {"kind": "anchor", "n_train_per_pair": 32, "n_test_per_pair": 8},
         "model": {"d_model": 8, "d_k": 4, "d_v": 4, "d_ff": 16},
         "train": {"epochs": 1, "batch_size": 64, "warmup_epochs": 0, "device": "cpu", "threads": 1}}
 
@@ -110,14 +110,14 @@ def test_every_built_in_profile_passes_the_memory_check():
 def test_a_huge_grid_is_refused_before_it_is_built(tmp_path):
     axis = ",".join(map(str, range(1, 10_001)))
     started = _cpu_seconds()
-    _refused(["sweep", "--dry-run", "--profile", "cpu", "--grid", f"seed={axis}", "--grid",
+    _refused(["sweep", "--dry-run", "--profile", "anchor-cpu", "--grid", f"seed={axis}", "--grid",
               f"train.base_lr={','.join(f'{i}e-5' for i in range(1, 10_001))}", "--out", str(tmp_path / "s")],
              "100,000,000 points", "--max-runs")
     assert _cpu_seconds() - started < 10  # CPU time, on a loaded machine: parsing the axes, not 10^8 configs
-    _refused(["sweep", "--dry-run", "--profile", "cpu", "--grid", "seed=1,2,3", "--max-runs", "2"],
+    _refused(["sweep", "--dry-run", "--profile", "anchor-cpu", "--grid", "seed=1,2,3", "--max-runs", "2"],
              "3 points", "--max-runs 3")
-    listed = runner.invoke(app, ["sweep", "--dry-run", "--profile", "cpu", "--grid", "seed=1,2,3", "--max-runs", "3",
-                                 "--out", str(tmp_path / "s")])
+    listed = runner.invoke(app, ["sweep", "--dry-run", "--profile", "anchor-cpu", "--grid", "seed=1,2,3", "--max-runs",
+                                 "3", "--out", str(tmp_path / "s")])
     assert listed.exit_code == 0 and "3 runs" in listed.output
     assert not (tmp_path / "s").exists()
 
@@ -180,14 +180,18 @@ def test_a_paper_scale_config_without_a_profile_asks_for_yes(tmp_path, monkeypat
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     out = tmp_path / "store"
-    empty = tmp_path / "empty.yaml"
-    empty.write_text("")
+    kind_only = tmp_path / "kind.yaml"
+    kind_only.write_text("task:\n  kind: anchor\n")
     seed_only = tmp_path / "seed.yaml"
-    seed_only.write_text("seed: 3\n")
-    for args in (["train"], ["train", str(empty)], ["train", str(seed_only)],
-                 ["sweep", "--grid", "seed=1,2"], ["train", "--profile", "paper"]):
-        _refused([*args, "--out", str(out)], "paper", "--yes", "--profile cpu")
-    warned = runner.invoke(app, ["train", str(empty), "--dry-run", "--out", str(out)])
+    seed_only.write_text("seed: 3\ntask: {kind: anchor}\n")
+    anchor = ["--set", "task.kind=anchor"]
+    for args in (["train", *anchor], ["train", str(kind_only)], ["train", str(seed_only)],
+                 ["sweep", "--grid", "seed=1,2", *anchor]):
+        _refused([*args, "--out", str(out)], "paper", "--yes", "a reduced (cpu) profile")
+    _refused(["train", "--profile", "anchor-paper", "--out", str(out)], "paper", "--yes", "--profile anchor-cpu")
+    _refused(["train", "--family", "mixture", "--profile", "emb-mlp-paper", "--out", str(out)], "paper",
+             "--profile mixture-emb-mlp-cpu")
+    warned = runner.invoke(app, ["train", str(kind_only), "--dry-run", "--out", str(out)])
     assert warned.exit_code == 0 and "warning:" in warned.output and "paper scale" in warned.output
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(yaml.safe_dump(TINY))
@@ -205,15 +209,15 @@ def _api_cases():
 
     return [
         (lambda: make_config(123), "profile"),
-        (lambda: make_config("cpu", "init.gamma=0.8"), "overrides"),
-        (lambda: make_config("cpu", [1]), "overrides"),
-        (lambda: make_config("cpu", {"init.gamma": {0.5}}), "overrides['init.gamma']"),
-        (lambda: make_config("cpu", {"init.gamma": math.nan}), "overrides['init.gamma']"),
-        (lambda: make_config("cpu", {1: 0.5}), "overrides"),
-        (lambda: make_config("cpu", family=7), "family"),
-        (lambda: make_config("cpu", file=3), "file"),
-        (lambda: run("cpu"), "run config"),
-        (lambda: run(make_config("cpu"), out=5), "run out"),
+        (lambda: make_config("anchor-cpu", "init.gamma=0.8"), "overrides"),
+        (lambda: make_config("anchor-cpu", [1]), "overrides"),
+        (lambda: make_config("anchor-cpu", {"init.gamma": {0.5}}), "overrides['init.gamma']"),
+        (lambda: make_config("anchor-cpu", {"init.gamma": math.nan}), "overrides['init.gamma']"),
+        (lambda: make_config("anchor-cpu", {1: 0.5}), "overrides"),
+        (lambda: make_config("anchor-cpu", family=7), "family"),
+        (lambda: make_config("anchor-cpu", file=3), "file"),
+        (lambda: run("anchor-cpu"), "run config"),
+        (lambda: run(make_config("anchor-cpu"), out=5), "run out"),
         (lambda: load(5), "run_dir"),
         (lambda: open_store(None), "path"),
         (lambda: apply_init_rate(nn.Linear(2, 2), math.nan), "gamma"),
@@ -240,8 +244,8 @@ def test_the_python_api_checks_its_arguments(case):
 def test_the_api_still_takes_what_it_documents():
     from reasonlab.api import make_config
 
-    assert make_config("cpu", None) == make_config("cpu") == make_config("cpu", [])
-    assert make_config("cpu", {"init.gamma": 0.8}) == make_config("cpu", ("init.gamma=0.8",))
+    assert make_config("anchor-cpu", None) == make_config("anchor-cpu") == make_config("anchor-cpu", [])
+    assert make_config("anchor-cpu", {"init.gamma": 0.8}) == make_config("anchor-cpu", ("init.gamma=0.8",))
 
 
 # ---- a finished sweep: runs to probe, show, export and retrain ---------------------------------------------------
@@ -305,8 +309,8 @@ def test_a_fault_injection_variable_changes_nothing(tmp_path):
     src = Path(__file__).parents[1] / "src" / "reasonlab"
     assert not [p for p in src.rglob("*.py") if "KILL_AT_WRITE" in p.read_text() or "TEST_STEP_" in p.read_text()]
     env = {**os.environ, "REASONLAB_KILL_AT_WRITE": "not-a-number", "REASONLAB_TEST_STEP_SECONDS": "not-a-number"}
-    result = subprocess.run([sys.executable, "-m", "reasonlab", "train", "--profile", "cpu", "--dry-run", "--out",
-                             str(tmp_path / "s")], env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "reasonlab", "train", "--profile", "anchor-cpu", "--dry-run",
+                             "--out", str(tmp_path / "s")], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and "# run" in result.stdout, result.stderr
 
 

@@ -118,7 +118,7 @@ def test_missing_and_broken_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_profiles_resolve_and_label_themselves(profile: str) -> None:
-    cfg = resolve(raw_config(None, profile, []))
+    cfg = resolve(raw_config(None, profile, [], "anchor"))
     assert cfg.profile.startswith(profile)
     if profile.startswith("cpu"):
         assert "reduced" in cfg.profile  # a reduced profile says so in every run it produces
@@ -236,12 +236,12 @@ def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):
     from reasonlab.config import raw_config, resolve
 
     out = tmp_path / "store"
-    result = runner.invoke(app, ["train", "--profile", "cpu", "--set", "init.gamma=0.9", "--dry-run",
+    result = runner.invoke(app, ["train", "--profile", "anchor-cpu", "--set", "init.gamma=0.9", "--dry-run",
                                  "--out", str(out)])
-    cfg = resolve(raw_config(None, "cpu", ["init.gamma=0.9"]))
+    cfg = resolve(raw_config(None, "anchor-cpu", ["init.gamma=0.9"]))
     assert result.exit_code == 0 and f"# run {cfg.run_id()}" in result.output and "gamma: 0.9" in result.output
-    result = runner.invoke(app, ["sweep", "--profile", "cpu", "--grid", "init.gamma=0.3,0.5", "--grid", "seed=1,2",
-                                 "--dry-run", "--out", str(out), "--name", "g"])
+    result = runner.invoke(app, ["sweep", "--family", "anchor", "--profile", "cpu", "--grid", "init.gamma=0.3,0.5",
+                                 "--grid", "seed=1,2", "--dry-run", "--out", str(out), "--name", "g"])
     assert result.exit_code == 0 and "sweep g: 4 runs" in result.output and result.output.count("init.gamma=") == 4
     assert not out.exists()
 
@@ -251,7 +251,7 @@ def test_module_entry_point_resolves_a_sweep(tmp_path):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "reasonlab", "sweep", "--profile", "paper", "--grid", "init.gamma=0.5,0.8",
+    cmd = [sys.executable, "-m", "reasonlab", "sweep", "--profile", "anchor-paper", "--grid", "init.gamma=0.5,0.8",
            "--workers", "2", "--dry-run", "--out", str(tmp_path), "--name", "paper-check"]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -359,8 +359,8 @@ def test_version_pair_formats_and_choices(tmp_path: Path) -> None:
     import reasonlab
 
     assert runner.invoke(app, ["--version"]).output.strip() == f"reasonlab {reasonlab.__version__}"
-    warned = runner.invoke(app, ["train", "--dry-run", "--out", str(tmp_path)])
-    assert warned.exit_code == 0 and "paper scale" in warned.output and "--profile cpu" in warned.output
+    warned = runner.invoke(app, ["train", "--set", "task.kind=anchor", "--dry-run", "--out", str(tmp_path)])
+    assert warned.exit_code == 0 and "paper scale" in warned.output and "a reduced (cpu) profile" in warned.output
     bad_at = runner.invoke(app, ["phase", str(tmp_path), "--at", "best"])
     assert bad_at.exit_code == 2 and "'--at': 'best' is not one of 'final', 't_star'" in bad_at.output
     bad_pair = runner.invoke(app, ["phase", str(tmp_path), "--pair", "4x3"])

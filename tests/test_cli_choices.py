@@ -32,7 +32,7 @@ def _one_error_line(args: list[str]) -> str:
     (["train", "--family", "anchr", "--dry-run"], "--family 'anchr': unknown; did you mean anchor?"),
     (["sweep", "--family", "modullar", "--profile", "cpu", "--dry-run"], "did you mean modular?"),
     (["train", "--family", "mixture", "--study", "anchor"], "--study is the old name of --family"),
-    (["train", "--profile", "cpu-wid", "--dry-run"], "did you mean cpu-wide?"),
+    (["train", "--profile", "cpu-wid", "--dry-run"], "did you mean anchor-cpu-wide?"),
     (["trian"], "Did you mean 'train'?"),
     (["train", "--dryrun"], "--dry-run"),
     (["show"], "Missing argument"),
@@ -80,7 +80,7 @@ def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     out = tmp_path / "store"
-    for args in (["reproduce", "anchor-phase", "--profile", "paper"], ["sweep", "--profile", "paper", "--grid",
+    for args in (["reproduce", "anchor-phase", "--profile", "paper"], ["sweep", "--profile", "anchor-paper", "--grid",
                                                                        "seed=1,2"],
                  ["reproduce", "modular-phase", "--profile", "gpu"]):
         line = _one_error_line([*args, "--out", str(out)])
@@ -90,8 +90,8 @@ def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None
     # the trajectory study is paper scale truncated to hours on a CPU: it asks for no --yes
     listed = runner.invoke(app, ["reproduce", "anchor-trajectory", "--dry-run", "--out", str(out)])
     assert listed.exit_code == 0 and "2 runs" in listed.output
-    warned = runner.invoke(app, ["train", "--profile", "paper", "--dry-run", "--out", str(out)])
-    assert warned.exit_code == 0 and "warning: --profile paper" in warned.output
+    warned = runner.invoke(app, ["train", "--profile", "anchor-paper", "--dry-run", "--out", str(out)])
+    assert warned.exit_code == 0 and "warning: --profile anchor-paper" in warned.output
     assert not out.exists()
 
 

@@ -18,14 +18,22 @@ from reasonlab.config import (
 )
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 
+ANCHOR = {"task": {"kind": "anchor"}}  # a config names its task kind: these tests use the anchor task's defaults
+
+
+def on_anchor(data: dict | None = None) -> dict:
+    """``data`` on the anchor task, a fresh dict (overrides edit it in place)."""
+    return deep_merge({"task": dict(ANCHOR["task"])}, data or {})
+
 
 def test_override_types():
     data = apply_overrides(
-        {}, ["init.gamma=0.8", "task.held_out_pairs=[[4,3]]", "model.depth=3", "train.tf32=true", "profile=cpu"]
+        {}, ["task.kind=anchor", "init.gamma=0.8", "task.held_out_pairs=[[4,3]]", "model.depth=3", "train.tf32=true",
+             "profile=cpu"]
     )
     assert data == {
         "init": {"gamma": 0.8},
-        "task": {"held_out_pairs": [[4, 3]]},
+        "task": {"kind": "anchor", "held_out_pairs": [[4, 3]]},
         "model": {"depth": 3},
         "train": {"tf32": True},
         "profile": "cpu",
@@ -53,7 +61,7 @@ def test_parse_value():
 
 def test_exponent_without_dot_still_resolves_to_float():
     # YAML 1.1 reads "1e-4" as a string; validation must still turn it into the float
-    cfg = resolve(apply_overrides({}, ["train.base_lr=1e-4"]))
+    cfg = resolve(apply_overrides(on_anchor(), ["train.base_lr=1e-4"]))
     assert cfg.train.base_lr == pytest.approx(1e-4)
     assert isinstance(cfg.train.base_lr, float)
 
@@ -72,9 +80,9 @@ def test_override_into_non_section():
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ({"model": {"dmodel": 64}}, "model.dmodel"),
-        ({"task": {"anchor": [1, 2]}}, "task.anchor"),
-        ({"trian": {}}, "trian"),
+        ({**ANCHOR, "model": {"dmodel": 64}}, "model.dmodel"),
+        ({"task": {"kind": "anchor", "anchor": [1, 2]}}, "task.anchor"),
+        ({**ANCHOR, "trian": {}}, "trian"),
     ],
 )
 def test_unknown_field_is_one_line_naming_it(data, field):
@@ -88,11 +96,11 @@ def test_unknown_field_is_one_line_naming_it(data, field):
 
 def test_invalid_value_is_one_line_naming_it():
     with pytest.raises(ConfigError) as err:
-        resolve({"init": {"gamma": -1}})
+        resolve(on_anchor({"init": {"gamma": -1}}))
     msg = str(err.value)
     assert msg.startswith("init.gamma:") and "\n" not in msg
     with pytest.raises(ConfigError) as err:
-        resolve({"task": {"held_out_pairs": [[4, 9]]}})
+        resolve(on_anchor({"task": {"held_out_pairs": [[4, 9]]}}))
     msg = str(err.value)
     assert msg.startswith("task") and "held_out_pairs" in msg and "(4, 9)" in msg and "\n" not in msg
 
@@ -126,7 +134,8 @@ def test_empty_yaml_is_empty_dict(tmp_path):
 
 
 def test_yaml_round_trip(tmp_path):
-    cfg = resolve({"seed": 3, "task": {"held_out_pairs": [[4, 3], [3, 4]]}, "init": {"overrides": {"qk": 0.9}}})
+    cfg = resolve({"seed": 3, "task": {"kind": "anchor", "held_out_pairs": [[4, 3], [3, 4]]},
+                   "init": {"overrides": {"qk": 0.9}}})
     path = tmp_path / "cfg.yaml"
     path.write_text(to_yaml(cfg))
     again = resolve(load_yaml(path))
@@ -141,20 +150,20 @@ def test_deep_merge():
 
 
 def test_non_inferential_key_forms():
-    a = resolve({"task": {"non_inferential": {"3,4": -6}}})
-    assert a == RunConfig()
-    b = RunConfig.model_validate({"task": {"non_inferential": {(3, 4): -6}}})
+    a = resolve(on_anchor({"task": {"non_inferential": {"3,4": -6}}}))
+    assert a == resolve(ANCHOR)
+    b = RunConfig.model_validate({"task": {"kind": "anchor", "non_inferential": {(3, 4): -6}}})
     assert b.task.non_inferential == {"3,4": -6}
 
 
 def test_run_id_stable():
-    a = resolve({"seed": 2, "model": {"depth": 3}})
-    b = resolve({"model": {"depth": 3}, "seed": 2})
+    a = resolve(on_anchor({"seed": 2, "model": {"depth": 3}}))
+    b = resolve(on_anchor({"model": {"depth": 3}, "seed": 2}))
     assert a.run_id() == b.run_id()
-    assert a.run_id() == resolve({"seed": 2, "model": {"depth": 3}}).run_id()
+    assert a.run_id() == resolve(on_anchor({"seed": 2, "model": {"depth": 3}})).run_id()
     assert len(a.run_id()) == 12 and all(c in "0123456789abcdef" for c in a.run_id())
     # explicit defaults hash like omitted ones
-    assert RunConfig().run_id() == resolve({"init": {"gamma": 0.5}}).run_id()
+    assert resolve(ANCHOR).run_id() == resolve(on_anchor({"init": {"gamma": 0.5}})).run_id()
 
 
 @pytest.mark.parametrize(
@@ -177,8 +186,8 @@ def test_run_id_stable():
     ],
 )
 def test_run_id_changes_with_any_field(override):
-    base = RunConfig()
-    changed = resolve(apply_overrides({}, [override]))
+    base = resolve(ANCHOR)
+    changed = resolve(apply_overrides(on_anchor(), [override]))
     assert changed != base
     assert changed.run_id() != base.run_id()
 
@@ -186,32 +195,32 @@ def test_run_id_changes_with_any_field(override):
 def test_run_ids_of_existing_stores_never_change():
     """Pinned: a new field enters the hash only when set away from the default that keeps the old behaviour
     (``LATE_FIELDS``), so runs already in a store are still found and skipped after an upgrade."""
-    assert RunConfig().run_id() == "d2f47d7a7091"
-    assert resolve({"seed": 2, "model": {"depth": 3}, "init": {"gamma": 0.8}}).run_id() == "7e4abfe49705"
+    assert resolve(ANCHOR).run_id() == "d2f47d7a7091"
+    assert resolve(on_anchor({"seed": 2, "model": {"depth": 3}, "init": {"gamma": 0.8}})).run_id() == "7e4abfe49705"
 
 
 @pytest.mark.parametrize("override", ["train.threads=3", "train.checkpoint_every=7", "profile=mine"])
 def test_run_id_ignores_how_a_run_is_executed(override):
-    assert resolve(apply_overrides({}, [override])).run_id() == RunConfig().run_id()
+    assert resolve(apply_overrides(on_anchor(), [override])).run_id() == resolve(ANCHOR).run_id()
 
 
 def test_config_is_frozen():
-    cfg = RunConfig()
+    cfg = resolve(ANCHOR)
     with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError on frozen assignment
         cfg.seed = 4  # type: ignore[misc]
 
 
 def test_profile_label_names_what_overrides_change(tmp_path):
     """A profile's label states its settings; a run that changes one must say so, or the label would lie."""
-    plain = resolve(raw_config(None, "cpu", ["train.threads=1"])).profile
+    plain = resolve(raw_config(None, "anchor-cpu", ["train.threads=1"])).profile
     assert plain.startswith("cpu (reduced") and "changed" not in plain  # execution fields change no numbers
-    changed = resolve(raw_config(None, "cpu", ["train.weight_decay=0.28", "train.threads=1"])).profile
+    changed = resolve(raw_config(None, "anchor-cpu", ["train.weight_decay=0.28", "train.threads=1"])).profile
     assert changed == f"{plain}; changed: train.weight_decay=0.28"
     user = tmp_path / "user.yaml"
     user.write_text("model:\n  depth: 3\n")
-    assert resolve(raw_config(user, "cpu", [])).profile == f"{plain}; changed: model.depth=3"
-    assert resolve(raw_config(None, "cpu", ["profile=mine", "model.depth=3"])).profile == "mine"
-    configs, _ = sweep_configs(SweepSpec(profile="cpu"), ["init.gamma=0.5,0.8"], ["train.weight_decay=0.1"])
+    assert resolve(raw_config(user, "anchor-cpu", [])).profile == f"{plain}; changed: model.depth=3"
+    assert resolve(raw_config(None, "anchor-cpu", ["profile=mine", "model.depth=3"])).profile == "mine"
+    configs, _ = sweep_configs(SweepSpec(profile="anchor-cpu"), ["init.gamma=0.5,0.8"], ["train.weight_decay=0.1"])
     assert {c.profile for c in configs} == {f"{plain}; changed: train.weight_decay=0.1"}  # grid axes are not changes
 
 
@@ -220,7 +229,7 @@ def test_an_integer_too_long_to_convert_is_one_line(tmp_path):
     from reasonlab.config import ConfigError, load_yaml, raw_config, resolve
 
     with pytest.raises(ConfigError, match="^seed: "):
-        resolve(raw_config(None, "cpu", ["seed=" + "7" * 5000]))
+        resolve(raw_config(None, "anchor-cpu", ["seed=" + "7" * 5000]))
     path = tmp_path / "long.yaml"
     path.write_text("seed: " + "7" * 5000 + "\n")
     with pytest.raises(ConfigError, match=f"^{path}: "):
@@ -237,14 +246,14 @@ def test_field_roles_are_declared_once_and_every_list_follows():
                                 "train.snapshot_steps"}
     assert {"seed", "init", "thresholds", "train.base_lr", "train.weight_decay"} <= fields_with("member")
     assert MEMBER_FIELDS["train"] >= {"lr_multiplier", "grad_clip", "threads"} and MEMBER_FIELDS["init"] is True
-    base = resolve(raw_config(None, "cpu", []))
+    base = resolve(raw_config(None, "anchor-cpu", []))
     for dotted in EXECUTION_FIELDS - {"profile"}:
         value = {"train.threads": 3, "train.checkpoint_every": 5, "train.checkpoint_log": 2,
                  "train.checkpoint_minutes": 0.5, "train.loggers": "[tensorboard]",
                  "train.snapshot_fractions": "[0.05]", "train.snapshot_steps": "[500]"}[dotted]
-        changed = resolve(raw_config(None, "cpu", [f"{dotted}={value}"]))
+        changed = resolve(raw_config(None, "anchor-cpu", [f"{dotted}={value}"]))
         assert changed.run_id() == base.run_id() and "changed" not in changed.profile, dotted
-    device = resolve(raw_config(None, "cpu", ["train.device=cpu"]))  # other kernels, other numbers: hashed
+    device = resolve(raw_config(None, "anchor-cpu", ["train.device=cpu"]))  # other kernels, other numbers: hashed
     assert device.run_id() != base.run_id() and "train.device" in device.profile
 
 
@@ -294,6 +303,6 @@ def test_an_unknown_field_suggests_the_closest_one():
                                  ("task.n_train_per_pai=5", "did you mean task.n_train_per_pair?"),
                                  ("seed2=1", "did you mean seed?")):
         with pytest.raises(ConfigError, match=suggestion.replace("?", r"\?")):
-            resolve(raw_config(None, "cpu", [override]))
+            resolve(raw_config(None, "anchor-cpu", [override]))
     with pytest.raises(ConfigError, match=r"task.zzz: unknown field \(check the spelling"):
-        resolve(raw_config(None, "cpu", ["task.zzz=1"]))
+        resolve(raw_config(None, "anchor-cpu", ["task.zzz=1"]))

@@ -192,7 +192,7 @@ def test_a_wandb_too_old_for_several_runs_in_one_process_is_one_line(monkeypatch
 @pytest.mark.parametrize(("args", "expected"), [
     (["export", ".", "--to", "mlflow"], "'mlflow' is not one of 'tensorboard', 'wandb'"),
     (["export", "."], "not a finished run directory"),
-    (["train", "--profile", "cpu", "--set", "train.loggers=[tensorbord]", "--dry-run"], "train.loggers"),
+    (["train", "--profile", "anchor-cpu", "--set", "train.loggers=[tensorbord]", "--dry-run"], "train.loggers"),
 ])
 def test_bad_export_and_logger_input_is_one_line(args: list[str], expected: str) -> None:
     result = runner.invoke(app, args)

@@ -131,7 +131,8 @@ def test_corruption_shifts_only_the_chosen_labels_and_scores_clean_positions():
 
 
 def _tiny_model() -> Transformer:
-    cfg = resolve({"model": {"d_model": 16, "depth": 2, "n_heads": 2, "d_k": 8, "d_v": 8, "d_ff": 32, "norm": "pre",
+    cfg = resolve({"task": {"kind": "anchor"},
+                   "model": {"d_model": 16, "depth": 2, "n_heads": 2, "d_k": 8, "d_v": 8, "d_ff": 32, "norm": "pre",
                              "positions": "rope", "max_positions": 18, "tied_head": True, "block_bias": False,
                              "head_bias": False}})
     torch.manual_seed(0)

@@ -317,7 +317,7 @@ def test_overrides_work_or_fail_in_one_line(pairs):
     from reasonlab.config import raw_config
 
     overrides = [f"{k}={v}" for k, v in pairs]
-    _one_line_config_error(lambda: resolve(raw_config(None, None, overrides)))
+    _one_line_config_error(lambda: resolve(raw_config(None, None, ["task.kind=anchor", *overrides])))
 
 
 @ONE_LINE

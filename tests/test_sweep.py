@@ -76,7 +76,7 @@ def test_expand_names_the_bad_point_and_field():
 
 def test_sweep_file_layers_and_cli_axes(tmp_path):
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump({"profile": "cpu", "config": {"train": {"epochs": 3}},
+    path.write_text(yaml.safe_dump({"family": "anchor", "profile": "cpu", "config": {"train": {"epochs": 3}},
                                     "set": ["train.epochs=5"], "grid": {"seed": [1, 2]}}))
     spec = load_sweep(path)
     assert spec.name == "s"
@@ -343,7 +343,7 @@ def test_phase_cli_writes_figures(finished_sweep):
 
 
 def test_sweep_cli_bad_grid_writes_nothing(tmp_path):
-    result = runner.invoke(app, ["sweep", "--profile", "cpu", "--grid", "init.gama=0.3,0.5", "--out",
+    result = runner.invoke(app, ["sweep", "--profile", "anchor-cpu", "--grid", "init.gama=0.3,0.5", "--out",
                                  str(tmp_path)])
     assert result.exit_code == 2 and "init.gama: unknown field" in result.output
     assert list(tmp_path.iterdir()) == []

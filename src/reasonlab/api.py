@@ -46,16 +46,18 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
 
 
 def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = (), *,
-                family: str = "anchor", file: str | Path | None = None, study: str | None = None) -> RunConfig:
-    """A validated run config: a profile family's built-in ``profile`` (none: the family's paper-scale defaults),
-    then a YAML ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"], as ``--set``).
-    ``study`` is the family's old name, kept for one release: a study is what ``reproduce`` runs."""
+                family: str | None = None, file: str | Path | None = None, study: str | None = None) -> RunConfig:
+    """A validated run config: a built-in ``profile`` (a full name such as 'anchor-cpu', or a bare one such as 'cpu'
+    of ``family``), then a YAML ``file`` over it, then ``overrides`` ({"init.gamma": 0.8} or ["init.gamma=0.8"],
+    as ``--set``). Without a profile the file or the overrides name the task kind (``task.kind``). ``study`` is the
+    family's old name, kept for one release: a study is what ``reproduce`` runs."""
     if study is not None:
         warnings.warn("make_config(study=...) is deprecated: use family=", DeprecationWarning, stacklevel=2)
         family = study
     if profile is not None:
-        _check(profile, str, "make_config profile", "a profile name such as 'cpu', or None")
-    _check(family, str, "make_config family", "a profile family such as 'anchor'")
+        _check(profile, str, "make_config profile", "a profile name such as 'anchor-cpu', or None")
+    if family is not None:
+        _check(family, str, "make_config family", "a profile family such as 'anchor', or None")
     if file is not None:
         _check(file, str | Path, "make_config file", "a path to a YAML file, or None")
     items = _override_items(overrides)
@@ -143,7 +145,7 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
     """Train ``config`` like ``reasonlab train`` (same run directory ``out/name/<run_id>``, same files, figures
     included); a finished run is loaded, an unfinished one resumed."""
-    _check(config, RunConfig, "run config", "a RunConfig, e.g. make_config('cpu')")
+    _check(config, RunConfig, "run config", "a RunConfig, e.g. make_config('anchor-cpu')")
     _check(out, str | Path, "run out", "a store directory path")
     _check(name, str, "run name", "a group name under the store, e.g. 'adhoc'")
     run_dir, _ = train_and_plot(config, Path(out) / check_name(name, "name"), "bar" if progress else False,

@@ -72,16 +72,20 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
             console.print(f"wrote {path}")
 
 
-def _family_listing() -> str:
-    """Each profile family with its built-in profiles, for --profile's help."""
-    return "; ".join(f"{family}: {', '.join(family_profiles(family))}" for family in families())
+def _profile_help() -> str:
+    """--profile's help: the two ways to name a profile, then each profile family with its built-in profiles."""
+    family = families()[0]
+    bare = family_profiles(family)[0]
+    listing = "; ".join(f"{f}: {', '.join(family_profiles(f))}" for f in families())
+    return (f"built-in profile: its full name ({family}-{bare}), or a bare one ({bare}) with --family or of one "
+            f"family only: {listing}")
 
 
 Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
 ProfileOpt = Annotated[str | None, typer.Option(
-    "--profile", "-p", help="built-in profile of the family (--family): " + _family_listing())]
+    "--profile", "-p", help=_profile_help())]
 FamilyOpt = Annotated[str | None, typer.Option(
-    "--family", help="the profile family whose built-in profiles --profile names (default: anchor): "
+    "--family", help="the profile family in which --profile's bare name is looked up (no default): "
     + ", ".join(families()))]
 StudyAlias = Annotated[str | None, typer.Option("--study", hidden=True, help="deprecated: the old name of --family")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="check the input and print the resolved config (or "

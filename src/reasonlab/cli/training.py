@@ -31,7 +31,7 @@ from reasonlab.cli.common import (
     line,
     print_results,
 )
-from reasonlab.config import ConfigError, RunConfig, raw_config, resolve, unknown_name
+from reasonlab.config import ConfigError, RunConfig, family_profiles, find_profile, raw_config, resolve, unknown_name
 from reasonlab.sweep.grid import MAX_RUNS
 
 # Parameters × tokens trained (RunConfig.work) from which a run without a profile counts as paper scale: the
@@ -67,6 +67,17 @@ def large_on_cpu(profile: str | None) -> bool:
     import torch
 
     return not torch.cuda.is_available()
+
+
+def reduced(profile: str | None, family: str | None) -> str:
+    """The flag of the reduced profile beside a paper- or GPU-scale one (``anchor-paper``: ``anchor-cpu``), or where
+    to find one."""
+    if profile is not None:
+        owner, name = find_profile(profile, family)
+        cpu = re.sub(r"(paper|gpu)$", "cpu", name)
+        if cpu in family_profiles(owner):
+            return f"--profile {owner}-{cpu}"
+    return "a reduced (cpu) profile (`reasonlab train --help` lists them)"
 
 
 def paper_scale(profile: str | None, configs: list[RunConfig]) -> str | None:
@@ -108,12 +119,14 @@ def train(
     if config is not None and "=" in config.name and not config.exists():  # `--set a=1 b=2`: b=2 lands here
         raise ConfigError(f"{config}: no such file, and it reads as an override: give each override its own --set "
                           f"(--set {config.name})")
-    cfg = resolve(raw_config(config, profile, overrides or [], family_of(family, study) or "anchor"))
+    family = family_of(family, study)
+    cfg = resolve(raw_config(config, profile, overrides or [], family))
     if (large := paper_scale(profile, [cfg])) and dry_run:
-        err.print(f"warning: {large}; pass --profile cpu for a reduced run", highlight=False, soft_wrap=True)
+        err.print(f"warning: {large}; pass {reduced(profile, family)} for a reduced run", highlight=False,
+                  soft_wrap=True)
     elif large and not yes:
-        raise ConfigError(f"{large}; pass --yes to run it anyway, --dry-run to print its config, or --profile cpu "
-                          "for a reduced run")
+        raise ConfigError(f"{large}; pass --yes to run it anyway, --dry-run to print its config, or "
+                          f"{reduced(profile, family)} for a reduced run")
     root = out / check_name(name, "--name")
     if dry_run:
         for text in (f"# run {cfg.run_id()} -> {root / cfg.run_id()}", *to_yaml(cfg).splitlines()):
@@ -171,8 +184,8 @@ def sweep(
     threads: ThreadsOpt = None,
     backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
-    family: Annotated[str | None, typer.Option(help="the profile family whose profiles --profile names (default: "
-                                                    "the file's, else anchor)")] = None,
+    family: Annotated[str | None, typer.Option(help="the profile family in which --profile's bare name is looked "
+                                                    "up (default: the file's family:, else none)")] = None,
     study: StudyAlias = None,
     max_runs: Annotated[int, typer.Option(min=1, help="most points a grid may have (counted before any is "
                                                       "built)")] = MAX_RUNS,
@@ -185,8 +198,7 @@ def sweep(
     from reasonlab.sweep.runner import print_plan, run_sweep
 
     spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
-    # The sweep file's field keeps its old name, ``study``, until the studies that build sweeps are moved.
-    update = {k: v for k, v in (("profile", profile), ("study", family_of(family, study))) if v is not None}
+    update = {k: v for k, v in (("profile", profile), ("family", family_of(family, study))) if v is not None}
     spec = spec.model_copy(update=update)
     configs, axes = sweep_configs(spec, grid or [], overrides or [], max_runs)
     ids = ",".join(sorted(c.run_id() for c in configs))
@@ -196,8 +208,8 @@ def sweep(
         print_plan(console, sweep_name, configs, axes, out / sweep_name)
         return
     if (large := paper_scale(spec.profile, configs)) and not yes:
-        raise ConfigError(f"{large}; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for "
-                          "the reduced setting")
+        raise ConfigError(f"{large}; pass --yes to run it anyway, --dry-run to list its runs, or "
+                          f"{reduced(spec.profile, spec.family)} for the reduced setting")
     executor = executor_factory(backend, workers, threads, ensemble)(len(configs))
     console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
                   f"{executor.workers} workers × {executor.threads} threads")

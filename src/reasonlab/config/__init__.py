@@ -19,6 +19,7 @@ from reasonlab.config.io import (
     families,
     family_profiles,
     fields_with,
+    find_profile,
     label_changes,
     load_yaml,
     parse_value,
@@ -44,7 +45,7 @@ from reasonlab.errors import ConfigError
 __all__ = [
     "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
     "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
-    "deep_merge", "families", "family_profiles", "fields_with", "label_changes",
+    "deep_merge", "families", "family_profiles", "fields_with", "find_profile", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
     "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]

@@ -242,6 +242,12 @@ def family_profiles(family: str) -> list[str]:
     return [name[len(family) + 1 :] for name in _profile_files() if name.startswith(f"{family}-")]
 
 
+def check_family(family: str | None) -> None:
+    """Refuse a family (``--family``) that has no profile; None, no family, is fine."""
+    if family is not None and family not in families():
+        raise unknown_name(f"--family {family!r}", family, families())
+
+
 def load_profile(family: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
     """A built-in profile's fields. A profile that differs from another in a few fields names it as ``base:`` and
     lists only those fields, so the two cannot drift apart."""
@@ -258,17 +264,42 @@ def load_profile(family: str, profile: str, derived: tuple[str, ...] = ()) -> di
     return deep_merge(load_profile(family, parent, chain), data)
 
 
-def raw_config(config: Path | None, profile: str | None, overrides: list[str], family: str = "anchor") -> dict:
-    """Profile (of ``family``), then the user's YAML over it, then ``--set`` overrides over both; not yet
-    validated. The family only finds the profile: it is no field of the run, so it never enters a run id."""
+def find_profile(name: str, family: str | None = None) -> tuple[str, str]:
+    """The ``(family, profile)`` a built-in profile's name stands for. A full name (``anchor-cpu``) needs no family;
+    a bare one (``cpu``) is looked up in ``family``, or, without one, in the only family that has it: most families
+    have a ``cpu`` profile, so no family is the default one. A full name is read as one before a bare name."""
+    check_family(family)
+    full = _profile_files()
+    if family is not None:
+        if name in family_profiles(family):
+            return family, name
+        if name.startswith(f"{family}-") and name in full:
+            return family, name[len(family) + 1 :]
+        if name in full:
+            raise ConfigError(f"--profile {name!r}: a profile of the {name.split('-', 1)[0]} family, not of "
+                              f"{family}; drop --family {family}")
+        raise unknown_name(f"--profile {name!r} of the {family} family", name, family_profiles(family))
+    if name in full:
+        owner, _, bare = name.partition("-")
+        return owner, bare
+    owners = [f for f in families() if name in family_profiles(f)]
+    if len(owners) > 1:
+        raise ConfigError(f"--profile {name!r}: ambiguous, several families have it; name one in full "
+                          f"({', '.join(f'{f}-{name}' for f in owners)}) or add --family")
+    if not owners:
+        raise unknown_name(f"--profile {name!r}", name, full)
+    return owners[0], name
+
+
+def raw_config(config: Path | None, profile: str | None, overrides: list[str], family: str | None = None) -> dict:
+    """Profile (``find_profile``: a full name, or a bare one of ``family``), then the user's YAML over it, then
+    ``--set`` overrides over both; not yet validated. The family only finds the profile: it is no field of the run,
+    so it never enters a run id."""
     data: dict[str, Any] = {}
-    if family not in families():
-        raise unknown_name(f"--family {family!r}", family, families())
     if profile is not None:  # an empty name is no profile of any family, not "the defaults"
-        names = family_profiles(family)
-        if profile not in names:
-            raise unknown_name(f"--profile {profile!r} of the {family} family", profile, names)
-        data = load_profile(family, profile)
+        data = load_profile(*find_profile(profile, family))
+    else:
+        check_family(family)
     base = copy.deepcopy(data)
     if config is not None:
         data = deep_merge(data, load_yaml(config))

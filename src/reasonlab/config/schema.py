@@ -164,6 +164,15 @@ class ThresholdConfig(StrictModel):
 
 
 
+def missing_kind(section: str, kinds: dict[str, Any]) -> str:
+    """The message for a ``task:`` or ``model:`` section that names no kind (``kinds``: the registered ones)."""
+    example = next(iter(kinds), "...")
+    profile = ", or start from a built-in profile (--profile; `reasonlab train --help` lists them)" \
+        if section == "task" else ""
+    return (f"{section}.kind: missing; name the {section} kind ({', '.join(kinds)}), e.g. --set "
+            f"{section}.kind={example}{profile}")
+
+
 def validate_section(value: Any, section: str, kinds: dict[str, Any]) -> StrictModel:
     """A ``task:`` or ``model:`` section validated by the config class of its ``kind`` (``kinds``: the registered
     entries). A bad field is located as with a discriminated union (``task.<kind>.<field>``), so messages name it
@@ -171,9 +180,9 @@ def validate_section(value: Any, section: str, kinds: dict[str, Any]) -> StrictM
     kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
     if not isinstance(value, dict | BaseModel):
         raise ValueError("Input should be a valid dictionary or object to extract fields from")
-    if not isinstance(kind, str):
-        raise ValueError(f"kind: name the {section} kind, e.g. {section}.kind={next(iter(kinds), '...')}")
-    if kind not in kinds:
+    if kind is None:
+        raise ValueError(missing_kind(section, kinds).removeprefix(f"{section}."))
+    if not isinstance(kind, str) or kind not in kinds:
         raise ValueError(f"kind: {kind!r} is unknown; choose one of {', '.join(map(repr, kinds))}")
     cls = kinds[kind].config
     if isinstance(value, cls):
@@ -200,15 +209,15 @@ class RunConfig(StrictModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _default_kinds(cls, data: Any) -> Any:
-        """``kind`` picks the task and the model; a config that names none is a transformer on the anchor task.
-        Still the one default task kind, named here by its name alone (no import): the CLI's ``--study anchor``
-        default and the tests that rely on it go first (issue 40)."""
+    def _default_model(cls, data: Any) -> Any:
+        """A ``model:`` section that names no kind is the transformer, the generic model; the task has no such
+        default: a config names its task kind (or starts from a profile that does)."""
         if not isinstance(data, dict):
             return data
-        for section, kind in (("task", "anchor"), ("model", "transformer")):
-            if isinstance(data.get(section, {}), dict) and "kind" not in data.get(section, {}):
-                data = {**data, section: {"kind": kind, **data.get(section, {})}}
+        if "task" not in data:
+            raise ValueError(missing_kind("task", registry.task_kinds()))
+        if isinstance(data.get("model", {}), dict) and "kind" not in data.get("model", {}):
+            data = {**data, "model": {"kind": "transformer", **data.get("model", {})}}
         return data
 
     seed: int = Field(1, ge=0, **roles("member"))

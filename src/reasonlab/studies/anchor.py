@@ -43,7 +43,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
         run_curves,
     )
 
-    spec = SweepSpec(name="demo-anchor", study="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
+    spec = SweepSpec(name="demo-anchor", family="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
                      grid={"init.gamma": list(DEMO_GAMMAS)})
     configs, report, rows = run_study(spec, out, make_executor, console)
     done = {r["run_id"] for r in rows}

@@ -43,7 +43,7 @@ def spec_for(profile: str) -> SweepSpec:
     label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-complexity: all 16 pairs trained, " \
             f"{SETTINGS[profile]['label']}"
     config = {**settings, "task": {**TASK, **settings.get("task", {})}, "profile": label}
-    return SweepSpec(name=f"anchor-complexity-{profile}", study="anchor", profile=profile, config=config,
+    return SweepSpec(name=f"anchor-complexity-{profile}", family="anchor", profile=profile, config=config,
                      grid=GRIDS[profile])
 
 

@@ -34,7 +34,7 @@ PAIRS = (Pair(4, 3), Pair(3, 4))  # both held out (CONFIG): the figure and table
 def spec_for(profile: str) -> SweepSpec:
     label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, " \
             f"{' and '.join(p.caption for p in reversed(PAIRS))} held out"
-    return SweepSpec(name=f"anchor-lr-wd-{profile}", study="anchor", profile=profile,
+    return SweepSpec(name=f"anchor-lr-wd-{profile}", family="anchor", profile=profile,
                      config={**CONFIG, "profile": label}, grid=GRIDS[profile])
 
 

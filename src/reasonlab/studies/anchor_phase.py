@@ -27,7 +27,7 @@ GRIDS: dict[str, dict[str, list]] = {
 
 
 def spec_for(profile: str) -> SweepSpec:
-    return SweepSpec(name=f"anchor-phase-{profile}", study="anchor", profile=profile, grid=GRIDS[profile])
+    return SweepSpec(name=f"anchor-phase-{profile}", family="anchor", profile=profile, grid=GRIDS[profile])
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:

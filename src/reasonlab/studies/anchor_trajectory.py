@@ -152,14 +152,14 @@ def authors_lr_sums() -> dict[int, float]:
     from reasonlab.schedule import lr_sums
 
     last = max(r["epoch"] for run in authors_log()["runs"].values() for r in run["evaluations"] + run["train_loss"])
-    train = resolve(raw_config(None, "trajectory", [f"train.epochs={last}"])).train
+    train = resolve(raw_config(None, "anchor-trajectory", [f"train.epochs={last}"])).train
     sums = lr_sums(train, AUTHORS_STEPS_PER_EPOCH, last * AUTHORS_STEPS_PER_EPOCH)
     return {e: sums[e * AUTHORS_STEPS_PER_EPOCH] for e in range(last + 1)}
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
     """Train (or resume, or skip) the arm's runs, then draw them beside the authors' log and write summary.md."""
-    spec = SweepSpec(name="anchor-trajectory", study="anchor", profile="trajectory", grid=GRIDS[profile])
+    spec = SweepSpec(name="anchor-trajectory", family="anchor", profile="trajectory", grid=GRIDS[profile])
     configs, report, rows = run_study(spec, out, make_executor, console, overrides)
     done = {r["run_id"] for r in rows}
     ours = trajectories([report.sweep_dir / c.run_id() for c in configs if c.run_id() in done])

@@ -62,7 +62,7 @@ class BenchmarkStudy:
     def spec_for(self, profile: str) -> SweepSpec:
         label = f"{raw_config(None, profile, [], self.name)['profile']}; {self.name}: " + ", ".join(
             f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[profile].settings().items())
-        return SweepSpec(name=f"{self.name}-{profile}", study=self.name, profile=profile,
+        return SweepSpec(name=f"{self.name}-{profile}", family=self.name, profile=profile,
                          config={"profile": label}, grid=self.GRIDS[profile])
 
     def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:

@@ -38,7 +38,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``show`` work on it): the
     two runs side by side with the sweep's live table, then a table, one figure (``figures/demo.png``) and the
     verdict."""
-    spec = SweepSpec(name="demo", study=DEMO_STUDY, profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
+    spec = SweepSpec(name="demo", family=DEMO_STUDY, profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
                      grid={"init.gamma": list(DEMO_GAMMAS)})
     configs, report, rows = run_study(spec, out, make_executor, console)
     done = {r["run_id"] for r in rows}

@@ -36,7 +36,7 @@ RISING_GAIN = 0.5  # the shot curve "rises": its last third at least this far ab
 
 
 def spec_for(profile: str) -> SweepSpec:
-    return SweepSpec(name=f"modular-phase-{profile}", study="modular", profile=profile, grid=GRIDS[profile])
+    return SweepSpec(name=f"modular-phase-{profile}", family="modular", profile=profile, grid=GRIDS[profile])
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:

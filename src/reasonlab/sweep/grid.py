@@ -3,7 +3,8 @@
 A sweep file is YAML::
 
     name: gamma-depth          # the sweep's directory under the store root (default: the file's stem)
-    profile: cpu               # optional built-in profile of the study
+    profile: anchor-cpu        # optional built-in profile: a full name, or a bare one (cpu) of family:
+    family: anchor             # optional profile family of a bare profile name (study: is its old name)
     config: {train: {epochs: 12}}   # optional fields over the profile
     set: ["train.lr_multiplier=20"] # optional overrides, as with --set
     grid:                      # the axes: every combination is one run
@@ -26,7 +27,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from reasonlab.config import (
     ConfigError,
@@ -40,15 +41,28 @@ from reasonlab.config import (
     raw_config,
     validation_message,
 )
+from reasonlab.store import warn
 
 
 class SweepSpec(StrictModel):
     name: str | None = None
-    study: str = "anchor"
+    family: str | None = None
     profile: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     set: list[str] = Field(default_factory=list)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _study(cls, data: Any) -> Any:
+        """``study:`` is the old name of ``family:`` (a study is what ``reproduce`` runs), read for one release with
+        a one-line notice."""
+        if not isinstance(data, dict) or "study" not in data:
+            return data
+        if data.get("family", data["study"]) != data["study"]:
+            raise ValueError("study: the old name of family; give family only")
+        warn("warning: the sweep field study: is deprecated; name the profile family with family:")
+        return {"family": data["study"], **{k: v for k, v in data.items() if k != "study"}}
 
 
 MAX_RUNS = 10_000  # points of a grid (--max-runs raises it): counted before any is built, so 10^8 fails at once
@@ -138,7 +152,7 @@ def sweep_configs(
 ) -> tuple[list[RunConfig], list[str]]:
     """The runs of a sweep and its axis names: profile < ``config`` < ``set`` < ``--set``; ``--grid`` axes
     are added to (or replace) the file's; at most ``max_runs`` points."""
-    profile = raw_config(None, spec.profile, [], spec.study)
+    profile = raw_config(None, spec.profile, [], spec.family)
     base = apply_overrides(deep_merge(copy.deepcopy(profile), spec.config), [*spec.set, *overrides])
     base = label_changes(profile, base)
     axes = dict(spec.grid)

@@ -1,0 +1,121 @@
+"""No default task kind, and built-in profiles found by name: a config that names no ``task.kind`` is one line
+naming it (API and command line); ``find_profile`` reads a full name alone, a bare one with its family or when one
+family has it, and refuses an ambiguous or unknown one; a sweep file's old ``study:`` is read as ``family:``."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from reasonlab import registry
+from reasonlab.api import make_config
+from reasonlab.cli import app
+from reasonlab.config import ConfigError, families, family_profiles, find_profile, raw_config, resolve
+from reasonlab.sweep.grid import SweepSpec, load_sweep, sweep_configs
+
+runner = CliRunner()
+
+
+# ---- no default task kind ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("data", [{}, {"task": {}}, {"task": {"n_train_per_pair": 64}}, {"seed": 2, "model": {}}])
+def test_a_config_without_a_task_kind_names_the_field_and_the_kinds(data):
+    with pytest.raises(ConfigError) as caught:
+        resolve(data)
+    message = str(caught.value)
+    assert message.startswith("task.kind: missing; name the task kind (") and "\n" not in message
+    assert all(kind in message for kind in registry.task_kinds()) and "--profile" in message
+
+
+def test_the_api_without_a_profile_or_a_kind_is_refused_and_with_a_kind_is_not():
+    with pytest.raises(ConfigError, match=r"^task\.kind: missing"):
+        make_config()
+    with pytest.raises(ConfigError, match=r"^task\.kind: missing"):
+        make_config(family="anchor")  # a family only finds a profile: it names no task
+    assert make_config(overrides={"task.kind": "modular"}).task.kind == "modular"
+    assert make_config(overrides=["task.kind=anchor"]).model.kind == "transformer"  # the model keeps its default
+
+
+def test_the_command_line_without_a_task_kind_is_one_line_exit_2(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("seed: 3\ntask:\n  n_train_per_pair: 64\n")
+    for args in (["train", str(config)], ["train", "--set", "seed=2"], ["sweep", "--grid", "seed=1,2"]):
+        result = runner.invoke(app, [*args, "--dry-run", "--out", str(tmp_path / "store")])
+        lines = [x for x in result.output.splitlines() if x.strip()]
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert lines[0].startswith("error: ") and "Traceback" not in result.output
+        assert "task.kind: missing; name the task kind (" in lines[0]  # a sweep's names its grid point first
+    assert not (tmp_path / "store").exists()
+
+
+# ---- find_profile ---------------------------------------------------------------------------------------------------
+def test_a_full_name_needs_no_family():
+    assert find_profile("anchor-cpu") == ("anchor", "cpu")
+    assert find_profile("anchor-cpu-wide") == ("anchor", "cpu-wide")
+    assert find_profile("mixture-emb-mlp-cpu") == ("mixture", "emb-mlp-cpu")
+    assert find_profile("anchor-cpu", "anchor") == ("anchor", "cpu")  # a full name with its own family
+
+
+def test_a_bare_name_with_its_family():
+    assert find_profile("cpu", "anchor") == ("anchor", "cpu")
+    assert find_profile("cpu", "modular") == ("modular", "cpu")
+    assert find_profile("paper", "modular") == ("modular", "paper")
+
+
+def test_a_bare_name_only_one_family_has_needs_none():
+    assert find_profile("trajectory") == ("anchor", "trajectory")
+    assert find_profile("emb-mlp-cpu") == ("mixture", "emb-mlp-cpu")
+    assert find_profile("cell-r2") == ("modular", "cell-r2")
+
+
+def test_an_ambiguous_bare_name_lists_the_full_names():
+    owners = [f for f in families() if "cpu" in family_profiles(f)]
+    assert len(owners) > 1
+    with pytest.raises(ConfigError) as caught:
+        find_profile("cpu")
+    message = str(caught.value)
+    assert message.startswith("--profile 'cpu': ambiguous") and "\n" not in message and "--family" in message
+    assert all(f"{f}-cpu" in message for f in owners)
+
+
+def test_an_unknown_name_is_refused_with_the_closest():
+    with pytest.raises(ConfigError, match=r"^--profile 'anchor-cpu-wid': unknown; did you mean anchor-cpu-wide\?"):
+        find_profile("anchor-cpu-wid")
+    with pytest.raises(ConfigError, match=r"^--profile 'trajectory' of the modular family: unknown; "):
+        find_profile("trajectory", "modular")
+    with pytest.raises(ConfigError, match=r"^--profile 'modular-cpu': a profile of the modular family, not of anchor"):
+        find_profile("modular-cpu", "anchor")
+    with pytest.raises(ConfigError, match=r"^--family 'anchr': unknown; did you mean anchor\?"):
+        find_profile("cpu", "anchr")
+
+
+def test_the_api_and_the_command_line_find_the_same_profile(tmp_path):
+    full = make_config("anchor-cpu")
+    assert make_config("cpu", family="anchor") == full == resolve(raw_config(None, "cpu", [], "anchor"))
+    assert make_config("trajectory") == make_config("anchor-trajectory")
+    with pytest.raises(ConfigError, match=r"^--profile 'cpu': ambiguous"):
+        make_config("cpu")
+    for args in (["--profile", "anchor-cpu"], ["--family", "anchor", "--profile", "cpu"]):
+        result = runner.invoke(app, ["train", *args, "--dry-run", "--out", str(tmp_path)])
+        assert result.exit_code == 0 and f"# run {full.run_id()}" in result.output, result.output
+    result = runner.invoke(app, ["train", "--profile", "cpu", "--dry-run", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "error: --profile 'cpu': ambiguous" in result.output
+    assert "anchor-cpu" in result.output
+
+
+# ---- the sweep file's family ---------------------------------------------------------------------------------------
+def test_a_sweep_file_names_its_family_and_reads_study_as_its_old_name(tmp_path, capsys):
+    new, old = tmp_path / "new.yaml", tmp_path / "old.yaml"
+    new.write_text(yaml.safe_dump({"family": "anchor", "profile": "cpu", "grid": {"seed": [1, 2]}}))
+    old.write_text(yaml.safe_dump({"study": "anchor", "profile": "cpu", "grid": {"seed": [1, 2]}}))
+    assert load_sweep(new).family == "anchor" and "deprecated" not in capsys.readouterr().err
+    spec = load_sweep(old)
+    assert spec.family == "anchor" and "study" not in spec.model_dump()
+    assert "warning: the sweep field study: is deprecated" in capsys.readouterr().err
+    ids = [[c.run_id() for c in sweep_configs(load_sweep(path))[0]] for path in (new, old)]
+    assert ids[0] == ids[1] and len(ids[0]) == 2
+    both = tmp_path / "both.yaml"
+    both.write_text(yaml.safe_dump({"study": "anchor", "family": "modular", "profile": "cpu"}))
+    with pytest.raises(ConfigError, match=r"both\.yaml: study: the old name of family; give family only$"):
+        load_sweep(both)
+    assert SweepSpec().family is None
