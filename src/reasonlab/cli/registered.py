@@ -18,7 +18,7 @@ import typer
 from reasonlab.errors import ConfigError
 from reasonlab.registry import KindOption, studies, task_kinds
 
-Owned = list[tuple[str | None, KindOption]]  # (the kind that declares it, or None for a generic floor's; option)
+Owned = list[tuple[str, KindOption]]  # (who reads it: a kind, or the generic floor's readers; option)
 _GIVEN = "reasonlab.kind_options"  # the key of the parsed values in the command context's meta
 
 
@@ -45,7 +45,7 @@ def _typer_flags(groups: list[Owned]) -> list[Any]:
     params = []
     for group in groups:
         option = group[0][1]
-        text = "; ".join(f"{owner}: {o.help}" if owner else o.help for owner, o in group)
+        text = "; ".join(f"{owner}: {o.help}" for owner, o in group)
         if option.parse is None:
             kind = Annotated[bool, typer.Option(option.flag, help=text, callback=_keep, expose_value=False)]
             default = False
@@ -87,7 +87,7 @@ def probe_options() -> Owned:
 def phase_options() -> Owned:
     from reasonlab.report.phase import LABEL_PHASE
 
-    return [*((None, option) for option in LABEL_PHASE.options),
+    return [*(("kinds without a phase rule of their own", option) for option in LABEL_PHASE.options),
             *((name, option) for name, entry in task_kinds().items()
               for option in getattr(entry.phase, "options", ()))]
 
