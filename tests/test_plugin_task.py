@@ -1,4 +1,4 @@
-"""The worked example of docs/extending.md: a task of one's own, in one file outside src/reasonlab, registered with
+"""The one-file route of docs/extending.md: a task of one's own, in one file outside src/reasonlab, registered with
 ``reasonlab.register_task`` and then trained, swept, tabled, phase-plotted, reported and reproduced through the
 command line like a built-in task (the sweep's worker processes import the plug-in again by themselves)."""
 

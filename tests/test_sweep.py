@@ -447,8 +447,8 @@ def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
 
 def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tmp_path):
     """Piped or under nohup there is no live table: a plain line with the sweep's state and each running run's
-    step, speed, ETA, loss and last evaluation (its kind's progress parts), at most every ``line_every`` seconds and only when a run moved on. A
-    progress file an earlier invocation left does not make its run count as running."""
+    step, speed, ETA, loss and last evaluation (its kind's progress parts), at most every ``line_every`` seconds
+    and only when a run moved on. A progress file an earlier invocation left does not make its run count as running."""
     import io
     import json
 

@@ -7,10 +7,12 @@ A task kind is everything reasonlab needs to know about a task, in one place (bu
 Your own task registers from your own package, with no edit inside reasonlab::
 
     import reasonlab
-    reasonlab.register_task("parity", config=ParityConfig, task=ParityTask, summarize=parity_summary)
+    reasonlab.register_task("reversal", config=ReversalConfig, task=ReversalTask, summarize=reversal_summary)
 
 or, installed, by an entry point in the group ``reasonlab.tasks`` (or ``reasonlab.studies``, ``reasonlab.models``)
-naming a callable that registers (or an entry to register); entry points are loaded on the first lookup.
+naming a callable that registers (or an entry to register); entry points are loaded on the first lookup. A kind's
+probes and phase rule declare the options they read (``KindOption``), which the command line offers as flags; a
+kind's built-in profiles are a folder of YAML files (``register_profiles``).
 
 Layer: the ground floor beside ``errors``; it imports nothing else of reasonlab and names no module. The built-in
 entries register by import from their own folders: the facade (``reasonlab/__init__.py``) installs a loader
@@ -22,10 +24,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import ConfigError
@@ -51,11 +55,12 @@ class TaskKind:
         every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
     probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
         optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows),
-        ``OPTIONS`` (option name -> help: the probe options the CLI offers as flags) and ``ACCURACY_CURVE``
-        (``(split, metric) -> name or None``: the kind's own curves on the accuracy-over-training figure).
+        ``OPTIONS`` (``KindOption``s: what the probes read from ``run.options``, offered as ``analyze`` flags) and
+        ``ACCURACY_CURVE`` (``(split, metric) -> name or None``: the kind's own curves on the accuracy-over-training
+        figure).
     run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
-    phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``
-        and ``name(options)``.
+    phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``,
+        ``name(options)`` and ``options`` (``KindOption``s: what ``draw`` reads, offered as ``phase`` flags).
     columns: ``(summary) -> dict``: the results columns of the summary's kind-specific fields.
     main_columns: the results columns ``reasonlab results`` shows beside the axes (prefixes end with ``.``).
     card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
@@ -82,6 +87,73 @@ class TaskKind:
     history: Hook = None
     words: dict[str, str] | None = None
     qualify: Hook = None
+
+
+@dataclass(frozen=True)
+class KindOption:
+    """One option a kind's probes or phase rule read, which the command line offers as a flag (``--over-epochs``
+    for ``over_epochs``) on ``analyze`` or ``phase``, so a kind adds options without an edit to the commands.
+
+    parse: the flag's text -> the value the kind reads, raising ValueError that says what is wrong (``integer``,
+        ``number``, ``one_of``, ``str``, or the kind's own); None for an on/off flag (True when given).
+    A flag not given passes nothing, so the kind keeps its own default (the help says which). Kinds that declare
+    the same name share one flag, parsed by the first kind's ``parse``.
+    """
+
+    name: str
+    help: str
+    parse: Callable[[str], Any] | None = None
+    metavar: str = "VALUE"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def integer(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """A ``KindOption`` parser: an integer in [lo, hi]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not an integer") from None
+        return _within(value, lo, hi)
+
+    return parse
+
+
+def number(lo: float | None = None, hi: float | None = None) -> Callable[[str], float]:
+    """A ``KindOption`` parser: a finite number in [lo, hi]."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{text!r} is not a finite number")
+        return _within(value, lo, hi)
+
+    return parse
+
+
+def one_of(*choices: str) -> Callable[[str], str]:
+    """A ``KindOption`` parser: one of ``choices``."""
+
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"{text!r} is not one of {', '.join(map(repr, choices))}")
+        return text
+
+    return parse
+
+
+def _within(value: float, lo: float | None, hi: float | None) -> Any:
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        bounds = f"[{'-∞' if lo is None else lo}, {'∞' if hi is None else hi}]"
+        raise ValueError(f"{value} is not in {bounds}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -127,6 +199,7 @@ class Study:
 _TASKS: dict[str, TaskKind] = {}
 _MODELS: dict[str, ModelKind] = {}
 _STUDIES: dict[str, Study] = {}
+_PROFILES: dict[str, Path] = {}  # profile family -> the folder of its <profile>.yaml files
 _LOADERS: list[Callable[[], None]] = []
 _entry_points_loaded: set[str] = set()
 _PLUGINS: dict[str, str | None] = {}  # module -> its file, of each module outside reasonlab that registered here
@@ -188,7 +261,7 @@ def _put(table: dict[str, Any], what: str, entry: Any, replace: bool) -> Any:
 
 
 def register_task(name: str | TaskKind, replace: bool = False, **parts: Any) -> TaskKind:
-    """Register a task kind: ``register_task("parity", config=..., task=..., summarize=...)`` or a ``TaskKind``.
+    """Register a task kind: ``register_task("reversal", config=..., task=..., summarize=...)`` or a ``TaskKind``.
 
     A name already taken is refused unless ``replace``; a config class whose ``kind`` does not default to
     ``name`` is refused."""
@@ -215,7 +288,7 @@ def unregister_model(name: str) -> None:
 
 
 def register_study(name: str | Study, replace: bool = False, **parts: Any) -> Study:
-    """Register a study: ``register_study("parity-phase", grids=..., reproduce=..., what=...)`` or a ``Study``."""
+    """Register a study: ``register_study("reversal-phase", grids=..., reproduce=..., what=...)`` or a ``Study``."""
     entry = name if isinstance(name, Study) else Study(name=name, **parts)
     _note_source(entry.reproduce)
     return _put(_STUDIES, "study", entry, replace)
@@ -223,6 +296,29 @@ def register_study(name: str | Study, replace: bool = False, **parts: Any) -> St
 
 def unregister_study(name: str) -> None:
     _STUDIES.pop(name, None)
+
+
+def register_profiles(family: str, folder: Path | str) -> None:
+    """Register a profile family: ``folder`` holds its profiles, one ``<profile>.yaml`` each, which ``--family
+    family --profile <profile>`` (and ``make_config``) read like the built-in ones. A kind outside reasonlab
+    registers its own this way, next to its ``register_task``."""
+    folder = Path(folder)
+    if "-" in family or not folder.is_dir():
+        raise ConfigError(f"profiles {family!r} in {folder}: a family is a name without '-' and a folder of "
+                          "<profile>.yaml files")
+    _PROFILES[family] = folder
+
+
+def unregister_profiles(family: str) -> None:
+    _PROFILES.pop(family, None)
+
+
+def registered_profiles(load: bool = False) -> dict[str, Path]:
+    """The registered profile families and their folders; ``load`` first loads the built-ins and the installed
+    plug-ins (a family asked for and not found may be one of theirs)."""
+    if load:
+        _entry_points("reasonlab.tasks")
+    return dict(_PROFILES)
 
 
 _REGISTER = {TaskKind: register_task, ModelKind: register_model, Study: register_study}

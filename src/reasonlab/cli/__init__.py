@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from reasonlab.cli import analyze, reading, training
+from reasonlab.cli import analyze, reading, registered, training
 from reasonlab.cli.common import console, err
 from reasonlab.errors import Interrupted, UserError
 
@@ -59,7 +59,8 @@ def _exit_for(e: BaseException) -> NoReturn:
 
 class _Commands(TyperGroup):
     """The command group and the CLI's one error boundary: whatever a command raises that the user can act on is
-    one line and an exit code (``_exit_for``); flags show no ``<bool>`` type."""
+    one line and an exit code (``_exit_for``); a command looked up gets what the registry adds to it (its kinds'
+    options as flags, its lists of probes and studies: ``registered.complete``); flags show no ``<bool>`` type."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         from reasonlab.store import forget_warnings
@@ -81,6 +82,7 @@ class _Commands(TyperGroup):
     def get_command(self, ctx, cmd_name: str):  # noqa: ANN001, ANN201
         command = super().get_command(ctx, cmd_name)
         if command is not None:
+            registered.complete(cmd_name, command)
             _plain_flags(command.get_params(ctx))
         return command
 

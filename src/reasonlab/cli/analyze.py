@@ -1,63 +1,39 @@
-"""``reasonlab analyze``: named probes on a saved run. Its flags are the probes' options, per task kind (anchor,
-modular); ``probe_options`` is the one place that maps them onto the options the probes read."""
+"""``reasonlab analyze``: named probes on a saved run. Besides the flags below, it takes the options each task
+kind's probes declare (``registry.KindOption``), added as flags by ``cli.registered``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from reasonlab.cli.common import console, parse_pair
-
-
-def probe_options(pair: str | None, key: int | None, position: int | None, threshold: float | None,
-                  task: str | None, head: str | None, shot: int | None, max_tasks: int | None, ablation: str,
-                  seed: int, eval_batches: int | None) -> dict:
-    """The probes' options from the per-kind flags, given ones only, so each probe keeps its own defaults."""
-    options = dict(pair=parse_pair(pair, "--pair"), task=parse_pair(task, "--task"), key=key, position=position,
-                   threshold=threshold, head=head, shot=shot, max_tasks=max_tasks, ablation=ablation, seed=seed,
-                   eval_batches=eval_batches)
-    return {k: v for k, v in options.items() if v is not None}
+from reasonlab.cli.common import console
+from reasonlab.cli.registered import given, refuse_foreign
 
 
 def analyze(
+    ctx: typer.Context,
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
     probe: Annotated[list[str] | None, typer.Option(
-        "--probe", help="a named analysis, repeatable (default: all of the run's kind); anchor: flow, "
-        "representations, fused, condensation, embedding, spectra; modular: shots, grid, attention, ov, pca, "
-        "corruption, masking")] = None,
+        "--probe", help="a named analysis, repeatable (default: all of the run's kind)")] = None,
     checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
-    pair: Annotated[str | None, typer.Option(help="anchor: the probe pair a1-a2 (default: the held-out pair)")] = None,
-    key: Annotated[int | None, typer.Option(min=0, help="anchor: the flow probe's key (default 99)")] = None,
-    position: Annotated[int | None, typer.Option(min=0, help="anchor: key position of the probe inputs (default: "
-                                                             "the middle one)")] = None,
-    threshold: Annotated[float | None, typer.Option(min=-1, max=1, help="anchor: flow edge / condensation cosine "
-                                                    "threshold, in [-1, 1]")] = None,
-    task: Annotated[str | None, typer.Option(help="modular: the probe task a,b (default: the first i.d. task with "
-                                                  "a, b ≠ 0)")] = None,
-    head: Annotated[str | None, typer.Option(help="modular: PCA head LAYER.HEAD (default: the one with the most "
-                                                  "variance in its top-2 plane)")] = None,
-    shot: Annotated[int | None, typer.Option(min=0, help="modular: target shot of the OV/PCA probes (default: the "
-                                                         "last)")] = None,
-    max_tasks: Annotated[int | None, typer.Option(min=1, help="modular: tasks per group for grid/corruption")]
-    = None,
-    ablation: Annotated[Literal["zero", "mean"], typer.Option(help="modular head masking: zero or mean")] = "zero",
     seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs")] = 0,
-    eval_batches: Annotated[int | None, typer.Option(
-        min=1, help="modular shots/masking: batches per evaluation set (default: the run's own; more give "
-        "last-shot accuracies over more distinct queries)")] = None,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
+    from reasonlab.analysis.probes import probes_of
     from reasonlab.numerics import flush_denormals
+    from reasonlab.records import load_run
 
-    options = probe_options(pair, key, position, threshold, task, head, shot, max_tasks, ablation, seed,
-                            eval_batches)
+    options = given(ctx)
+    if options:
+        kind = load_run(run_dir)[1].get("task", {}).get("kind")
+        refuse_foreign(options, getattr(probes_of(kind), "OPTIONS", ()), f"the probes of task kind {kind!r}")
     with flush_denormals():
-        results = _analyze(run_dir, probe or [], checkpoint, options, over_time)
+        results = _analyze(run_dir, probe or [], checkpoint, {**options, "seed": seed}, over_time)
     for name, numbers in results.items():
         console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")

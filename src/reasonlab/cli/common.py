@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from reasonlab import terminal
-from reasonlab.config import ConfigError, Pair, families, family_profiles
+from reasonlab.config import ConfigError, families, family_profiles
 
 # Stored strings (labels, profiles, folder names) reach these: no markup unless a call asks for it, every control
 # character escaped (reasonlab.terminal).
@@ -38,16 +38,6 @@ def family_of(family: str | None, study: str | None) -> str | None:
     err.print("warning: --study is deprecated: a profile family is named with --family (`reasonlab studies` lists "
               "the studies)", highlight=False, soft_wrap=True)
     return study
-
-
-def parse_pair(text: str | None, flag: str) -> Pair | None:
-    """``--pair 4-3`` (or ``4,3``) as a Pair; None when the flag is not given."""
-    if text is None:
-        return None
-    try:
-        return Pair.parse(text)
-    except ValueError:
-        raise ConfigError(f"{flag}: {text!r} is not two integers a-b (e.g. {flag} 4-3; 4,3 also works)") from None
 
 
 def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | None = None,

@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from reasonlab.cli.common import console, line, parse_pair, print_results
-from reasonlab.config import ConfigError, Pair
+from reasonlab.cli.common import console, line, print_results
+from reasonlab.cli.registered import given, refuse_foreign
+from reasonlab.config import ConfigError
 from reasonlab.sweep.results import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
 
 
@@ -37,43 +38,28 @@ def results(
     print_results(target, sql, show_all, csv, markdown, (timeout, memory_limit, max_rows))
 
 
-def phase_options(pair: Pair | None, at: str, over_epochs: bool, value: str | None, rows: list[dict]) -> dict:
-    """The phase rules' options from the per-kind flags (anchor: --pair, --over-epochs; modular: --at; kinds
-    without a rule: --value); each rule reads the ones it knows."""
-    profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
-    return dict(pair=pair, at=at, over_epochs=over_epochs, value=value, profiles=f"Profile: {profiles}. ")
-
-
 def phase(
+    ctx: typer.Context,
     sweep_dir: Annotated[Path, typer.Argument(help="a finished (or partly finished) sweep directory")],
-    x: Annotated[str | None, typer.Option(help="column on the x axis (default: the task kind's; init.gamma, "
-                                                "task.n_tasks for modular sweeps)")] = None,
-    y: Annotated[str | None, typer.Option(help="column on the y axis (default: the task kind's; model.depth, "
-                                                "task.alpha for modular sweeps)")] = None,
-    pair: Annotated[str | None, typer.Option(help="held-out pair, e.g. 4-3 (anchor sweeps; 4,3 also works; "
-                                                   "default: the runs' first held-out pair)")] = None,
-    at: Annotated[Literal["final", "t_star"], typer.Option(help="modular sweeps: final (the final evaluation) or "
-                                                                "t_star (early stopping)")] = "final",
+    x: Annotated[str | None, typer.Option(help="column on the x axis (default: the task kind's rule's)")] = None,
+    y: Annotated[str | None, typer.Option(help="column on the y axis (default: the task kind's rule's)")] = None,
     where: Annotated[list[str] | None, typer.Option(help="keep only runs with COLUMN=VALUE, repeatable "
                                                          "(e.g. --where model.depth=2)")] = None,
-    over_epochs: Annotated[bool, typer.Option("--over-epochs", help="anchor sweeps: each run's held-out "
-                                              "accuracies as their max over evaluated epochs, not the final "
-                                              "epoch's")] = False,
-    value: Annotated[str | None, typer.Option(help="tasks without their own phase rule: the results column "
-                                                    "shown per cell (default: the first final.* column)")] = None,
 ) -> None:
-    """Draw the phase diagram of any sweep, by its task kind's rule. Anchor: best over learning rates, mean over
-    seeds, shadow if not fitted. Modular ICL: last-shot accuracies averaged over seeds, classified into the four
-    phases. Other kinds: a results column's mean and the most common label per cell."""
+    """Draw the phase diagram of any sweep, by its task kind's phase rule (cells, labels and figures of the kind's
+    own); a kind without a rule gets a results column's mean and the most common label per cell. The rules'
+    options are the flags after --where."""
     from reasonlab.report.phase import phase_rule
     from reasonlab.sweep.results import read_results
 
-    held_out = parse_pair(pair, "--pair")
     rows = _where(read_results(sweep_dir), where or [])
-    rule = phase_rule(rows[0].get("task.kind") if rows else None)
+    kind = rows[0].get("task.kind") if rows else None
+    rule = phase_rule(kind)
+    refuse_foreign(given(ctx), rule.options, f"the phase rule of task kind {kind!r}")
     x, y = x or rule.axes[0], y or rule.axes[1]
     _numeric_axes(rows, {"--x": x, "--y": y})
-    options = phase_options(held_out, at, over_epochs, value, rows)
+    profiles = "; ".join(sorted({str(r.get("profile")) for r in rows}))
+    options = {**given(ctx), "profiles": f"Profile: {profiles}. "}
     selected = "".join(f"-{w.replace('=', '')}" for w in where or [])
     caption = f" Runs with {', '.join(where)}." if where else ""
     paths, lines = rule.draw(rows, sweep_dir / "figures" / f"{rule.name(options)}{selected}", x, y, options, caption)

@@ -221,23 +221,9 @@ def sweep(
         raise typer.Exit(1)
 
 
-def reproduce_help() -> tuple[str, str]:
-    """The per-study words of ``reproduce``'s help (its studies; their profiles), written out here until the
-    studies say them themselves: the help is built at import, before any study is loaded."""
-    studies = ("a study (`reasonlab studies` lists them): anchor-phase, anchor-trajectory, anchor-complexity, "
-               "anchor-lr-wd, reasoning-bias, prontoqa-tinystories, modular-phase, scan, cogs, addition, prontoqa, ...")
-    profiles = ("cpu (reduced; the default where the experiment has it), gpu (modular-phase and the benchmarks: one "
-                "GPU) or paper, seeds (anchor-trajectory: this CPU, hours a run), regime (prontoqa-tinystories: the "
-                "spec's optimizer, hours a run)")
-    return studies, profiles
-
-
-_STUDIES_HELP, _ARMS_HELP = reproduce_help()
-
-
 def reproduce(
-    experiment: Annotated[str, typer.Argument(help=_STUDIES_HELP)],
-    profile: Annotated[str | None, typer.Option("--profile", "-p", help=_ARMS_HELP)] = None,
+    experiment: Annotated[str, typer.Argument(help="a study (`reasonlab studies` lists them)")],
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="the study's arm")] = None,
     out: OutOpt = Path("runs"),
     workers: WorkersOpt = None,
     threads: ThreadsOpt = None,

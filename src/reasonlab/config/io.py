@@ -231,27 +231,37 @@ def _profile_files() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-def families() -> list[str]:
-    """The profile families (``reasonlab/profiles/<family>-<profile>.yaml``; no dash in a family's name): the
-    built-in profiles of one task, named apart from the studies that ``reproduce`` runs."""
-    return sorted({name.split("-", 1)[0] for name in _profile_files()})
+def families(load: bool = False) -> list[str]:
+    """The profile families: the built-in ones (``reasonlab/profiles/<family>-<profile>.yaml``; no dash in a
+    family's name), the built-in profiles of one task, named apart from the studies that ``reproduce`` runs; and
+    those registered by kinds of their own (``registry.register_profiles``; ``load``: loading the plug-ins first)."""
+    return sorted({name.split("-", 1)[0] for name in _profile_files()} | set(registry.registered_profiles(load)))
 
 
 def family_profiles(family: str) -> list[str]:
-    """The built-in profiles of a family: ``reasonlab/profiles/<family>-<profile>.yaml``."""
-    return [name[len(family) + 1 :] for name in _profile_files() if name.startswith(f"{family}-")]
+    """The profiles of a family: ``reasonlab/profiles/<family>-<profile>.yaml`` and its registered folder's."""
+    folder = registry.registered_profiles().get(family)
+    own = [p.stem for p in folder.glob("*.yaml")] if folder is not None else []
+    return sorted({*(name[len(family) + 1 :] for name in _profile_files() if name.startswith(f"{family}-")), *own})
+
+
+def _profile_path(family: str, profile: str) -> Path:
+    folder = registry.registered_profiles().get(family)
+    if folder is not None and (folder / f"{profile}.yaml").is_file():
+        return folder / f"{profile}.yaml"
+    return Path(str(resources.files("reasonlab") / "profiles" / f"{family}-{profile}.yaml"))
 
 
 def check_family(family: str | None) -> None:
     """Refuse a family (``--family``) that has no profile; None, no family, is fine."""
-    if family is not None and family not in families():
-        raise unknown_name(f"--family {family!r}", family, families())
+    if family is not None and family not in families() and family not in families(load=True):  # a plug-in's
+        raise unknown_name(f"--family {family!r}", family, families())                        # family loads with it
 
 
 def load_profile(family: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A built-in profile's fields. A profile that differs from another in a few fields names it as ``base:`` and
-    lists only those fields, so the two cannot drift apart."""
-    data = load_yaml(Path(str(resources.files("reasonlab") / "profiles" / f"{family}-{profile}.yaml")))
+    """A profile's fields. A profile that differs from another in a few fields names it as ``base:`` and lists
+    only those fields, so the two cannot drift apart."""
+    data = load_yaml(_profile_path(family, profile))
     parent = data.pop("base", None)
     if parent is None:
         return data

@@ -1,7 +1,8 @@
 """Phase rules: how ``reasonlab phase`` reads a sweep of one task kind into cells and draws them.
 
 A task kind's registry entry holds its rule (``phase``; its own lives in ``kinds/<kind>/phase.py``). A rule has
-default axes and ``draw(rows, out_base, x, y, options, caption) -> (figure paths, one line per cell)``.
+default axes, ``draw(rows, out_base, x, y, options, caption) -> (figure paths, one line per cell)`` and the options
+``draw`` reads (``KindOption``s, which ``reasonlab phase`` offers as flags).
 ``LABEL_PHASE`` suits any task and serves a kind without a rule: per cell, the mean of one numeric results column
 and the most common outcome label.
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from reasonlab.errors import ConfigError
 from reasonlab.plots.phase import plot_label_phase
-from reasonlab.registry import task_kinds
+from reasonlab.registry import KindOption, task_kinds
 
 Drawn = tuple[list[Path], list[str]]
 
@@ -30,6 +31,7 @@ class PhaseRule:
     axes: tuple[str, str]
     draw: Callable[[list[dict], Path, str, str, dict, str], Drawn]
     name: Callable[[dict], str] = lambda options: "phase"  # the figure's file name (before any --where suffix)
+    options: tuple[KindOption, ...] = ()
 
 
 def _value_column(rows: list[dict], options: dict) -> str:
@@ -65,7 +67,8 @@ def _by_label(rows: list[dict], out_base: Path, x: str, y: str, options: dict, c
     return paths, lines
 
 
-LABEL_PHASE = PhaseRule(("init.gamma", "model.depth"), _by_label)
+LABEL_PHASE = PhaseRule(("init.gamma", "model.depth"), _by_label, options=(
+    KindOption("value", "the results column shown per cell (default: the first final.* column)", str, "COLUMN"),))
 
 
 def phase_rule(kind: str | None) -> PhaseRule:

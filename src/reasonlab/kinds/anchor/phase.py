@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab.config import Pair
 from reasonlab.kinds.anchor.cells import held_out_pair, phase_cells, protocol_text
 from reasonlab.kinds.anchor.figures import plot_phase
+from reasonlab.registry import KindOption
 from reasonlab.report.phase import Drawn, PhaseRule
 
 
@@ -28,5 +30,11 @@ def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, capti
     return paths, lines
 
 
+OPTIONS = (
+    KindOption("pair", "held-out pair, e.g. 4-3 (4,3 also works; default: the runs' first held-out pair)", Pair.parse,
+               "A1-A2"),
+    KindOption("over_epochs", "each run's held-out accuracies as their max over evaluated epochs, not the final "
+                              "epoch's"),
+)
 PHASE = PhaseRule(("init.gamma", "model.depth"), _draw,
-                         lambda o: f"phase{'-over-epochs' if o.get('over_epochs') else ''}")
+                  lambda o: f"phase{'-over-epochs' if o.get('over_epochs') else ''}", OPTIONS)

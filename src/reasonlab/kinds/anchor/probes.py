@@ -19,6 +19,7 @@ from reasonlab.kinds.anchor import analysis as an
 from reasonlab.kinds.anchor import figures as plots
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.data import AnchorTask
+from reasonlab.registry import KindOption, integer, number
 
 
 def _task(run: Loaded) -> AnchorTask:
@@ -226,3 +227,12 @@ TITLES = {
     "embedding": "Embedding structure",
     "spectra": "Weight spectra",
 }
+
+# What the probes read from the command line (``reasonlab analyze`` flags); a flag not given keeps each default.
+OPTIONS = (
+    KindOption("pair", "the probe pair a1-a2, e.g. 4-3 (4,3 also works; default: the held-out pair)", Pair.parse,
+               "A1-A2"),
+    KindOption("key", "the flow probe's key (default 99)", integer(0), "INTEGER"),
+    KindOption("position", "key position of the probe inputs (default: the middle one)", integer(0), "INTEGER"),
+    KindOption("threshold", "flow edge / condensation cosine threshold, in [-1, 1]", number(-1, 1), "FLOAT"),
+)

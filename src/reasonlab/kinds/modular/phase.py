@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reasonlab.kinds.modular.evaluate import modular_cells
 from reasonlab.kinds.modular.figures import plot_modular_phase
+from reasonlab.registry import KindOption, one_of
 from reasonlab.report.phase import Drawn, PhaseRule
 
 
@@ -22,4 +23,6 @@ def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, capti
                    + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()) for c in cells]
 
 
-PHASE = PhaseRule(("task.n_tasks", "task.alpha"), _draw, lambda o: f"phase-{o.get('at', 'final')}")
+PHASE = PhaseRule(("task.n_tasks", "task.alpha"), _draw, lambda o: f"phase-{o.get('at', 'final')}", options=(
+    KindOption("at", "final (the final evaluation, the default) or t_star (early stopping)",
+               one_of("final", "t_star"), "[final|t_star]"),))

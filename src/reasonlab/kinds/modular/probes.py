@@ -14,6 +14,7 @@ from reasonlab.analysis.loading import Loaded, save
 from reasonlab.config import ConfigError
 from reasonlab.kinds.modular import analysis as mod
 from reasonlab.kinds.modular import figures as plots
+from reasonlab.registry import KindOption, integer, one_of
 
 
 def _groups(run: Loaded, limit: int) -> dict[str, list[tuple[int, int]]]:
@@ -30,6 +31,14 @@ def _probe_task(run: Loaded) -> tuple[int, int]:
 
 def _context(run: Loaded) -> list[tuple[int, int]]:
     return mod.probe_context(run.cfg.task.p, run.cfg.task.n_shots - 1, run.options.get("seed", 0))
+
+
+def parse_task(text: str) -> tuple[int, int]:
+    """``--task 2,3`` (or ``2-3``) as (a, b)."""
+    a, sep, b = text.replace("-", ",").partition(",")
+    if not sep or not a.strip().isdigit() or not b.strip().isdigit():
+        raise ValueError(f"{text!r} is not a task a,b of two integers (e.g. 2,3)")
+    return int(a), int(b)
 
 
 # ---- the probes ------------------------------------------------------------------------------------------------
@@ -228,3 +237,15 @@ TITLES = {
 }
 # The figure a probe's strip across checkpoints shows, for probes with several figures.
 MAIN_FIGURE = {"grid": "grid-id", "ov": "ov-x"}
+
+# What the probes read from the command line (``reasonlab analyze`` flags); a flag not given keeps each default.
+OPTIONS = (
+    KindOption("task", "the probe task a,b (default: the first i.d. task with a, b ≠ 0)", parse_task, "A,B"),
+    KindOption("head", "PCA head LAYER.HEAD (default: the one with the most variance in its top-2 plane)", str,
+               "LAYER.HEAD"),
+    KindOption("shot", "target shot of the OV/PCA probes (default: the last)", integer(0), "INTEGER"),
+    KindOption("max_tasks", "tasks per group for grid/corruption", integer(1), "INTEGER"),
+    KindOption("ablation", "head masking: zero or mean (default zero)", one_of("zero", "mean"), "[zero|mean]"),
+    KindOption("eval_batches", "shots/masking: batches per evaluation set (default: the run's own; more give "
+                               "last-shot accuracies over more distinct queries)", integer(1), "INTEGER"),
+)
