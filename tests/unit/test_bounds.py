@@ -302,7 +302,7 @@ def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
 def test_a_fault_injection_variable_changes_nothing(tmp_path):
     """The test hooks' variables are read only by their hooks (tests/fault_hook, tests/pace_hook), never by
     reasonlab."""
-    src = Path(__file__).parents[1] / "src" / "reasonlab"
+    src = Path(__file__).parents[2] / "src" / "reasonlab"
     assert not [p for p in src.rglob("*.py") if "KILL_AT_WRITE" in p.read_text() or "TEST_STEP_" in p.read_text()]
     env = {**os.environ, "REASONLAB_KILL_AT_WRITE": "not-a-number", "REASONLAB_TEST_STEP_SECONDS": "not-a-number"}
     result = subprocess.run([sys.executable, "-m", "reasonlab", "train", "--profile", "cpu", "--dry-run", "--out",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import anchor_phase_row as _row
 from conftest import tiny_run_dict
-from test_sweep import _row
 
 from reasonlab.config import resolve
 from reasonlab.errors import UserError

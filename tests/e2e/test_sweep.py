@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from conftest import anchor_phase_row as _row
 from conftest import reproduce_tiny, tiny_run_dict
 from typer.testing import CliRunner
 
@@ -308,12 +309,6 @@ def test_killing_the_sweep_process_alone_takes_its_workers_with_it(tmp_path):
 
 
 # ---- phase cells -----------------------------------------------------------------------------------------------
-def _row(g, d, seed, mult, inf, sym, seen, **extra):
-    return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,
-            "train.weight_decay": 0.01, "outcome.4-3.inferential": inf, "outcome.4-3.symmetric": sym,
-            "final.seen_test_acc": seen, "status": "finished", **extra}
-
-
 def test_phase_cells_best_over_lr_then_mean_over_seeds():
     rows = [_row(0.5, 2, 1, 10, 0.2, 0.7, 0.95), _row(0.5, 2, 1, 20, 0.1, 0.9, 0.99),
             _row(0.5, 2, 2, 10, 0.0, 0.5, 0.97), _row(0.5, 2, 2, 20, 0.3, 0.3, 0.93),
