@@ -265,6 +265,7 @@ def finished(tmp_path_factory) -> Path:
     return root / "store" / "sw"
 
 
+@pytest.mark.slow
 def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
     from reasonlab.records import finished_runs
 
@@ -281,6 +282,7 @@ def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
     assert not (copy / "wandb").exists()
 
 
+@pytest.mark.slow
 def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
     """Its store may be read-only: no figure redrawn, no lock file made, anywhere."""
     from reasonlab.records import finished_runs
@@ -299,6 +301,7 @@ def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
 
 
 # ---- the environment and test hooks --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_fault_injection_variable_changes_nothing(tmp_path):
     """The test hooks' variables are read only by their hooks (tests/fault_hook, tests/pace_hook), never by
     reasonlab."""
