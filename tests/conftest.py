@@ -82,3 +82,19 @@ def stop_after(monkeypatch, cls, method: str, calls: int) -> None:
 
     monkeypatch.setattr(cls, method, counted)
 
+def tiny_modular(**task) -> dict:
+    """A tiny in-context modular run (modular kind, packs)."""
+    data = tiny_run_dict()
+    data["task"] = {"kind": "modular", "p": 7, "n_shots": 4, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
+                    "steps_per_epoch": 5, "eval_batches": 2, "eval_batch_size": 16, **task}
+    data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=16,
+                         n_heads=2, head_bias=False)
+    data["train"].update(batch_size=16, epochs=3, warmup_epochs=1)
+    return data
+
+
+def anchor_phase_row(g, d, seed, mult, inf, sym, seen, **extra) -> dict:
+    """One anchor sweep's results row, as phase cells read it (the anchor and reliability tests build them)."""
+    return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,
+            "train.weight_decay": 0.01, "outcome.4-3.inferential": inf, "outcome.4-3.symmetric": sym,
+            "final.seen_test_acc": seen, "status": "finished", **extra}

@@ -19,7 +19,7 @@ The full harness (figures quoted in docs/reliability.md)::
 
     .venv/bin/python tests/faults.py --kills 20 --inputs 2000 --out faults.json
 
-The default test run (tests/test_faults.py) runs a few kill points per scenario and a few hundred inputs.
+The default test run (tests/e2e/test_faults.py) runs a few kill points per scenario and a few hundred inputs.
 """
 
 from __future__ import annotations

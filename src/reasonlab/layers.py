@@ -1,5 +1,5 @@
 """Who may import whom: reasonlab's layers, from the ground up. A module imports only from its own layer or the
-layers below it, and no import forms a circle (``tests/test_layers.py`` parses every module's imports and checks
+layers below it, and no import forms a circle (``tests/unit/test_layers.py`` parses every module's imports and checks
 both, and the few arrows below that are forbidden even though they point down).
 
     errors      errors.py: UserError, ConfigError, StoreError (one-line messages; the CLI exits 2)

@@ -1,4 +1,4 @@
-"""Pacing for the Ctrl-C tests (tests/test_interrupt.py), installed only there: the tests put this folder on
+"""Pacing for the Ctrl-C tests (tests/e2e/test_interrupt.py), installed only there: the tests put this folder on
 PYTHONPATH of the commands they run, so the command and its pool workers import this module at start-up.
 reasonlab itself never reads the variable.
 

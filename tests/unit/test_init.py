@@ -170,6 +170,7 @@ def test_multihead_attention():
         f"in_proj_weight[{p}]" for p in "qkv"}
 
 
+@pytest.mark.slow
 def test_fused_qkv_of_gpt2_is_split_so_overrides_reach_v():
     """GPT-2's c_attn holds Q, K and V in one Conv1D (in × 3·out): a ``vo`` override must reach its V third."""
     transformers = pytest.importorskip("transformers")

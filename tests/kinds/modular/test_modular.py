@@ -8,7 +8,7 @@ import math
 import pyarrow.parquet as pq
 import pytest
 import torch
-from conftest import tiny_run_dict
+from conftest import tiny_modular
 
 from reasonlab.config import ConfigError, resolve
 from reasonlab.kinds.modular.data import (
@@ -147,16 +147,6 @@ def test_pair_draw_is_hashed_only_when_iid():
 
 
 # ---- the task in a run ------------------------------------------------------------------------------------------
-def tiny_modular(**task) -> dict:
-    data = tiny_run_dict()
-    data["task"] = {"kind": "modular", "p": 7, "n_shots": 4, "n_tasks": 8, "alpha": 0.6, "n_ood_tasks": 16,
-                    "steps_per_epoch": 5, "eval_batches": 2, "eval_batch_size": 16, **task}
-    data["model"].update(norm="pre", final_norm=True, positions="rope", tied_head=True, max_positions=16,
-                         n_heads=2, head_bias=False)
-    data["train"].update(batch_size=16, epochs=3, warmup_epochs=1)
-    return data
-
-
 def _tasks_of_rows(inputs: torch.Tensor, targets: torch.Tensor, p: int) -> list[tuple[int, int]]:
     """The task (a, b) each row follows, solved from its examples (every row has enough to fix it)."""
     x, y, z = inputs[:, 0::3], inputs[:, 1::3], targets[:, 1::3]

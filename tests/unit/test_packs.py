@@ -6,8 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import tiny_run_dict
-from test_modular import tiny_modular
+from conftest import tiny_modular, tiny_run_dict
 
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import resolve

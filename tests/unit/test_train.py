@@ -448,7 +448,7 @@ def test_a_frozen_copy_names_its_commit(tmp_path):
     (tmp_path / "REVISION").write_text("$Format:%H$\n")
     assert _archived_revision(tmp_path) is None
     assert _archived_revision(tmp_path / "missing") is None
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True)
     if head.returncode == 0:  # a checkout (CI clones one): the checkout's own commit wins
         assert git_revision().split("+")[0] == head.stdout.strip()

@@ -61,7 +61,7 @@ def test_regime_grid_keeps_the_ids_of_the_runs_in_training_and_adds_single_seed_
 def test_the_cpu_grid_keeps_the_ids_of_its_committed_runs():
     from pathlib import Path
 
-    committed = Path(__file__).parents[1] / "results" / "reasoning-bias" / "prontoqa-tinystories-cpu"
+    committed = Path(__file__).resolve().parents[3] / "results" / "reasoning-bias" / "prontoqa-tinystories-cpu"
     ids = {c.run_id() for cs in study.study_configs("cpu").values() for c in cs}
     assert ids == {p.name for p in committed.iterdir() if (p / "summary.json").is_file()}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import anchor_phase_row as _row
 from conftest import tiny_run_dict
-from test_sweep import _row
 
 from reasonlab.config import resolve
 from reasonlab.errors import UserError
@@ -123,6 +123,7 @@ def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupt
     assert all(p.read_bytes() == b for p, b in untouched.items())  # nothing else in the store was touched
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("foreign", ["other-shape", "other-run", "no-epoch", "stray-copy"])
 def test_a_checkpoint_not_of_this_run_is_skipped(foreign, uninterrupted, tmp_path, monkeypatch):
     """A checkpoint whose files are intact but which is not this run's (another model's weights and optimizer
@@ -394,6 +395,7 @@ def _cli(*args: str):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
     import shutil
 
@@ -410,6 +412,7 @@ def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
     assert rows == [(2, n_metrics)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [b'{"label": "\xff\xfe"}', b"[]", b"{}", b'{"run_id": NaN}'])
 def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, tmp_path, content):
     """Asked for by name (show), a damaged summary is a one-line error; met in a listing (report, SQL, a sweep
@@ -432,6 +435,7 @@ def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, 
                                                                                   "sweep.json"))
 
 
+@pytest.mark.slow
 def test_damaged_metrics_and_analysis_files_are_one_line_in_report(small_sweep, tmp_path):
     store, cfgs, _ = _copy(small_sweep, tmp_path)
     run = store / "s" / cfgs[0].run_id()
@@ -468,6 +472,7 @@ MUTATIONS = st.one_of(
          b"NaN", b'{"a": Infinity}', b"\xef\xbb\xbf{}"]))))
 
 
+@pytest.mark.slow
 @ONE_LINE
 @given(st.sampled_from(STORE_FILES), MUTATIONS)
 def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_factory, kind, mutation):

@@ -31,7 +31,9 @@ from reasonlab.train import interrupt, loop
 from reasonlab.train.ensemble import Stack, train_ensemble
 from reasonlab.train.loop import Trainer, train_run
 
-SRC = str(Path(__file__).parents[1] / "src")
+pytestmark = pytest.mark.slow  # real Ctrl-C of real commands, and runs stopped and resumed: the harness
+
+SRC = str(Path(__file__).parents[2] / "src")
 COMPARED = ("label", "final", "best", "histograms", "steps", "epochs", "outcome")
 
 
@@ -51,7 +53,7 @@ def assert_same_run(run_dir: Path, ref_dir: Path) -> None:
     assert complete_steps(run_dir / "checkpoints") == complete_steps(ref_dir / "checkpoints")  # no resume point
 
 
-PACE = str(Path(__file__).with_name("pace_hook"))  # its sitecustomize.py: the only reader of the variable
+PACE = str(Path(__file__).resolve().parents[1] / "pace_hook")  # its sitecustomize.py: the only reader of the variable
 
 
 def env(pace: float = 0.0) -> dict[str, str]:

@@ -105,6 +105,7 @@ def test_a_logger_is_execution_only_and_off_by_default() -> None:
         assert tiny_run(train={"loggers": loggers}).run_id() == base.run_id()
 
 
+@pytest.mark.slow
 def test_training_with_tensorboard_writes_event_files_that_read_back(tmp_path: Path) -> None:
     pytest.importorskip("tensorboard")
     run_dir = _train(tmp_path, "train.loggers=[tensorboard]")
@@ -113,6 +114,7 @@ def test_training_with_tensorboard_writes_event_files_that_read_back(tmp_path: P
     assert logged == _expected(run_dir)  # every metric row, once, at its step
 
 
+@pytest.mark.slow
 def test_training_with_wandb_writes_an_offline_run_that_reads_back(tmp_path: Path) -> None:
     """Both loggers at once, trained in a process of its own that may not look up any network address: the W&B
     run is named by the run id, holds the resolved config and every metric row once, and nothing is written
@@ -134,6 +136,7 @@ def test_training_with_wandb_writes_an_offline_run_that_reads_back(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store", "tiny.yaml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("to", "hint"), [("tensorboard", "tensorboard --logdir"), ("wandb", "wandb sync")])
 def test_export_writes_a_finished_runs_metrics_for_either_logger(tmp_path: Path, to: str, hint: str,
                                                                  offline: None) -> None:
@@ -151,6 +154,7 @@ def test_export_writes_a_finished_runs_metrics_for_either_logger(tmp_path: Path,
     assert not list(tmp_path.glob(".elsewhere.tmp-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("logger", ["tensorboard", "wandb"])
 def test_a_killed_and_resumed_run_logs_every_row_once(tmp_path: Path, logger: str, offline: None,
                                                       monkeypatch) -> None:
@@ -174,6 +178,7 @@ def test_a_killed_and_resumed_run_logs_every_row_once(tmp_path: Path, logger: st
     assert READ_BACK[logger](run_dir / logger) == _expected(run_dir)
 
 
+@pytest.mark.slow
 def test_stacked_ensemble_members_each_log_their_own_wandb_run(tmp_path: Path, offline: None) -> None:
     """Members train in one process, so each keeps its own W&B run open beside the others."""
     pytest.importorskip("wandb")
@@ -223,6 +228,7 @@ def test_a_missing_logger_package_is_one_line_before_anything_is_written(tmp_pat
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.slow
 def test_sql_over_the_metrics_of_a_whole_store_with_run_ids(tmp_path: Path) -> None:
     """A store root holding a sweep and `reasonlab train`'s adhoc runs (no results table): one metrics view."""
     adhoc = _train(tmp_path)

@@ -157,6 +157,7 @@ def _end(label: str, inf: float | None, sym: float | None, escape_lr: float | No
             "escape_inferential": escape_inf, "escape_symmetric": 0.0}
 
 
+@pytest.mark.slow
 def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     """The main demo: the reasoning/memory mixture at both initializations as a sweep, its table, its figure and a
     verdict that names the four E1 criteria; then the sweep reads as one."""
@@ -178,6 +179,7 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert after.exit_code == 0, after.output
 
 
+@pytest.mark.slow
 def test_demo_trajectory_draws_the_shipped_paper_scale_runs_without_training(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "trajectory", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -246,6 +248,7 @@ def test_dry_runs_print_what_would_run_and_write_nothing(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_module_entry_point_resolves_a_sweep(tmp_path):
     """``python -m reasonlab`` runs the package from a source tree without installing it."""
     import subprocess
@@ -314,6 +317,7 @@ def test_a_name_with_a_trailing_newline_is_refused(tiny_yaml: Path, tmp_path: Pa
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, tmp_path: Path, monkeypatch) -> None:
     """The run is finished and kept; only its figure is missing, and a rerun draws it."""
     import errno
@@ -343,6 +347,7 @@ def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, 
     assert (run_dir / "figures" / "run.png").is_file()
 
 
+@pytest.mark.slow
 def test_training_piped_to_a_file_prints_a_line_per_epoch(tiny_yaml: Path, tmp_path: Path) -> None:
     """Without a terminal (a log file, nohup) progress is one plain line per epoch, labelled briefly."""
     result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(tmp_path / "s")])
@@ -367,6 +372,7 @@ def test_version_pair_formats_and_choices(tmp_path: Path) -> None:
     assert bad_pair.exit_code == 2 and "--pair" in bad_pair.output
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_is_one_line_and_keeps_the_run(tiny_yaml: Path, tmp_path: Path, monkeypatch) -> None:
     """EFBIG (ulimit -f) at a checkpoint write is one line, like a full disk; the rerun resumes and finishes."""
     import errno
@@ -391,6 +397,7 @@ def test_a_file_size_limit_is_one_line_and_keeps_the_run(tiny_yaml: Path, tmp_pa
     assert len(finished_runs(out / "adhoc")) == 1
 
 
+@pytest.mark.slow
 def test_a_truncated_checkpoint_is_one_line_in_analyze(tiny_yaml: Path, tmp_path: Path) -> None:
     out = tmp_path / "store"
     assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0

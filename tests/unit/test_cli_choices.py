@@ -69,7 +69,7 @@ def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path)
     assert "init.gamma=0.3" in result.output and "init.gamma=0.85" in result.output
     # the demo's runs are, config for config, the committed search runs its profile was chosen from
     # (results/anchor-search, docs/anchor-composition.md), so the README's figures for it are theirs
-    committed = Path(__file__).parents[1] / "results" / "anchor-search"
+    committed = Path(__file__).parents[2] / "results" / "anchor-search"
     for run in ("search-s3-g03/d8f6b940c81f", "search-s3/a22df68a1b43"):
         assert (committed / run / "summary.json").is_file() and f"  {run.split('/')[1]} · anchor · " in result.output
     assert not out.exists()

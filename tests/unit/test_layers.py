@@ -9,7 +9,7 @@ from pathlib import Path
 
 from reasonlab.layers import FORBIDDEN, KIND_IMPORTERS, LAYERS, layer_of
 
-SRC = Path(__file__).parents[1] / "src"
+SRC = Path(__file__).parents[2] / "src"
 
 
 def module_name(path: Path) -> str:

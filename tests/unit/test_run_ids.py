@@ -17,7 +17,7 @@ import pytest
 from reasonlab.config import raw_config, resolve
 from reasonlab.sweep.grid import sweep_configs
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "run_ids.json").read_text())
+RECORDED = json.loads((Path(__file__).resolve().parents[1] / "data" / "run_ids.json").read_text())
 
 
 def shipped_profiles() -> list[str]:

@@ -269,6 +269,7 @@ def finished(tmp_path_factory) -> Path:
     return root / "store" / "sw"
 
 
+@pytest.mark.slow
 def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
     from reasonlab.records import finished_runs
 
@@ -285,6 +286,7 @@ def test_probe_phase_and_export_misuse_is_one_line(finished, tmp_path):
     assert not (copy / "wandb").exists()
 
 
+@pytest.mark.slow
 def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
     """Its store may be read-only: no figure redrawn, no lock file made, anywhere."""
     from reasonlab.records import finished_runs
@@ -303,10 +305,11 @@ def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
 
 
 # ---- the environment and test hooks --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_fault_injection_variable_changes_nothing(tmp_path):
     """The test hooks' variables are read only by their hooks (tests/fault_hook, tests/pace_hook), never by
     reasonlab."""
-    src = Path(__file__).parents[1] / "src" / "reasonlab"
+    src = Path(__file__).parents[2] / "src" / "reasonlab"
     assert not [p for p in src.rglob("*.py") if "KILL_AT_WRITE" in p.read_text() or "TEST_STEP_" in p.read_text()]
     env = {**os.environ, "REASONLAB_KILL_AT_WRITE": "not-a-number", "REASONLAB_TEST_STEP_SECONDS": "not-a-number"}
     result = subprocess.run([sys.executable, "-m", "reasonlab", "train", "--profile", "anchor-cpu", "--dry-run",

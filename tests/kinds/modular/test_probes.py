@@ -172,6 +172,7 @@ def _tiny_modular_run(tmp_path, batch: int, epochs: int):
     return train_run(resolve(raw), tmp_path / "runs", progress=False, log=lambda _: None)[0]
 
 
+@pytest.mark.slow
 def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     run_dir = _tiny_modular_run(tmp_path, batch=16, epochs=2)
     result = CliRunner().invoke(app, ["analyze", str(run_dir), "--max-tasks", "4"])

@@ -43,6 +43,7 @@ def sweep(tmp_path_factory) -> Path:
     return sweep_dir
 
 
+@pytest.mark.slow
 def test_report_is_self_contained_and_escaped(sweep):
     html = (sweep / "report.html").read_text()
     assert HOSTILE not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
@@ -56,6 +57,23 @@ def test_report_is_self_contained_and_escaped(sweep):
     assert 'class="phase-table"' in html and "flow" in html  # the analysed run shows its analysis
 
 
+def test_a_run_trained_a_few_steps_reports_its_hostile_profile_escaped(tmp_path):
+    """The fast tier's report: one run trained in process, its hostile profile label escaped, no script, no link
+    out of the page (the two-run sweep above checks the rest)."""
+    from reasonlab.config import resolve
+    from reasonlab.train.loop import train_run
+
+    raw = tiny_run_dict(train={"epochs": 1})
+    raw["profile"] = f"tiny {HOSTILE}"
+    run_dir, summary = train_run(resolve(raw), tmp_path, progress=False, log=lambda _: None)
+    result = runner.invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    html = (run_dir / "report.html").read_text()
+    assert HOSTILE not in html and "<script" not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+    assert re.findall(r'<section class="run" id="run-([0-9a-f]{12})"', html) == [summary["run_id"]]
+    assert all(s.startswith(("data:image/png;base64,", "#")) for s in re.findall(r'(?:src|href)="([^"]*)"', html))
+
+
 def _visible(html: str) -> str:
     """The page without the folded-away configs (which hold the profile label too)."""
     return re.sub(r"<details>.*?</details>", "", html, flags=re.S)
@@ -65,6 +83,7 @@ def _section(html: str, run_id: str) -> str:
     return html.split(f'id="run-{run_id}"', 1)[1].split("</section>", 1)[0]
 
 
+@pytest.mark.slow
 def test_report_structure_contents_headers_headlines_and_back_links(sweep):
     html = (sweep / "report.html").read_text()
     ids = re.findall(r'<section class="run" id="run-([0-9a-f]{12})"', html)
@@ -91,6 +110,7 @@ def test_report_structure_contents_headers_headlines_and_back_links(sweep):
     assert re.search(r'<p class="headline">layer 1: last→key [0-9.]+', section)  # the analysis headline
 
 
+@pytest.mark.slow
 def test_report_derives_a_headline_the_analysis_file_lacks(sweep, tmp_path):
     """Analyses written before the headline was saved in their JSON still show one."""
     import shutil
@@ -130,6 +150,7 @@ def test_sweep_axes_go_by_readable_names_in_tables_and_on_figures(tmp_path):
     assert axis_label("model.depth") == "depth (blocks)" and axis_label("train.base_lr") == "base lr"
 
 
+@pytest.mark.slow
 def test_report_of_one_run_and_a_bad_target(sweep, tmp_path):
     from reasonlab.plots.run import plot_run
 
@@ -164,6 +185,7 @@ def _console(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (the README's test command installs "
                                              "Debian's chromium where apt is available)")
 def test_report_opens_in_headless_chromium(sweep, tmp_path):

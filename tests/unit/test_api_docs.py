@@ -12,7 +12,7 @@ from conftest import tiny_run_dict
 import reasonlab
 from reasonlab import api
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
 def _dotted(data: dict, prefix: str = "") -> dict:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from reasonlab import registry
 from reasonlab.cli import app
 
-EXAMPLE = Path(__file__).parents[1] / "docs" / "examples" / "parity_task.py"
+EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "parity_task.py"
 
 
 @pytest.fixture(scope="module")

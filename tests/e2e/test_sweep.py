@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import reproduce_tiny, tiny_run_dict
+from conftest import anchor_phase_row as _row
+from conftest import reproduce_tiny, tiny_run, tiny_run_dict
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
@@ -26,6 +27,7 @@ from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
 from reasonlab.sweep.results import query, read_results, table_view, write_results
 from reasonlab.sweep.runner import run_sweep
+from reasonlab.train.loop import train_run
 
 runner = CliRunner()
 
@@ -109,6 +111,7 @@ def finished_sweep(tmp_path_factory):
     return out, cfgs, report
 
 
+@pytest.mark.slow
 def test_sweep_runs_every_point_once(finished_sweep):
     out, cfgs, report = finished_sweep
     assert report.total == 4 and report.skipped == 0 and not report.failed
@@ -120,6 +123,7 @@ def test_sweep_runs_every_point_once(finished_sweep):
     assert json.loads((out / "tiny" / "sweep.json").read_text())["axes"] == ["init.gamma", "seed"]
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_runs(finished_sweep):
     out, cfgs, _ = finished_sweep
     before = {p: p.stat().st_mtime_ns for p in (out / "tiny").rglob("summary.json")}
@@ -145,6 +149,7 @@ def test_ensemble_sweep_gives_the_same_runs(finished_sweep, tmp_path):
             assert row[key] == pytest.approx(ref[key], abs=0.02), key
 
 
+@pytest.mark.slow
 def test_results_table_is_rebuilt_from_runs(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     table = pq.read_table(out / "tiny" / "results.parquet")
@@ -156,6 +161,7 @@ def test_results_table_is_rebuilt_from_runs(finished_sweep, tmp_path):
     assert columns[:4] == ["run_id", "init.gamma", "seed", "label"] and len(rows) == 4
 
 
+@pytest.mark.slow
 def test_sql_views(finished_sweep):
     out, cfgs, _ = finished_sweep
     cols, rows = query(out, 'SELECT sweep, "init.gamma", count(*) FROM runs GROUP BY ALL ORDER BY 2')
@@ -167,6 +173,7 @@ def test_sql_views(finished_sweep):
     assert len(rows) == 4 and len({r[1] for r in rows}) == 1  # every run scored the same set
 
 
+@pytest.mark.slow
 def test_bad_sql_and_missing_dir_are_one_line_errors(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     with pytest.raises(ConfigError, match=r"^--sql: .*\n?$"):
@@ -192,9 +199,8 @@ ESCAPES = [
 ]
 
 
-@pytest.mark.parametrize("sql", ESCAPES)
-def test_sql_is_one_select_confined_to_the_store(finished_sweep, tmp_path, sql):
-    out, _, _ = finished_sweep
+def _confined(out: Path, tmp_path: Path, sql: str) -> None:
+    """``sql`` over the store ``out`` is refused in one line, by the API and the command, and changes nothing."""
     summary = next((out / "tiny").glob("*/summary.json"))
     before = summary.read_bytes()
     with pytest.raises(ConfigError, match=r"^--sql: [^\n]+$"):
@@ -205,6 +211,27 @@ def test_sql_is_one_select_confined_to_the_store(finished_sweep, tmp_path, sql):
     assert summary.read_bytes() == before
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("sql", ESCAPES)
+def test_sql_is_one_select_confined_to_the_store(finished_sweep, tmp_path, sql):
+    _confined(finished_sweep[0], tmp_path, sql)
+
+
+@pytest.fixture(scope="module")
+def one_run_store(tmp_path_factory) -> Path:
+    """A store of one tiny run trained in process for a few steps: the fast tier's store to query."""
+    out = tmp_path_factory.mktemp("one")
+    train_run(tiny_run(train={"epochs": 1}), out / "tiny", progress=False, log=lambda _: None)
+    write_results(out / "tiny")
+    return out
+
+
+@pytest.mark.parametrize("sql", ESCAPES)
+def test_sql_is_confined_in_a_store_of_one_run(one_run_store, tmp_path, sql):
+    _confined(one_run_store, tmp_path, sql)
+
+
+@pytest.mark.slow
 def test_results_cli_and_csv(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     csv_path = tmp_path / "r.csv"
@@ -214,6 +241,7 @@ def test_results_cli_and_csv(finished_sweep, tmp_path):
     assert lines[0].startswith("run_id,init.gamma,seed,label") and len(lines) == 5
 
 
+@pytest.mark.slow
 def test_results_markdown_is_the_printed_table(finished_sweep, tmp_path):
     """--markdown writes the same rows and cells as the CSV, as a Markdown table a doc can hold verbatim."""
     out, _, _ = finished_sweep
@@ -308,12 +336,6 @@ def test_killing_the_sweep_process_alone_takes_its_workers_with_it(tmp_path):
 
 
 # ---- phase cells -----------------------------------------------------------------------------------------------
-def _row(g, d, seed, mult, inf, sym, seen, **extra):
-    return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,
-            "train.weight_decay": 0.01, "outcome.4-3.inferential": inf, "outcome.4-3.symmetric": sym,
-            "final.seen_test_acc": seen, "status": "finished", **extra}
-
-
 def test_phase_cells_best_over_lr_then_mean_over_seeds():
     rows = [_row(0.5, 2, 1, 10, 0.2, 0.7, 0.95), _row(0.5, 2, 1, 20, 0.1, 0.9, 0.99),
             _row(0.5, 2, 2, 10, 0.0, 0.5, 0.97), _row(0.5, 2, 2, 20, 0.3, 0.3, 0.93),
@@ -334,6 +356,7 @@ def test_phase_cells_refuse_a_hidden_axis():
         phase_cells(rows[:1], "3-4")
 
 
+@pytest.mark.slow
 def test_phase_cli_writes_figures(finished_sweep):
     out, _, _ = finished_sweep
     result = runner.invoke(app, ["phase", str(out / "tiny"), "--y", "seed"])
@@ -437,6 +460,7 @@ def test_phase_cells_over_epochs_and_seed_ranges():
         phase_cells([_row(0.8, 2, 1, 10, 0.1, 0.0, 0.95)], "4-3", over_epochs=True)
 
 
+@pytest.mark.slow
 def test_phase_cli_over_epochs_names_its_protocol(finished_sweep):
     out, _, _ = finished_sweep
     result = runner.invoke(app, ["phase", str(out / "tiny"), "--y", "seed", "--over-epochs"])

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str, repo: Path = REPO) -> subprocess.CompletedProcess:
@@ -17,6 +19,7 @@ def _run(*args: str, repo: Path = REPO) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_check_passes_on_the_committed_tree():
     """Every figure under docs/figures has a generator with its inputs committed, every image a doc shows is drawn
     by one, and every generated table (the README's included) equals what results/ gives."""
@@ -25,6 +28,7 @@ def test_check_passes_on_the_committed_tree():
     assert "docs match results/" in done.stdout
 
 
+@pytest.mark.slow
 def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
     """A number of the README's table changed by hand, and a figure nothing generates, each fail the check by name."""
     clone = tmp_path / "repo"  # a copy of what the script reads: the working tree as it is

@@ -52,6 +52,7 @@ def _one_warning(output: str, path) -> None:
     assert len(lines) == 1, output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(SUMMARY_DAMAGE))
 def test_a_summary_of_the_wrong_shape_is_one_line_and_skipped(small_sweep, tmp_path, damage):  # noqa: F811
     store, cfgs, axes = _copy(small_sweep, tmp_path)
@@ -75,6 +76,7 @@ def test_a_summary_of_the_wrong_shape_is_one_line_and_skipped(small_sweep, tmp_p
     assert not report.failed and [r["run_id"] for r in read_results(store / "s")] == [other.name]
 
 
+@pytest.mark.slow
 def test_a_run_copied_under_another_id_is_ignored_in_one_line(small_sweep, tmp_path, capsys):  # noqa: F811
     store, cfgs, _ = _copy(small_sweep, tmp_path)
     run, other = (store / "s" / c.run_id() for c in cfgs)
@@ -161,6 +163,7 @@ LINKS = {"summary.md": ("s/summary.md", "file"), "figure": ("s/{run}/figures/x.p
          "metrics": ("s/{run}/metrics.parquet", "file"), "run-dir": ("s/0123456789ab", "run")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", list(LINKS))
 def test_no_reader_follows_a_link_out_of_the_store(small_sweep, tmp_path, link):  # noqa: F811
     store, cfgs, _ = _copy(small_sweep, tmp_path)
@@ -210,6 +213,7 @@ def test_stored_strings_are_printed_as_they_are(small_sweep, tmp_path, text):  #
     shown = _cli("show", run)
     assert shown.exit_code == 0, shown.output
     assert _cli("report", run).exit_code == 0  # its figure's title holds the profile too
+    assert f'<section class="run" id="run-{cfgs[0].run_id()}">' in (run / "report.html").read_text()
     table = _cli("results", store / "s", "--sql", "SELECT label FROM runs")
     assert table.exit_code == 0, table.output
     for output in (shown.output, table.output):
@@ -220,6 +224,7 @@ def test_stored_strings_are_printed_as_they_are(small_sweep, tmp_path, text):  #
             assert text in output
 
 
+@pytest.mark.slow
 def test_a_profile_label_with_markup_prints_after_train(tmp_path):
     import yaml
 

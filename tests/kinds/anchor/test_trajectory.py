@@ -61,7 +61,7 @@ def test_shipped_paper_scale_runs_are_the_committed_results():
     them, so the demo's figure never draws numbers a reader cannot regenerate (scripts/trajectory_figure.py
     --ship)."""
     shipped = paper_scale_runs()
-    repo = Path(__file__).parents[1]
+    repo = Path(__file__).resolve().parents[3]
     committed = sorted(d.parent for d in (repo / "results" / "anchor-trajectory").rglob("metrics.parquet")
                        if (d.parent / "config.yaml").is_file())
     assert sorted(repo / run["folder"] for named in shipped["runs"].values() for run in named.values()) == committed
@@ -72,7 +72,8 @@ def test_shipped_paper_scale_runs_are_the_committed_results():
 
 
 def test_two_folders_drawing_as_one_line_are_refused(tmp_path):
-    config = (Path(__file__).parents[1] / "results" / "anchor-trajectory" / "eccb67ef6ca2" / "config.yaml").read_text()
+    repo = Path(__file__).resolve().parents[3]
+    config = (repo / "results" / "anchor-trajectory" / "eccb67ef6ca2" / "config.yaml").read_text()
     for parent in ("a/x", "b/x", "c/y"):
         (tmp_path / parent).mkdir(parents=True)
         (tmp_path / parent / "config.yaml").write_text(config)
@@ -115,7 +116,7 @@ def test_reproduce_trajectory_end_to_end(tmp_path):
     for name in ("config.yaml", "metrics.parquet"):
         (again / name).write_bytes((snapshot / name).read_bytes())
     assert list(trajectories([snapshot, again])["0.8"]) == ["seed 1", "seed 1 (rerun)"]
-    script = Path(__file__).parents[1] / "scripts" / "trajectory_figure.py"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "trajectory_figure.py"
     done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "fig"), str(snapshot), str(again)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
