@@ -1,5 +1,3 @@
-# Over 400 lines: one study end to end (its grids, the per-run measurement from logged cosines or saved
-# weights, the report with its verdicts); the measurement is its own section and would be the first to move out.
 """``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
 E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
 
@@ -12,6 +10,9 @@ cosines itself (every epoch and at every snapshot, in its metrics), so they surv
 resume on another; runs trained before that are read from their saved weights. The stages are kept in each run's
 ``analysis/embedding-cosine.json``, so a committed sweep (no checkpoints) regenerates its summary and figures
 without training.
+
+Over 400 lines: one study end to end (its grids, the per-run measurement from logged cosines or saved weights,
+the report with its verdicts); the measurement is its own section and would be the first to move out.
 """
 
 from __future__ import annotations

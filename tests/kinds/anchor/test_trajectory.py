@@ -4,6 +4,7 @@ model (its figure and its table of our evaluations beside the log's)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,7 +153,7 @@ def test_seeds_arm_adds_seeds_of_the_small_initialization(tmp_path):
     result = CliRunner().invoke(app, ["reproduce", "anchor-trajectory", "--profile", "seeds", "--out", str(tmp_path),
                                       "--dry-run"])
     assert result.exit_code == 0, result.output
-    runs = [line.split()[1] for line in result.output.splitlines() if "init.gamma+train.epochs+seed=" in line]
+    runs = re.findall(r"init\.gamma\+train\.epochs\+seed=\S+", result.output.split("->", 1)[1])
     assert runs == ["init.gamma+train.epochs+seed=0.5/9/1", "init.gamma+train.epochs+seed=0.8/27/1",
                     "init.gamma+train.epochs+seed=0.8/27/2", "init.gamma+train.epochs+seed=0.8/27/3"]
     assert not tmp_path.joinpath("anchor-trajectory").exists()
