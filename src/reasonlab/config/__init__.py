@@ -49,14 +49,3 @@ __all__ = [
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
     "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """Temporary (issue 40), for ``reasonlab.cli`` alone: the anchor pair moved to its kind
-    (``reasonlab.kinds.anchor.config.Pair``); the CLI imports it from here until its ``--pair`` becomes the anchor
-    kind's option. Looked up by name, on first use only, so that the config layer imports no kind. Delete it then."""
-    if name == "Pair":
-        import importlib
-
-        return importlib.import_module("reasonlab.kinds.anchor.config").Pair
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.config import Pair
 from reasonlab.kinds.anchor.cells import held_out_pair, phase_cells, protocol_text
+from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.registry import KindOption
 from reasonlab.report.phase import Drawn, PhaseRule
