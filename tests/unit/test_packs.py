@@ -140,3 +140,18 @@ def test_pack_and_restore_on_the_command_line(cfg, tmp_path, monkeypatch):
     assert again.exit_code == 0 and "already holds a checkpoint at step 10" in again.output
     bad = runner.invoke(app, ["restore", str(tmp_path / "results"), "--into", str(tmp_path / "new")])
     assert bad.exit_code == 2 and "Traceback" not in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+def test_a_pack_over_the_limit_only_by_the_best_weights_leaves_them_out(cfg, tmp_path, monkeypatch, capsys):
+    """Early stopping's best-so-far weights are what a resume can most easily do without: a pack over the limit only
+    because of them is written without them (said in one line); the resume files themselves are all there."""
+    killed_after(cfg, tmp_path / "a", 2, monkeypatch)
+    ckpt = tmp_path / "a" / f"{cfg.run_id()}.partial" / "checkpoints"
+    core = sum(p.stat().st_size for p in ckpt.glob("step-10.*"))
+    (ckpt / "best.safetensors").write_bytes(b"\0" * 4096)
+    (ckpt / "best.json").write_text('{"epoch": 1, "step": 10, "value": 0.5}')
+    pack = pack_run(ckpt.parent, tmp_path / "small", limit=core + 100)
+    assert sorted(p.name for p in (pack / "resume").iterdir()) == sorted(p.name for p in ckpt.glob("step-10.*"))
+    assert "best-so-far weights are left out" in capsys.readouterr().err
+    with_best = pack_run(ckpt.parent, tmp_path / "large", limit=core + 10_000)
+    assert {"best.json", "best.safetensors"} <= {p.name for p in (with_best / "resume").iterdir()}

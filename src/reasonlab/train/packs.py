@@ -33,6 +33,7 @@ from reasonlab.store import (
     remove_temps,
     run_lock,
     run_paths,
+    warn,
 )
 
 RESUME = "resume"
@@ -74,6 +75,11 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
         verified(ckpt, steps[-1])  # damaged files are not worth committing
         resume = _resume_files(ckpt, steps[-1])
         size = sum(p.stat().st_size for p in resume)
+        core = [p for p in resume if not p.name.startswith("best.")]
+        if size > limit and core != resume and sum(p.stat().st_size for p in core) <= limit:
+            warn(f"{ckpt}: the best-so-far weights are left out of the pack (with them it is {size / 2**20:.1f} MB, "
+                 f"over {limit / 2**20:.0f} MB); a run resumed from it chooses its best again from the pack's step")
+            resume, size = core, sum(p.stat().st_size for p in core)
         if size > limit:
             raise UserError(f"{ckpt / f'step-{steps[-1]}'}: the resume checkpoint is {size / 2**20:.1f} MB, over "
                             f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
