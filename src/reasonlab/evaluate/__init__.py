@@ -50,8 +50,10 @@ def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
 
 def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
     """The short parts of the progress line after an evaluation: the kind's own (``progress``), else each of its
-    accuracies (``train_acc 0.98``)."""
+    accuracies (``train_acc 0.98``); none before a run's first evaluation, so no kind's hook sees an empty report."""
     parts = task_kind(kind).progress
+    if not figures:
+        return []
     if parts is not None:
         return parts(figures)
     return [f"{k.removesuffix('_acc')} {v:.2f}" for k, v in figures.items() if k.endswith("acc") and v is not None]
