@@ -154,6 +154,13 @@ class TrainConfig(StrictModel):
         "'reasonlab[tensorboard]') or to an offline W&B run (RUN_DIR/wandb/, uploaded later by wandb sync; pip "
         "install 'reasonlab[wandb]')", **roles("execution", "member"))
 
+    def snapshot_plan(self, total: int) -> dict[int, float]:
+        """Step -> fraction of training of the snapshots a run of ``total`` steps saves (``snapshot_fractions``,
+        then ``snapshot_steps`` up to the end): the trainer saves them, the studies find them by it."""
+        plan = {max(1, round(f * total)): f for f in self.snapshot_fractions}
+        return plan | {s: s / total for s in self.snapshot_steps if s <= total}
+
+
 
 class ThresholdConfig(StrictModel):
     """Outcome-label thresholds (spec §5, the project's choice)."""

@@ -21,15 +21,15 @@ from pathlib import Path
 from statistics import mean
 
 from rich.console import Console
+from torch import nn
 
 from reasonlab.analysis.loading import load_trained
 from reasonlab.build import build_model
 from reasonlab.checkpoint import complete_steps, snapshot_steps
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
-from reasonlab.evaluate.cosine import mean_pairwise_cosine
-from reasonlab.kinds.text_mixture.data import TextMixtureTask, exclusive_tokens, load_tokenizer
-from reasonlab.kinds.text_mixture.evaluate import delta_l_summary
+from reasonlab.kinds.text_mixture import evaluate as text_evaluate
+from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import axis_value, load_run, run_metrics
 from reasonlab.report.markdown import header
@@ -71,7 +71,7 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
     rows = Metrics(run_metrics(run_dir))
     final = load_run(run_dir)[0]["final"]
-    window = delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
+    window = text_evaluate.delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
             "seed": cfg.seed, "rows": rows} | embedding_cosines(cfg, run_dir)
@@ -88,14 +88,13 @@ def logged_stages(cfg: RunConfig, rows: list[MetricRow]) -> dict[str, dict[str, 
     if not logged:
         return {}
     total = max(logged)  # every epoch logs them, the last at the run's last step
-    wanted = [max(1, round(f * total)) for f in cfg.train.snapshot_fractions]
-    if missing := [s for s in wanted + [s for s in cfg.train.snapshot_steps if s <= total] if s not in logged]:
-        raise StoreError(f"{cfg.run_id()}: logged no embedding cosines at its snapshot steps {missing} (resumed from "
-                         "a checkpoint of a run trained before they were logged); train the run again")
-    early = max(1, round(EARLY * total))  # the trainer's own step for a snapshot fraction
-    if EARLY in cfg.train.snapshot_fractions and early in logged:
-        at = EARLY
-    else:
+    plan = cfg.train.snapshot_plan(total)
+    if missing := [s for s in plan if s not in logged]:
+        raise StoreError(f"{cfg.run_id()}: logged no embedding cosines at its snapshot steps {sorted(missing)} "
+                         "(resumed from a checkpoint of a run trained before they were logged); train the run again")
+    early = next((s for s, f in plan.items() if f == EARLY), None)
+    at = EARLY
+    if early is None:  # no 5 % snapshot: the evaluation nearest to it, named by its own fraction
         early = min(logged, key=lambda s: abs(s - EARLY * total))
         at = early / total
     found = {early: f"early (step {early}, {at:.0%})", total: f"final (step {total})"}
@@ -112,9 +111,8 @@ def cosine_checkpoints(run_dir: Path, cfg: RunConfig) -> list[tuple[str, str]]:
     ckpt = run_dir / "checkpoints"
     steps = complete_steps(ckpt)
     saved = snapshot_steps(ckpt)
-    wanted = [max(1, round(f * steps[-1])) for f in cfg.train.snapshot_fractions] if steps else []
-    wanted += [s for s in cfg.train.snapshot_steps if not steps or s <= steps[-1]]
-    if not steps or any(s not in saved for s in wanted) or not any(abs(f - EARLY) < 1e-9 for f in saved.values()):
+    if (not steps or any(s not in saved for s in cfg.train.snapshot_plan(steps[-1]))
+            or not any(abs(f - EARLY) < 1e-9 for f in saved.values())):
         raise StoreError(f"{ckpt}: the run logged no embedding cosines, and the weights they are read from (the 5 % "
                          "snapshot, its snapshot steps and the end) are not all in the store; train the run again")
     found = [(s, f"early (step {s}, {EARLY:.0%})" if abs(f - EARLY) < 1e-9 else f"step {s}", f"snapshot-{s}")
@@ -126,8 +124,8 @@ def cosine_checkpoints(run_dir: Path, cfg: RunConfig) -> list[tuple[str, str]]:
 def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
     """Mean pairwise cosine of the PrOntoQA-only and TinyStories-only input embeddings per stage (initialization,
     then the run's ``logged_stages``, or ``cosine_checkpoints`` for a run that logged none), measured once and then
-    read from
-    ``analysis/embedding-cosine.json`` (older files of the cpu profile hold init, early and final by epoch)."""
+    read from ``analysis/embedding-cosine.json`` (older files of the cpu profile hold init, early and final by
+    epoch)."""
     cached = run_dir / "analysis" / "embedding-cosine.json"
     if cached.is_file():
         kept = read_json(cached, "embedding-cosine file")
@@ -137,21 +135,19 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
             raise StoreError(f"{cached}: written for run {kept['run_id']!r}, not {cfg.run_id()}; delete it")
         return {"cosine": kept["cosine"], "n_exclusive": tuple(kept["n_exclusive"]), "tokens": kept.get("tokens")}
     tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
-    task = TextMixtureTask(cfg.task)
-    docs = task.documents(cfg.seed)
-    pq_ids, ts_ids = exclusive_tokens(tok, docs["prontoqa"][0], docs["tinystories"][0])
-    data = task.build(cfg.seed, docs)  # the run's own data: generated once, here
-    w0 = build_model(cfg, data).embed.weight.detach()  # the initialization: same seed, same draw
-    cosine = {"init": {"prontoqa": mean_pairwise_cosine(w0[pq_ids]), "tinystories": mean_pairwise_cosine(w0[ts_ids])}}
+    data = TextMixtureTask(cfg.task).build(cfg.seed)  # the run's own data, with its exclusive token sets
+
+    def stage(model: nn.Module) -> dict[str, float]:  # the statistic the run logs while training
+        return {k.removeprefix("cosine:"): v for k, v in text_evaluate.embedding_cosines(model, data).items()}
+
+    cosine = {"init": stage(build_model(cfg, data))}  # the initialization: same seed, same draw
     logged = logged_stages(cfg, run_metrics(run_dir))
-    if logged:
-        cosine |= logged
+    cosine |= logged
     for label, name in [] if logged else cosine_checkpoints(run_dir, cfg):
-        w = load_trained(run_dir, name, data)[1].embed.weight.detach()
-        cosine[label] = {"prontoqa": mean_pairwise_cosine(w[pq_ids]), "tinystories": mean_pairwise_cosine(w[ts_ids])}
-    out = {"cosine": cosine,
-           "n_exclusive": (len(pq_ids), len(ts_ids)),
-           "tokens": {"prontoqa": [tok.decode([i]) for i in pq_ids], "tinystories": [tok.decode([i]) for i in ts_ids]}}
+        cosine[label] = stage(load_trained(run_dir, name, data)[1])
+    ids = data.info["exclusive"]
+    out = {"cosine": cosine, "n_exclusive": (len(ids["prontoqa"]), len(ids["tinystories"])),
+           "tokens": {source: [tok.decode([i]) for i in ids[source]] for source in ("prontoqa", "tinystories")}}
     cached.parent.mkdir(exist_ok=True)
     write_json(cached, {"run_id": cfg.run_id(), **out})
     return out

@@ -141,8 +141,7 @@ class Trainer:
             self.steps_per_epoch = self.n_train // t.batch_size
         total = t.epochs * self.steps_per_epoch
         self.lr_sums = lr_sums(t, self.steps_per_epoch, total)
-        self.snapshots = {max(1, round(f * total)): f for f in t.snapshot_fractions}  # step -> fraction
-        self.snapshots |= {s: s / total for s in t.snapshot_steps if s <= total}
+        self.snapshots = t.snapshot_plan(total)  # step -> fraction
         self.opt = torch.optim.AdamW(decay_groups(self.model, t), lr=t.base_lr, betas=t.betas, eps=t.eps,
                                      weight_decay=t.weight_decay)
         self.x = self.data.train_inputs.to(self.device)
