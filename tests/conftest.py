@@ -98,3 +98,23 @@ def anchor_phase_row(g, d, seed, mult, inf, sym, seen, **extra) -> dict:
     return {"init.gamma": g, "model.depth": d, "seed": seed, "train.base_lr": 1e-5, "train.lr_multiplier": mult,
             "train.weight_decay": 0.01, "outcome.4-3.inferential": inf, "outcome.4-3.symmetric": sym,
             "final.seen_test_acc": seen, "status": "finished", **extra}
+
+
+def killed_after(cfg: RunConfig, root, epochs: int, monkeypatch):
+    """Train ``cfg`` under ``root`` and stop it as a kill would (KeyboardInterrupt) once ``epochs`` epochs and their
+    checkpoints are written; returns the unfinished run's directory."""
+    from reasonlab.train.loop import Trainer, train_run
+
+    original = Trainer._epoch
+
+    def killed(self, epoch, step, bar):
+        if epoch == epochs:
+            raise KeyboardInterrupt
+        return original(self, epoch, step, bar)
+
+    monkeypatch.setattr(Trainer, "_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_run(cfg, root, progress=False, log=lambda _: None)
+    monkeypatch.setattr(Trainer, "_epoch", original)
+    return root / f"{cfg.run_id()}.partial"
+

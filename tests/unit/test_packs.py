@@ -6,13 +6,13 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import tiny_modular, tiny_run_dict
+from conftest import killed_after, tiny_modular, tiny_run_dict
 
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import resolve
 from reasonlab.errors import StoreError, UserError
 from reasonlab.store import read_metrics
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import train_run
 from reasonlab.train.packs import pack_run, pack_runs, restore_pack
 
 
@@ -31,21 +31,6 @@ def cfg():
 @pytest.fixture(scope="module")
 def reference(cfg, tmp_path_factory):
     return train_run(cfg, tmp_path_factory.mktemp("reference"), progress=False, log=quiet)
-
-
-def killed_after(cfg, root, epochs: int, monkeypatch) -> None:
-    """Train ``cfg`` under ``root`` and stop it (as a kill would) before epoch ``epochs`` + 1."""
-    original = Trainer._epoch
-
-    def killed(self, epoch, step, bar):
-        if epoch == epochs:
-            raise KeyboardInterrupt
-        return original(self, epoch, step, bar)
-
-    monkeypatch.setattr(Trainer, "_epoch", killed)
-    with pytest.raises(KeyboardInterrupt):
-        train_run(cfg, root, progress=False, log=quiet)
-    monkeypatch.setattr(Trainer, "_epoch", original)
 
 
 def test_a_pack_restored_on_a_new_store_resumes_to_the_same_numbers(cfg, reference, tmp_path, monkeypatch):

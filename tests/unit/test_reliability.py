@@ -8,7 +8,7 @@ import json
 
 import pytest
 from conftest import anchor_phase_row as _row
-from conftest import tiny_run_dict
+from conftest import killed_after, tiny_run_dict
 
 from reasonlab.config import resolve
 from reasonlab.errors import UserError
@@ -76,24 +76,6 @@ def test_modular_cells_show_diverged_cells():
 
 
 # ---- damaged state ---------------------------------------------------------------------------------------------
-def _interrupted(cfg, root, monkeypatch, after_epoch: int = 3):
-    """A run killed (KeyboardInterrupt) once ``after_epoch`` epochs and their checkpoints are written."""
-    from reasonlab.train.loop import Trainer
-
-    original = Trainer._epoch
-
-    def killed(self, epoch, step, bar):
-        if epoch == after_epoch:
-            raise KeyboardInterrupt
-        return original(self, epoch, step, bar)
-
-    monkeypatch.setattr(Trainer, "_epoch", killed)
-    with pytest.raises(KeyboardInterrupt):
-        train_run(cfg, root, progress=False, log=lambda _: None)
-    monkeypatch.setattr(Trainer, "_epoch", original)
-    return root / f"{cfg.run_id()}.partial"
-
-
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     cfg = resolve(tiny_run_dict())
@@ -105,7 +87,7 @@ def test_damaged_state_is_reported_and_the_run_still_matches(damage, uninterrupt
     from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
-    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    partial = killed_after(cfg, tmp_path, 3, monkeypatch)
     ckpt = partial / "checkpoints"
     last = complete_steps(ckpt)[-1]
     target = {"truncate-weights": ckpt / f"step-{last}.safetensors", "flip-optimizer": ckpt / f"step-{last}.optim.pt",
@@ -134,14 +116,14 @@ def test_a_checkpoint_not_of_this_run_is_skipped(foreign, uninterrupted, tmp_pat
     from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
-    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    partial = killed_after(cfg, tmp_path, 3, monkeypatch)
     ckpt = partial / "checkpoints"
     last = complete_steps(ckpt)[-1]
     marker = ckpt / f"step-{last}.json"
     if foreign in ("other-shape", "other-run"):
         other_cfg = resolve(tiny_run_dict(model={"d_model": 24}) if foreign == "other-shape"
                             else tiny_run_dict(init={"gamma": 0.8}))
-        other = _interrupted(other_cfg, tmp_path / "other", monkeypatch) / "checkpoints"
+        other = killed_after(other_cfg, tmp_path / "other", 3, monkeypatch) / "checkpoints"
         for suffix in (".safetensors", ".optim.pt", ".json"):
             shutil.copy(other / f"step-{last}{suffix}", ckpt / f"step-{last}{suffix}")
         if foreign == "other-shape":  # a marker from before run ids were recorded: only the shapes can tell
@@ -240,7 +222,7 @@ def test_a_pickle_with_a_payload_is_refused_and_never_run(uninterrupted, tmp_pat
     from reasonlab.checkpoint import complete_steps
 
     cfg, reference = uninterrupted
-    partial = _interrupted(cfg, tmp_path, monkeypatch)
+    partial = killed_after(cfg, tmp_path, 3, monkeypatch)
     ckpt = partial / "checkpoints"
     last = complete_steps(ckpt)[-1]
     sentinel = tmp_path / "payload-ran"
@@ -504,7 +486,7 @@ def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_fact
 
 def test_show_reads_an_unfinished_run_and_refuses_a_progress_file_it_did_not_write(tmp_path, monkeypatch):
     cfg = resolve(tiny_run_dict())
-    partial = _interrupted(cfg, tmp_path, monkeypatch)  # epochs 1-3 of 4 done, each evaluated and checkpointed
+    partial = killed_after(cfg, tmp_path, 3, monkeypatch)  # epochs 1-3 of 4 done, each evaluated and checkpointed
     shown = _cli("show", partial)
     assert shown.exit_code == 0, shown.output
     assert "unfinished: epoch 3 of 4" in shown.output and "evaluation at epoch 3" in shown.output
