@@ -15,6 +15,11 @@ def test_a_planned_run_reads_id_kind_profile_key_fields_and_length():
                                  "4 epochs")
 
 
+def test_a_long_profile_label_is_named_by_its_first_word_only():
+    cfg = tiny_run(profile="lm-regime (reduced data and model: 800 documents per source; spec optimizer)")
+    assert " · profile lm-regime · " in describe_run(cfg) and "reduced" not in describe_run(cfg)
+
+
 def test_a_sweeps_axes_join_the_key_fields_once_and_a_finished_run_adds_steps_and_label():
     cfg = tiny_run(train={"weight_decay": 0.1})
     line = describe_run(cfg, ["seed", "train.weight_decay", "init.gamma+train.epochs"], "inferential", 96)

@@ -61,7 +61,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
         raise StoreError(f"{run_dir / 'config.yaml'}: a symbolic link out of {run_dir}; not read")
     check_identity(run_dir, cfg)
     extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
-    rows = [("run", describe_run(cfg)),
+    rows = [("run", describe_run(cfg)), ("profile", str(cfg.profile)),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
                        f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
                        "command resumes it from its last checkpoint"),
@@ -88,7 +88,8 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
     cfg = record.run_config()
     shape = " / ".join(str(getattr(cfg.model, k)) for k in ("kind", "depth", "d_model") if hasattr(cfg.model, k))
     start = f"GPT-2 scheme (std {cfg.init.std})" if cfg.init.scheme == "gpt" else f"γ {cfg.init.gamma}"
-    rows = [("run", record.describe()), ("init; model kind / depth / d_model", f"{start}; {shape}"),
+    rows = [("run", record.describe()), ("profile", str(cfg.profile)),
+            ("init; model kind / depth / d_model", f"{start}; {shape}"),
             ("outcome", record.label)]
     entry = task_kinds().get(cfg.task.kind)
     if entry is not None and entry.card is not None:

@@ -207,6 +207,8 @@ def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list
     console.print(f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> {sweep_dir}"
                   f"{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}",
                   highlight=False, markup=False, soft_wrap=True)
+    for label in sorted({str(c.profile) for c in configs}):
+        console.print(f"  profile {label}", highlight=False, markup=False, soft_wrap=True)
     for c in configs:
         done = "  (finished: skipped)" if c.run_id() in finished else ""
         console.print(f"  {describe_run(c, axes)}{done}", highlight=False, markup=False, soft_wrap=True)
