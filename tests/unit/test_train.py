@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import tiny_run, tiny_run_dict
+from conftest import killed_after, tiny_run, tiny_run_dict
 from safetensors.torch import load_file
 
 from reasonlab.checkpoint import complete_steps, load_latest, load_weights, save_checkpoint
@@ -373,6 +373,31 @@ def test_weight_decay_on_matrices_spares_norms_and_biases():
     assert spared["weight_decay"] == 0.0
     assert {names[id(p)] for p in spared["params"]} >= {"ln_final.weight", "ln_final.bias", "head.bias"}
     assert len(decay_groups(model, tiny_run().train)) == 1  # "all": one group, as before the option existed
+
+
+def test_a_weight_decay_switch_fires_once_below_its_loss_and_resumes_with_the_decay_it_had(tmp_path, monkeypatch):
+    base = tiny_run_dict(model={"norm": "pre", "final_norm": True},
+                         train={**tiny_run_dict()["train"], "weight_decay": 0.1, "weight_decay_on": "matrices"})
+    plain, _ = run(resolve(base), tmp_path / "plain")
+    losses = [r.value for r in read_metrics(plain / "metrics.parquet") if r.split == "train" and r.metric == "loss"]
+    assert losses[1] < losses[0]
+    bar = (losses[0] + losses[1]) / 2  # crossed after epoch 2 at the earliest: epoch 1's own loss is above it
+    base["train"]["weight_decay_switch"] = {"loss_below": bar, "weight_decay": 0.5}
+    cfg = resolve(base)
+    assert cfg.run_id() != plain.name  # a different run; without a switch, the ids of every earlier run stand
+    run_dir, _ = run(cfg, tmp_path / "whole")
+    rows = read_metrics(run_dir / "metrics.parquet")
+    loss = [r.value for r in rows if r.metric == "loss" and r.split == "train"]
+    decay = [r.value for r in rows if r.metric == "weight_decay"]
+    first = next(i for i, v in enumerate(loss) if v < bar)
+    assert loss[:first + 1] == losses[:first + 1]  # the same run until the switch
+    assert decay == [0.1] * first + [0.5] * (len(loss) - first) and 0 < first < len(loss) - 1
+    assert (run_dir / "events.log").read_text().count("weight decay 0.1 -> 0.5") == 1
+    # resumed after the switch, the run keeps the stronger decay: the same weights as the run never stopped
+    partial = killed_after(cfg, tmp_path / "resumed", first + 1, monkeypatch)
+    assert complete_steps(partial / "checkpoints")[-1] == (first + 1) * STEPS_PER_EPOCH
+    resumed, _ = run(cfg, tmp_path / "resumed")
+    assert_same_weights(final_weights(resumed), final_weights(run_dir))
 
 
 def test_precision_auto_is_fp32_on_cpu_and_bf16_autocasts(cfg, reference, tmp_path):

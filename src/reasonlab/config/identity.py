@@ -22,7 +22,8 @@ LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all
                                               ("train", "precision"): "fp32", ("task", "pair_draw"): "stream",
                                               ("init", "std"): 0.02, ("task", "eval_rows"): "shared",
                                               ("task", "eval_iid"): False, ("task", "tokenizer"): "word",
-                                              ("task", "curriculum_start"): None, ("task", "curriculum_steps"): 0}
+                                              ("task", "curriculum_start"): None, ("task", "curriculum_steps"): 0,
+                                              ("train", "weight_decay_switch"): None}
 
 
 @cache

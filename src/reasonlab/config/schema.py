@@ -109,6 +109,15 @@ def check_memory(parts: dict[str, int], what: str) -> None:
                          f"set by {field}), more than this machine's {ram / 2**30:.0f} GiB; lower it")
 
 
+class DecaySwitch(StrictModel):
+    """Weight decay raised once, when the training loss has fallen below a bar: a grokking schedule keeps the decay
+    weak while the model leaves its plateau and strengthens it after (issue 36's route R3)."""
+
+    loss_below: float = Field(gt=0, description="epoch-mean training loss under which the decay switches")
+    weight_decay: float = Field(ge=0, description="the decay from then on (on the parameters train.weight_decay_on "
+                                "names)")
+
+
 class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
 
@@ -120,6 +129,9 @@ class TrainConfig(StrictModel):
     warmup_epochs: float = Field(10, ge=0)
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
     weight_decay: float = Field(0.01, ge=0, **roles("member"))
+    weight_decay_switch: DecaySwitch | None = Field(
+        None, description="switch to another weight decay, once, at the end of the first epoch whose mean training "
+        "loss is below loss_below (logged as train/weight_decay; resumes with the optimizer's state)")
     weight_decay_on: Literal["all", "matrices"] = Field(
         "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
     betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)

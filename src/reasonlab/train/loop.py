@@ -65,7 +65,7 @@ from reasonlab.tasks.base import IGNORE
 from reasonlab.train.interrupt import Due, Pace
 from reasonlab.train.loggers import MetricLoggers
 from reasonlab.train.progress import Mode, Progress
-from reasonlab.train.step import decay_groups, epoch_batches, epoch_order, training_loss
+from reasonlab.train.step import decay_groups, decays, epoch_batches, epoch_order, training_loss
 from reasonlab.version import __version__
 
 
@@ -354,6 +354,8 @@ class Trainer:
                       MetricRow(epoch, step, "train", "lr", lr_at(step - 1, t, self.steps_per_epoch)),
                       MetricRow(epoch, step, "train", "lr_sum", self.lr_sums[step])]
         self.last_loss = loss
+        if t.weight_decay_switch is not None:
+            self.switch_decay(loss)
         if self.diverged is not None:  # nothing worth evaluating or keeping: the last checkpoint stays the last
             self.wall += time.perf_counter() - started
             write_progress(self.run_dir, epoch=epoch, epochs=t.epochs, step=step, steps=self.pace.total, loss=loss,
@@ -379,6 +381,19 @@ class Trainer:
             self.saved_step = step
             append_event(self.run_dir, f"checkpoint epoch {epoch} step {step}")
         self.send_rows()
+
+    def switch_decay(self, loss: float) -> None:
+        """``train.weight_decay_switch``: the decaying parameters' decay raised once this epoch's mean loss is below
+        the bar, and the decay in force logged every epoch. Where it stands lives in the optimizer's own state, so
+        a resumed run carries on with the decay it had."""
+        switch, decaying = self.cfg.train.weight_decay_switch, \
+            [g for g in self.opt.param_groups if decays(g["params"][0], self.cfg.train)]
+        if loss < switch.loss_below and any(g["weight_decay"] != switch.weight_decay for g in decaying):
+            for g in decaying:
+                g["weight_decay"] = switch.weight_decay
+            append_event(self.run_dir, f"weight decay {self.cfg.train.weight_decay:g} -> {switch.weight_decay:g} "
+                                       f"after step {self.step} (epoch-mean loss {loss:.4g} < {switch.loss_below:g})")
+        self.rows.append(MetricRow(self.epoch, self.step, "train", "weight_decay", decaying[0]["weight_decay"]))
 
     @contextmanager
     def timed(self, part: str) -> Iterator[None]:
