@@ -386,8 +386,9 @@ def profile_name(label: str | None) -> str | None:
 def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = None, steps: int | None = None) -> str:
     """A run in one line, the same wherever a run is printed (a sweep's plan, progress and finished lines, ``show``,
     the report's headers): its id, task kind and profile name (the label's first word: the full label, with its
-    reductions, is printed once, where a run or a sweep is introduced); its key fields as ``field=value`` (the initialization, the
-    model's depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a sweep's); its length
+    reductions, is printed once, where a run or a sweep is introduced); its key fields as ``field=value`` (the
+    initialization, the model's depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a
+    sweep's); its length
     (the steps once known); and its label once finished::
 
         d8f6b940c81f · anchor · profile cpu · init.gamma=0.5 model.depth=2 seed=1 · 30 epochs / 1200 steps · inferential

@@ -69,12 +69,27 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
 
 
 def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
+    """ΔL̄ and the final ΔL of a finished run, and its embedding cosines (``cosine`` None, said in one line, when
+    they cannot be had: its ΔL still counts)."""
     rows = Metrics(run_metrics(run_dir))
     final = load_run(run_dir)[0]["final"]
     window = text_evaluate.delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
-            "seed": cfg.seed, "rows": rows} | embedding_cosines(cfg, run_dir)
+            "seed": cfg.seed, "rows": rows} | cosines_or_none(cfg, run_dir)
+
+
+def cosines_or_none(cfg: RunConfig, run_dir: Path) -> dict:
+    try:
+        return embedding_cosines(cfg, run_dir)
+    except StoreError as e:
+        warn(f"{cfg.run_id()}: its ΔL counts, its embedding cosines are left out: {e}")
+        return {"cosine": None, "n_exclusive": None, "tokens": None}
+
+
+def with_cosines(measured: dict) -> dict:
+    """The measured runs that have embedding cosines."""
+    return {k: m for k, m in measured.items() if m["cosine"] is not None}
 
 
 def logged_stages(cfg: RunConfig, rows: list[MetricRow]) -> dict[str, dict[str, float]]:
@@ -180,23 +195,24 @@ def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path) -> dict[str, dict]:
         if (sweep_dir / c.run_id() / "summary.json").is_file():
             try:
                 measured[c.run_id()] = measure_run(c, sweep_dir / c.run_id())
-            except StoreError as e:  # one run's lost weights leave it out of the tables, said in one line
+            except StoreError as e:  # one run's damaged files leave it out of the tables, said in one line
                 warn(f"{c.run_id()} left out: {e}")
     return measured
 
 
 def draw_figures(main: list[RunConfig], measured: dict, figures_dir: Path) -> list[Path]:
-    """``delta-l.png|svg`` and ``cosine.png|svg`` of the main group's measured runs (none when none is measured);
+    """``delta-l.png|svg`` and ``cosine.png|svg`` of the main group's measured runs (none when none is measured;
+    the cosine figure of those with cosines);
     also what ``scripts/regenerate_docs.py`` draws the docs' copies with."""
     by_gamma = per_gamma(main, measured)
     if not by_gamma:
         return []
     caption = f"profile: {main[0].profile}"
     window = {g: [v for m in ms if (v := m["delta_L_train_window"]) is not None] for g, ms in by_gamma.items()}
+    cosines = {f"γ={g}": cosine_bands(ms) for g, ms in per_gamma(main, with_cosines(measured)).items()}
     return [*plot_delta_l(delta_l_bands(by_gamma), {g: v for g, v in window.items() if v},
                           figures_dir / "delta-l", caption),
-            *plot_embedding_cosine({f"γ={g}": cosine_bands(ms) for g, ms in by_gamma.items()}, PAPER_COSINE,
-                                   figures_dir / "cosine", caption)]
+            *(plot_embedding_cosine(cosines, PAPER_COSINE, figures_dir / "cosine", caption) if cosines else [])]
 
 
 def by_peak_lr(cfgs: list[RunConfig]) -> dict[float, list[RunConfig]]:
@@ -275,11 +291,12 @@ def group_section(group: str, cfgs: list[RunConfig], measured: dict) -> list[str
         m = measured.get(c.run_id())
         if m is None:
             continue
-        early = stage_cosine(m, "early")
+        early = stage_cosine(m, "early") if m["cosine"] is not None else {}
         lr = c.train.base_lr * c.train.lr_multiplier
         lines.append(f"| {c.init.gamma} | {lr:g} | {c.seed} | {_fmt(m['delta_L_train_window'])} | "
                      f"{_fmt(m['delta_L_eval_window'])} | {_fmt(m['delta_L_train_final'])} | "
-                     f"{_fmt(m['delta_L_eval_final'])} | {early['prontoqa']:.3f} | {early['tinystories']:.3f} |")
+                     f"{_fmt(m['delta_L_eval_final'])} | {_fmt(early.get('prontoqa'))} | "
+                     f"{_fmt(early.get('tinystories'))} |")
         if m["delta_L_train_window"] is not None:
             by_lr.setdefault(lr, {}).setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
     lines.append("")
@@ -327,8 +344,8 @@ def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
     for g, ms in per.items():
         for key, by_gamma in figures.items():
             by_gamma[g] = [m[key] for m in ms if m[key] is not None]
-        cos = {(when, src): [stage_cosine(m, when)[src] for m in ms] for when in ("early", "final")
-               for src in ("prontoqa", "tinystories")}
+        cos = {(when, src): [stage_cosine(m, when)[src] for m in ms if m["cosine"] is not None]
+               for when in ("early", "final") for src in ("prontoqa", "tinystories")}
         lines.append(f"| {g} | {len(ms)} | " + " | ".join(spread(v[g]) for v in figures.values()) + " | "
                      + " | ".join(spread(cos[k]) for k in sorted(cos)) + " |")
     gammas = " < ".join(str(g) for g in sorted(per))
@@ -364,7 +381,7 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
         lrs = by_peak_lr(cfgs)
         for lr, sub in lrs.items():
             name = group if len(lrs) == 1 else f"{group}, peak lr {lr:g}"
-            per = per_gamma(sub, measured)
+            per = per_gamma(sub, with_cosines(measured))
             for g, ms in per.items():
                 counts = "; ".join(f"{a} / {b}" for a, b in sorted({tuple(m["n_exclusive"]) for m in ms}))
                 for stage, pairs in stage_pairs(ms).items():
@@ -389,7 +406,7 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
                f"({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
                "exclusive tokens): " + "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}"
                                                  for k, v in m["cosine"].items())
-               for group, cfgs in groups.items() for c in cfgs if (m := measured.get(c.run_id())) is not None]
+               for group, cfgs in groups.items() for c in cfgs if (m := with_cosines(measured).get(c.run_id()))]
     return lines + ["", *verdicts, "", "Per run, PrOntoQA-only vs TinyStories-only cosine at each stage:", "",
                     *per_run]
 

@@ -229,7 +229,8 @@ def test_the_cosines_a_run_logs_survive_a_stop_after_a_snapshot_and_the_loss_of_
     """A run logs its cosines every epoch and at every snapshot. Stopped mid-epoch just after a snapshot, it resumes
     to the rows of a run never stopped (the snapshot's kept once); with only its newest checkpoint left, as a pack
     restored on a new machine holds, its stages are still read, from the metrics, to the same numbers. A run that
-    logged none and lost its snapshots is refused in one line and left out of the sweep's tables."""
+    logged none and lost its snapshots is refused in one line: its ΔL stays in the sweep's tables, its cosines are
+    left out of them."""
     cfg = study.study_configs("regime", [*TINY, "train.epochs=3", "train.snapshot_steps=[2,5]"])["main"][0]
     ref_dir, _ = train_run(cfg, tmp_path / "ref", progress=False)
     logged = Metrics.read(ref_dir / "metrics.parquet").series("weights", "cosine:prontoqa", clock="step")
@@ -252,7 +253,12 @@ def test_the_cosines_a_run_logs_survive_a_stop_after_a_snapshot_and_the_loss_of_
                                                 if not r.metric.startswith("cosine:")])
     with pytest.raises(StoreError, match="not all in the store; train the run again"):
         study.embedding_cosines(cfg, run_dir)
-    assert study.measure_sweep([cfg], run_dir.parent) == {}
+    measured = study.measure_sweep([cfg], run_dir.parent)[cfg.run_id()]
+    assert measured["cosine"] is None and measured["delta_L_train_window"] is not None
+    groups = {"main": [cfg]}
+    text = study.summary_markdown("regime", groups, {cfg.run_id(): measured}, "")
+    assert f"| {measured['delta_L_train_window']:.3f} |" in text and "Per run, PrOntoQA-only" in text
+    assert f"seed {cfg.seed} (" not in text.split("Per run, PrOntoQA-only")[1]  # no cosine line for it
 
 
 def test_reproduce_regime_skips_the_runs_a_plain_sweep_finished_and_regenerates_without_checkpoints(tmp_path):
