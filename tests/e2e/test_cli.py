@@ -146,9 +146,12 @@ def test_anchor_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert "shows" in said or "does NOT show" in said
     # beside reasonlab's own paper-scale runs, shipped with the package, with their count said
     assert "At paper scale on this CPU" in said and "γ 0.8 reached the log's inferential answer in" in said
-    for command in (["results", str(tmp_path / "demo-anchor")], ["phase", str(tmp_path / "demo-anchor")]):
-        after = runner.invoke(app, command)
-        assert after.exit_code == 0, after.output
+    table = runner.invoke(app, ["results", str(tmp_path / "demo-anchor"), "--sql",
+                                "SELECT run_id, label FROM runs ORDER BY run_id"])
+    assert table.exit_code == 0, table.output
+    assert all(r.name in table.output for r in runs)  # the demo's store reads as a sweep's
+    phase = runner.invoke(app, ["phase", str(tmp_path / "demo-anchor")])
+    assert phase.exit_code == 0 and all(f"{g}" in phase.output for g in DEMO_GAMMAS), phase.output
 
 
 def _end(label: str, inf: float | None, sym: float | None, escape_lr: float | None, escape_inf: float = 0.0) -> dict:
@@ -175,8 +178,9 @@ def test_demo_end_to_end_on_a_tiny_override(tmp_path: Path) -> None:
     assert f"Large init: γ {MIXTURE_GAMMAS[0]:g} ended" in said and "The study's E1 criteria (" in said
     assert "The contrast shows" in said or "does NOT show" in said
     assert "reasonlab demo trajectory" in said
-    after = runner.invoke(app, ["results", str(tmp_path / "demo")])
+    after = runner.invoke(app, ["results", str(tmp_path / "demo"), "--sql", "SELECT run_id, label FROM runs"])
     assert after.exit_code == 0, after.output
+    assert all(r.name in after.output for r in runs)  # the demo's store reads as a sweep's
 
 
 @pytest.mark.slow

@@ -73,14 +73,16 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
 
 
 def task_data(run_dir: Path, eval_batches: int | None = None) -> TaskData:
-    """A run's task data rebuilt from its config. ``eval_batches`` (modular runs) draws each evaluation set from
-    that many batches instead of the run's own: at 64 tasks the cpu profile's 4 batches hold 4 distinct pair rows,
-    so a last-shot accuracy rests on 4 queries; the first batches are the run's own, the rest new."""
+    """A run's task data rebuilt from its config. ``eval_batches`` (kinds whose evaluation sets are drawn in
+    batches, ``task.eval_batches``: modular) draws each evaluation set from that many batches instead of the run's
+    own: at 64 tasks the modular cpu profile's 4 batches hold 4 distinct pair rows, so a last-shot accuracy rests on
+    4 queries; the first batches are the run's own, the rest new."""
     raw = load_run(run_dir)[1]
     if eval_batches is not None:
-        if raw.get("task", {}).get("kind") != "modular":
-            raise ConfigError(f"--eval-batches: {run_dir} is not a modular run; only modular evaluation sets are "
-                              "drawn in batches")
+        task = resolve(raw).task
+        if "eval_batches" not in type(task).model_fields:
+            raise ConfigError(f"--eval-batches: {run_dir} is a {task.kind} run, whose evaluation sets are not drawn "
+                              "in batches (no task.eval_batches); drop --eval-batches")
         set_dotted(raw, "task.eval_batches", eval_batches)
     return build_task(resolve(raw))
 

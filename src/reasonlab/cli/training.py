@@ -185,7 +185,8 @@ def sweep(
     backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
     family: Annotated[str | None, typer.Option(help="the profile family in which --profile's bare name is looked "
-                                                    "up (default: the file's family:, else none)")] = None,
+                                                    "up (default: none; the file's family: qualifies the file's "
+                                                    "own profile)")] = None,
     study: StudyAlias = None,
     max_runs: Annotated[int, typer.Option(min=1, help="most points a grid may have (counted before any is "
                                                       "built)")] = MAX_RUNS,
@@ -198,7 +199,10 @@ def sweep(
     from reasonlab.sweep.runner import print_plan, run_sweep
 
     spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
-    update = {k: v for k, v in (("profile", profile), ("family", family_of(family, study))) if v is not None}
+    family = family_of(family, study)
+    # a --profile given here is looked up with --family alone: the file's family: names the file's own profile
+    update = {"profile": profile, "family": family} if profile is not None else \
+        {"family": family} if family is not None else {}
     spec = spec.model_copy(update=update)
     configs, axes = sweep_configs(spec, grid or [], overrides or [], max_runs)
     ids = ",".join(sorted(c.run_id() for c in configs))

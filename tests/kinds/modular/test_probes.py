@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from reasonlab.analysis.loading import task_data
 from reasonlab.cli import app
-from reasonlab.config import resolve
+from reasonlab.config import ConfigError, resolve
 from reasonlab.kinds.modular import analysis as mod
 from reasonlab.models.transformer import Transformer
 from reasonlab.train.loop import train_run
@@ -201,4 +201,7 @@ def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_
 
     anchor_dir, _ = train_run(resolve(tiny_run_dict()), tmp_path / "anchor", progress=False, log=lambda _: None)
     bad = CliRunner().invoke(app, ["analyze", str(anchor_dir), "--eval-batches", "4"])
-    assert bad.exit_code == 2 and "--eval-batches" in bad.output and "Traceback" not in bad.output
+    assert bad.exit_code == 2 and "--eval-batches" in bad.output and "task kind 'anchor'" in bad.output
+    assert "Traceback" not in bad.output
+    with pytest.raises(ConfigError, match="anchor run, whose evaluation sets are not drawn in batches"):
+        task_data(anchor_dir, eval_batches=4)  # the API, without the CLI's option check
