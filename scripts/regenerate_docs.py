@@ -23,12 +23,13 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, partial
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 
 from trajectory_figure import committed
 
-from reasonlab.config import load_yaml
+from reasonlab.config import RunConfig, load_yaml
 from reasonlab.errors import UserError
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.kinds.modular import figures as modular_figures
@@ -56,6 +57,9 @@ TRAJECTORY_RUNS = ("eccb67ef6ca2", "4d2848961e74.partial", "seeds/8732ed9f6031.p
                    "seeds/b2d3e06830da.partial", "seeds/rerun-2026-12-02/8732ed9f6031.partial")
 TRAJECTORY_REPLAYS = ("replay/g0.8-theirs-long-2026-12-03.json", "replay/g0.8-theirs-2threads-2026-12-03.json")
 LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
+LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
+LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
+REGIME_ANCHOR = "prontoqa--tinystories-in-the-papers-regime---profile-regime"
 MIXTURE = "results/reasoning-bias"
 MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
 ANCHOR_SEARCH = "results/anchor-search"
@@ -174,25 +178,79 @@ def _demo_main_headline() -> str:
             "per demo on 2 cores")
 
 
-# ---- prontoqa-tinystories (cpu): the figures and the per-seed table ------------------------------------------
+# ---- prontoqa-tinystories: the regime sweep (the spec's optimizer) and the earlier cpu sweep (peak lr 1e-3) ---------
 
-def _lm_main() -> list:
-    return lm.study_configs("cpu")["main"]
+@cache
+def _lm(profile: str) -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
+    """The study's groups for a profile and its committed finished runs as ``measure_sweep`` gives them (a
+    ``.partial`` snapshot is no finished run), measured once per invocation: every table, figure and row reads
+    them, and a run whose cosines cannot be had is named once."""
+    groups = lm.study_configs(profile)
+    return groups, lm.measure_sweep([c for cs in groups.values() for c in cs], REPO / LM_SWEEPS[profile])
+
+
+def _lm_per_gamma(profile: str, group: str = "main") -> dict[float, list[dict]]:
+    groups, measured = _lm(profile)
+    return lm.per_gamma(groups[group], measured)
+
+
+def _lm_window(profile: str, group: str = "main") -> dict[float, list[float]]:
+    """γ → ΔL̄ on the training subsets over a group's finished seeds."""
+    return {g: [v for m in ms if (v := m["delta_L_train_window"]) is not None]
+            for g, ms in _lm_per_gamma(profile, group).items()}
+
+
+def _lm_order(profile: str) -> tuple[list[float], str]:
+    """The main group's γ in the order of their seed-mean ΔL̄, and the study's verdict on the paper's rising order
+    over its own γ (0.3 < 0.5 < 0.8)."""
+    window = {g: v for g, v in _lm_window(profile).items() if v}
+    order = sorted(window, key=lambda g: mean(window[g]))
+    return order, lm.ordering_verdict({g: v for g, v in window.items() if g in lm.GAMMAS})
+
+
+def _chain(gammas: list[float]) -> str:
+    return " < ".join(map(str, gammas))
+
+
+def _lm_finished(profile: str) -> str:
+    """How many of the study's runs have finished in the committed sweep, and their seeds."""
+    measured = _lm(profile)[1]
+    seeds = sorted({m["seed"] for m in measured.values()})
+    return f"{len(measured)} finished runs, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
+def _lm_minutes(profile: str) -> str:
+    """The finished runs' wall times, as committed in their summaries: range and median in minutes."""
+    walls = sorted(read_json(REPO / LM_SWEEPS[profile] / r / "summary.json", "run summary")["wall_time_s"] / 60
+                   for r in _lm(profile)[1])
+    return f"{walls[0]:.0f}–{walls[-1]:.0f} min per run, median {median(walls):.0f}"
+
+
+def _lm_figures(profile: str) -> dict[str, str]:
+    return {f"{FIGURES}/prontoqa-tinystories-{profile}-{name}": name for name in ("delta-l.png", "cosine.png")}
+
+
+def _draw_lm(profile: str, scratch: Path) -> None:
+    groups, measured = _lm(profile)
+    lm.draw_figures(groups["main"], measured, scratch)
 
 
 def _lm_inputs() -> list[str]:
-    return [f"{LM}/{c.run_id()}/{f}" for c in _lm_main()
+    """The cpu sweep is complete: every main run with its cosines."""
+    return [f"{LM}/{c.run_id()}/{f}" for c in _lm("cpu")[0]["main"]
             for f in ("config.yaml", "summary.json", "metrics.parquet", "analysis/embedding-cosine.json")]
 
 
-def _draw_lm(scratch: Path) -> None:
-    main = _lm_main()
-    lm.draw_figures(main, lm.measure_sweep(main, REPO / LM), scratch)
+def _regime_inputs() -> list[str]:
+    """The regime sweep grows: it, and what is measured of each run of the grid that has finished (a
+    ``summary.json``), its cosines file being optional."""
+    ids = dict.fromkeys(c.run_id() for cs in lm.study_configs("regime").values() for c in cs)
+    return [LM_REGIME, *(f"{LM_REGIME}/{r}/{f}" for r in ids if (REPO / LM_REGIME / r / "summary.json").is_file()
+                         for f in ("config.yaml", "summary.json", "metrics.parquet"))]
 
 
 def _lm_seeds_table() -> str:
-    main = _lm_main()
-    per = lm.per_gamma(main, lm.measure_sweep(main, REPO / LM))
+    per = _lm_per_gamma("cpu")
     rows = []
     for g, ms in per.items():
         window = [m["delta_L_train_window"] for m in ms]
@@ -201,6 +259,60 @@ def _lm_seeds_table() -> str:
     seeds = " / ".join(str(m["seed"]) for m in next(iter(per.values())))
     return markdown_table(["γ", f"ΔL̄ train (5–50 %), seeds {seeds}", "mean [min, max]",
                            "final ΔL train, mean [min, max]"], rows)
+
+
+def _regime_report() -> str:
+    """The regime sweep's report as ``summary.md`` has it below its header, its headings under the doc's section
+    (two levels down) and its figures at the docs' copies."""
+    text = "\n".join(lm.report_sections(*_lm("regime"))) + "\n"
+    for target, made in _lm_figures("regime").items():
+        text = text.replace(f"](figures/{made})", f"]({Path(target).relative_to('docs')})")
+    return re.sub(r"^#", "###", text, flags=re.M)
+
+
+def _regime_cosines() -> str:
+    """Early cosines per γ over the runs that have them, PrOntoQA-only vs TinyStories-only, and at how many γ the
+    paper's direction (PrOntoQA-only below) shows in the seed means."""
+    groups, measured = _lm("regime")
+    per = lm.per_gamma(groups["main"], lm.with_cosines(measured))
+    early = {g: [lm.stage_cosine(m, "early") for m in ms] for g, ms in per.items()}
+    below = sum(mean(e["prontoqa"] for e in es) < mean(e["tinystories"] for e in es) for es in early.values())
+    cells = "; ".join(f"γ {g} ({len(es)} seed{'s' if len(es) > 1 else ''}): {lm.spread([e['prontoqa'] for e in es])} "
+                      f"vs {lm.spread([e['tinystories'] for e in es])}" for g, es in early.items())
+    return (f"{cells}; PrOntoQA-only below TinyStories-only at {below} of {len(early)} γ, where the paper has "
+            f"{lm.PAPER_COSINE['prontoqa']} vs {lm.PAPER_COSINE['tinystories']} at small initialization")
+
+
+def _regime_reading() -> str:
+    """What the committed regime runs show, in plain words from the study's own verdicts: what has finished, the
+    order of ΔL̄ over γ, the early cosines beside the paper's, and each arm."""
+    groups, measured = _lm("regime")
+    per = _lm_per_gamma("regime")
+    runs = "; ".join(f"γ {g}: seed{'s' if len(ms) > 1 else ''} {', '.join(str(m['seed']) for m in ms)}"
+                     for g, ms in per.items())
+    lines = [f"- **Committed**: {sum(map(len, per.values()))} finished runs of the main grid's "
+             f"{len(groups['main'])} ({runs}), trained one thread each beside other work in "
+             f"{_lm_minutes('regime')}; unfinished snapshots (`*.partial`) are not counted."]
+    if lost := [c for cs in groups.values() for c in cs if (m := measured.get(c.run_id())) and m["cosine"] is None]:
+        lines.append("- **Without embedding cosines**: " + ", ".join(f"`{c.run_id()}` (γ {c.init.gamma}, seed "
+                     f"{c.seed})" for c in lost) + ": their cosines cannot be had from the committed files (the "
+                     "generator prints why; such a run is retrained to get them), so their ΔL counts in every table "
+                     "and in the ΔL figure and their cosines read —.")
+    order, verdict = _lm_order("regime")
+    lines += [f"- **ΔL̄ over γ** (ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA on the training subsets, averaged "
+              "over 5–50 % of the steps: how far below the stories' loss the reasoning text's is): the paper's rising "
+              f"order 0.3 < 0.5 < 0.8 {verdict}; the seed means order {_chain(order)}, the largest at "
+              f"γ {order[-1]}.",
+              f"- **Early embedding cosines** (5 % of training), PrOntoQA-only vs TinyStories-only tokens: "
+              f"{_regime_cosines()}."]
+    for group in groups:
+        if group != "main":
+            window = _lm_window("regime", group)
+            values = ", ".join(f"γ {g}: {lm.spread(v)}" for g, v in window.items())
+            lines.append(f"- **arm `{group}`** ({lm.TITLES[group]}): " + (
+                f"ΔL̄ {values}; rising with γ: {lm.ordering_verdict(window)}" if window else "no finished run yet")
+                + ".")
+    return "\n".join(lines) + "\n"
 
 
 # ---- the modular cell (route R1): its four sets over steps, as packed ----------------------------------------------
@@ -366,16 +478,21 @@ def _mixture_headline() -> str:
     return "with the spec's data volume (`transformer-volume`, 200,000 sequences): " + "; ".join(cells)
 
 
+def _lm_setting(profile: str) -> str:
+    """The main group's optimizer length and peak, from its configs."""
+    train = _lm(profile)[0]["main"][0].train
+    return f"peak lr {train.base_lr * train.lr_multiplier:.0e}".replace("e-0", "e-") + f", {train.epochs} epochs"
+
+
 def _lm_headline() -> str:
-    main = _lm_main()
-    per = lm.per_gamma(main, lm.measure_sweep(main, REPO / LM))
-    window = {g: [m["delta_L_train_window"] for m in ms] for g, ms in per.items()}
-    order = " < ".join(str(g) for g in sorted(window, key=lambda g: mean(window[g])))
-    paper = {g: v for g, v in window.items() if g in lm.GAMMAS}
+    """The results table's line: the regime sweep's verdicts first, then the earlier cpu sweep and the search."""
     rows = _dl_search_orders()
     highest = sum(max(v, key=v.get) == 0.5 for v in rows)
-    return (f"ΔL̄ over γ (paper: 0.3 < 0.5 < 0.8): {lm.ordering_verdict(paper).replace('**', '')} — seed means "
-            f"{order}; γ 0.5 highest in {highest} of {len(rows)} single-seed settings of the search")
+    (order, verdict), (cpu_order, cpu_verdict) = _lm_order("regime"), _lm_order("cpu")
+    return (f"`regime` ({_lm_setting('regime')}): ΔL̄ over γ (paper: 0.3 < 0.5 < 0.8) {verdict} — seed means "
+            f"{_chain(order)}; early cosines, PrOntoQA-only vs TinyStories-only: {_regime_cosines()}. Earlier, `cpu` "
+            f"({_lm_setting('cpu')}): {cpu_verdict} — seed means {_chain(cpu_order)}; γ 0.5 highest in {highest} of "
+            f"{len(rows)} single-seed settings of the search")
 
 
 def _dl_search_orders() -> list[dict[float, float]]:
@@ -431,10 +548,10 @@ def _what_reproduces() -> str:
          _mixture_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
-        ("PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)", "`cpu` and a search of 8 settings",
-         _counts([LM, DL_SEARCH]), _lm_headline(),
-         "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profile-showed-reasonlab-reproduce-prontoqa-"
-         "tinystories---profile-cpu)"),
+        ("PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",
+         f"`regime` (the spec's optimizer on reduced data and model; {_lm_minutes('regime')}); earlier `cpu` and "
+         "a search of 8 settings", f"{_lm_finished('regime')}: `{LM_REGIME}/`; earlier "
+         f"{_counts([LM, DL_SEARCH])}", _lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
          _not_committed("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu"),
          "observed, runs not committed: i.d. memorization only, o.o.d. generalization **did not appear**",
@@ -487,10 +604,7 @@ def _what_reproduces_short() -> str:
     for r in _mixture_rows():
         mix.setdefault(r["g"], []).append(r)
     memory = {g: f"{min(r['memory'] for r in rs):.2f}–{max(r['memory'] for r in rs):.2f}" for g, rs in mix.items()}
-    main = _lm_main()
-    per = lm.per_gamma(main, lm.measure_sweep(main, REPO / LM))
-    window = {g: mean(m["delta_L_train_window"] for m in ms) for g, ms in per.items()}
-    order = " < ".join(str(g) for g in sorted(window, key=window.get))
+    (order, verdict), (cpu_order, cpu_verdict) = _lm_order("regime"), _lm_order("cpu")
     rows = [
         ("**the demo**: initialization decides rule vs table (Emb-MLP)", _short_counts([DEMO]),
          f"the contrast shows in {shown} of {len(seeds)} seeds, about 2 minutes each",
@@ -504,9 +618,11 @@ def _what_reproduces_short() -> str:
             [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
          f"the rule before the facts at both γ; facts memorized at γ 0.3 ({memory[0.3]}), hardly at γ 0.8 "
          f"({memory[0.8]})", "[reasoning-bias](docs/reasoning-bias.md)"),
-        ("reasoning bias, PrOntoQA + TinyStories (ΔL over γ)", _short_counts([LM, DL_SEARCH]),
-         f"the paper's ordering 0.3 < 0.5 < 0.8 **did not show** at the cpu profile ({order}); the spec's optimizer "
-         "regime is training", "[reasoning-bias](docs/reasoning-bias.md)"),
+        ("reasoning bias, PrOntoQA + TinyStories (ΔL over γ)",
+         f"`regime`: {_lm_finished('regime')}; earlier: {_short_counts([LM, DL_SEARCH])}",
+         f"in the paper's optimizer regime the ordering 0.3 < 0.5 < 0.8 {verdict} ({_chain(order)}); earlier, at "
+         f"{_lm_setting('cpu')}: {cpu_verdict} ({_chain(cpu_order)})",
+         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic", _short_counts([MODULAR]),
          "o.o.d. generalization **not reached** at p ≤ 17; the paper's cell at width 128 is training",
          "[modular-icl](docs/modular-icl.md)"),
@@ -518,17 +634,16 @@ def _what_reproduces_short() -> str:
 
 
 def _what_reproduces_inputs() -> list[str]:
-    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, DL_SEARCH, MODULAR,
-            *_under(TRAJECTORY, *TRAJECTORY_REPLAYS)]
+    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *_regime_inputs(),
+            DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS)]
 
 
 FIGURE_GENERATORS: dict[str, Figures] = {
     "demo": Figures(_demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, _draw_demo),
     "anchor-trajectory": Figures(_trajectory_inputs, {f"{TRAJECTORY}/figures/trajectory.png": "figures/trajectory.png"},
                                  _draw_trajectory),
-    "prontoqa-tinystories-cpu": Figures(
-        _lm_inputs, {f"{FIGURES}/prontoqa-tinystories-cpu-delta-l.png": "delta-l.png",
-                     f"{FIGURES}/prontoqa-tinystories-cpu-cosine.png": "cosine.png"}, _draw_lm),
+    "prontoqa-tinystories-cpu": Figures(_lm_inputs, _lm_figures("cpu"), partial(_draw_lm, "cpu")),
+    "prontoqa-tinystories-regime": Figures(_regime_inputs, _lm_figures("regime"), partial(_draw_lm, "regime")),
     "modular-cell": Figures(_cell_inputs, {f"{FIGURES}/modular-cell.png": "modular-cell.png"}, _draw_cell),
 }
 
@@ -539,6 +654,8 @@ TABLES: dict[str, Table] = {
     "dl-search": Table("docs/reasoning-bias.md", lambda: [DL_SEARCH, f"{DL_SEARCH}/table.sql"],
                        lambda: _sql_table(DL_SEARCH, DL_SEARCH)),
     "prontoqa-tinystories-seeds": Table("docs/reasoning-bias.md", _lm_inputs, _lm_seeds_table),
+    "prontoqa-tinystories-regime-reading": Table("docs/reasoning-bias.md", _regime_inputs, _regime_reading),
+    "prontoqa-tinystories-regime": Table("docs/reasoning-bias.md", _regime_inputs, _regime_report),
     "mixture-transformer-runs": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_runs_table),
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -54,3 +55,28 @@ def test_pending_names_a_command_for_every_figure_not_committed():
     assert done.returncode == 0
     assert "anchor-phase-cpu: reasonlab reproduce anchor-phase --profile cpu" in done.stdout
     assert "reasoning-bias-cpu-curves: reasonlab reproduce reasoning-bias --profile cpu" in done.stdout
+
+
+def test_the_regime_docs_follow_what_is_committed(monkeypatch):
+    """The regime sweep grows over days, so its docs are whatever is committed: every finished run of the grid in
+    its group's table (— for cosines it cannot have), no unfinished snapshot, each group without a finished run
+    saying so; its figures and both tables registered."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    docs = importlib.import_module("regenerate_docs")
+    lm = docs.lm
+    groups, measured = docs._lm("regime")
+    sweep = REPO / docs.LM_REGIME
+    report = docs._regime_report()
+    for group, cfgs in groups.items():
+        section = report.split(f"#### {lm.TITLES[group]}\n")[1].split("\n#### ")[0]
+        finished = [c for c in cfgs if (sweep / c.run_id() / "summary.json").is_file()]
+        assert ("No finished run yet." in section) == (not finished), group
+        for c in finished:
+            m = measured[c.run_id()]
+            lr = c.train.base_lr * c.train.lr_multiplier
+            row = next(r for r in section.splitlines() if r.startswith(f"| {c.init.gamma} | {lr:g} | {c.seed} |"))
+            assert row.endswith("| — | — | — | — |") == (m["cosine"] is None), row
+            assert f"| {m['delta_L_train_window']:.3f} |" in row
+    assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
+    assert set(docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
+    assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)

@@ -32,7 +32,7 @@ from reasonlab.kinds.text_mixture import evaluate as text_evaluate
 from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import axis_value, load_run, run_metrics
-from reasonlab.report.markdown import header
+from reasonlab.report.markdown import header, table
 from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -272,33 +272,42 @@ def spread(values: list[float]) -> str:
 
 
 def summary_markdown(profile: str, groups: dict[str, list[RunConfig]], measured: dict, timing: str) -> str:
-    lines = [*header("prontoqa-tinystories", profile, groups["main"][0].profile, timing),
-             "![ΔL](figures/delta-l.png)", ""]
-    for group, cfgs in groups.items():
-        lines += group_section(group, cfgs, measured)
-    lines += cosine_section(groups, measured)
-    return "\n".join(lines) + "\n"
+    return "\n".join([*header("prontoqa-tinystories", profile, groups["main"][0].profile, timing),
+                      *report_sections(groups, measured)]) + "\n"
+
+
+def report_sections(groups: dict[str, list[RunConfig]], measured: dict) -> list[str]:
+    """The report below its header: the ΔL figure, each group's section and the cosine section (``summary.md``'s
+    body, and the docs' generated copy of a committed sweep, which points the figures at its own files)."""
+    return ["![ΔL](figures/delta-l.png)", "", *(line for group, cfgs in groups.items()
+                                                 for line in group_section(group, cfgs, measured)),
+            *cosine_section(groups, measured)]
 
 
 def group_section(group: str, cfgs: list[RunConfig], measured: dict) -> list[str]:
-    """One group's runs (ΔL̄, final ΔL, early cosines) and its verdicts: over seeds for the main group, the
-    ordering over γ per peak learning rate for the others."""
-    lines = [f"## {TITLES.get(group, group)}", "", "| γ | peak lr | seed | ΔL̄ train (5–50 %) | ΔL̄ eval | final ΔL "
-             "train | final ΔL eval | cos PrOntoQA-only early | cos TinyStories-only early |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """One group's runs (ΔL̄, final ΔL, early and final cosines, — for a run without cosines) and its verdicts:
+    over seeds for the main group, the ordering over γ per peak learning rate for the others. A group none of whose
+    runs has finished says so in one line (a sweep reports while its arms are still queued)."""
+    title = [f"## {TITLES.get(group, group)}", ""]
+    if not any(c.run_id() in measured for c in cfgs):
+        return [*title, "No finished run yet.", ""]
+    cosines = [f"cos {name}-only {when}" for when in ("early", "final") for name in ("PrOntoQA", "TinyStories")]
+    rows = []
     by_lr: dict[float, dict[float, list[float]]] = {}  # peak lr → γ → ΔL̄ over seeds
     for c in cfgs:
         m = measured.get(c.run_id())
         if m is None:
             continue
-        early = stage_cosine(m, "early") if m["cosine"] is not None else {}
+        cos = [stage_cosine(m, when)[src] if m["cosine"] is not None else None
+               for when in ("early", "final") for src in ("prontoqa", "tinystories")]
         lr = c.train.base_lr * c.train.lr_multiplier
-        lines.append(f"| {c.init.gamma} | {lr:g} | {c.seed} | {_fmt(m['delta_L_train_window'])} | "
-                     f"{_fmt(m['delta_L_eval_window'])} | {_fmt(m['delta_L_train_final'])} | "
-                     f"{_fmt(m['delta_L_eval_final'])} | {_fmt(early.get('prontoqa'))} | "
-                     f"{_fmt(early.get('tinystories'))} |")
+        rows.append([str(c.init.gamma), f"{lr:g}", str(c.seed), *map(_fmt, (
+            m["delta_L_train_window"], m["delta_L_eval_window"], m["delta_L_train_final"], m["delta_L_eval_final"],
+            *cos))])
         if m["delta_L_train_window"] is not None:
             by_lr.setdefault(lr, {}).setdefault(c.init.gamma, []).append(m["delta_L_train_window"])
+    lines = [*title, *table(["γ", "peak lr", "seed", "ΔL̄ train (5–50 %)", "ΔL̄ eval", "final ΔL train",
+                             "final ΔL eval", *cosines], rows)]
     lines.append("")
     if group != "main":
         return lines + [f"ΔL̄ rises with γ at peak lr {lr:g} ({_means(by_gamma)}): {ordering_verdict(by_gamma)}."

@@ -217,6 +217,22 @@ def test_regime_report_verdicts_on_synthetic_runs():
            "at the end (final (step 9000)): did not hold" in t
 
 
+def test_a_group_without_a_finished_run_says_so_and_a_run_without_cosines_shows_dashes():
+    """The report of a sweep whose arms are still queued: each arm says it has no finished run; per run, the early
+    and final cosines beside ΔL, — where a run's cosines cannot be had."""
+    groups = study.study_configs("regime")
+    measured = _synthetic({"main": groups["main"]}, lambda g, s: g,
+                          lambda g, s: {x: {"prontoqa": 0.1, "tinystories": 0.4 if x.startswith("early") else 0.2}
+                                        for x in STAGES})
+    measured[groups["main"][0].run_id()]["cosine"] = None  # γ 0.3, seed 1
+    text = study.summary_markdown("regime", groups, measured, "")
+    for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
+        assert f"## {title}" in text and text.split(f"## {title}")[1].split("\n## ")[0].strip().endswith(
+            "No finished run yet.")
+    assert "| 0.3 | 0.0001 | 1 | 0.300 | 0.300 | 1.000 | 1.000 | — | — | — | — |" in text
+    assert "| 0.3 | 0.0001 | 2 | 0.300 | 0.300 | 1.000 | 1.000 | 0.100 | 0.400 | 0.100 | 0.200 |" in text
+
+
 def test_contrast_verdict_needs_every_seed():
     pairs = {"init": [(0.0, 0.0)], "step 500": [(0.1, 0.4), (0.3, 0.2)], "final (step 900)": [(0.1, 0.2), (0.1, 0.3)]}
     assert study.contrast_verdict(pairs) == "**did not hold** early (at none of step 500); at the end " \
