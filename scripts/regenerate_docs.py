@@ -624,7 +624,8 @@ def _what_reproduces_short() -> str:
          f"{_lm_setting('cpu')}: {cpu_verdict} ({_chain(cpu_order)})",
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic", _short_counts([MODULAR]),
-         "o.o.d. generalization **not reached** at p ≤ 17; the paper's cell at width 128 is training",
+         "o.o.d. generalization **not reached** at p ≤ 17; the paper's cell at width 128 stayed on its loss "
+         "plateau (routes R1, R2); a p 11 grokking route is training",
          "[modular-icl](docs/modular-icl.md)"),
         ("benchmarks: addition, SCAN, COGS, PrOntoQA", "not committed yet",
          "observed in 1 seed: addition shows the contrast; the others do not separate",
