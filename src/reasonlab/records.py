@@ -378,17 +378,11 @@ def axis_value(cfg: RunConfig, key: str) -> object:
     return values[0] if len(values) == 1 else "/".join(map(str, values))
 
 
-def profile_name(label: str | None) -> str | None:
-    """A profile label's name, its first word (``lm-regime`` of ``lm-regime (reduced data and model: …)``)."""
-    return label.split(maxsplit=1)[0] if label and label.strip() else label
-
-
 def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = None, steps: int | None = None) -> str:
     """A run in one line, the same wherever a run is printed (a sweep's plan, progress and finished lines, ``show``,
-    the report's headers): its id, task kind and profile name (the label's first word: the full label, with its
-    reductions, is printed once, where a run or a sweep is introduced); its key fields as ``field=value`` (the
-    initialization, the model's depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a
-    sweep's); its length
+    the report's headers): its id, task kind and profile name (the label's first word: the full label is printed
+    once, where a run or sweep is introduced); its key fields as ``field=value`` (the initialization, the model's
+    depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a sweep's); its length
     (the steps once known); and its label once finished::
 
         d8f6b940c81f · anchor · profile cpu · init.gamma=0.5 model.depth=2 seed=1 · 30 epochs / 1200 steps · inferential
@@ -400,6 +394,7 @@ def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = N
                             *(a for a in (phase.axes if phase is not None else ()) if not (gpt and a == "init.gamma")),
                             *axes])
     length = f"{cfg.train.epochs} epochs" + (f" / {steps} steps" if steps is not None else "")
-    parts = [cfg.run_id(), cfg.task.kind, f"profile {profile_name(cfg.profile)}",
+    name = cfg.profile.split(maxsplit=1)[0] if cfg.profile and cfg.profile.strip() else cfg.profile
+    parts = [cfg.run_id(), cfg.task.kind, f"profile {name}",
              " ".join(f"{a}={axis_value(cfg, a)}" for a in fields), length]
     return " · ".join(parts + ([label] if label is not None else []))
