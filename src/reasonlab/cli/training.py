@@ -201,8 +201,9 @@ def sweep(
     spec = load_sweep(spec_file) if spec_file else SweepSpec(profile=profile)
     family = family_of(family, study)
     # a --profile given here is looked up with --family alone: the file's family: names the file's own profile
-    update = {"profile": profile, "family": family} if profile is not None else \
-        {"family": family} if family is not None else {}
+    update = {"family": family} if family is not None else {}
+    if profile is not None:
+        update = {"profile": profile, "family": family}
     spec = spec.model_copy(update=update)
     configs, axes = sweep_configs(spec, grid or [], overrides or [], max_runs)
     ids = ",".join(sorted(c.run_id() for c in configs))

@@ -173,7 +173,6 @@ class TrainConfig(StrictModel):
         return plan | {s: s / total for s in self.snapshot_steps if s <= total}
 
 
-
 class ThresholdConfig(StrictModel):
     """Outcome-label thresholds (spec §5, the project's choice)."""
 

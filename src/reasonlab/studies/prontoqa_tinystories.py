@@ -80,6 +80,7 @@ def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
 
 
 def cosines_or_none(cfg: RunConfig, run_dir: Path) -> dict:
+    """``embedding_cosines``, or None in their place (said in one line) for a run whose cosines cannot be had."""
     try:
         return embedding_cosines(cfg, run_dir)
     except StoreError as e:
@@ -202,8 +203,7 @@ def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path) -> dict[str, dict]:
 
 def draw_figures(main: list[RunConfig], measured: dict, figures_dir: Path) -> list[Path]:
     """``delta-l.png|svg`` and ``cosine.png|svg`` of the main group's measured runs (none when none is measured;
-    the cosine figure of those with cosines);
-    also what ``scripts/regenerate_docs.py`` draws the docs' copies with."""
+    the cosine figure of those with cosines); also what ``scripts/regenerate_docs.py`` draws the docs' copies with."""
     by_gamma = per_gamma(main, measured)
     if not by_gamma:
         return []
@@ -411,11 +411,12 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
                 shown.append(tokens)
                 verdicts.append(f"  PrOntoQA-only tokens of this group (γ {top}, seed {per[top][0]['seed']}): "
                                 + ", ".join(f"`{t}`" for t in tokens[:40]) + (" …" if len(tokens) > 40 else ""))
+    have = with_cosines(measured)
     per_run = [f"- {group}, γ {c.init.gamma}, peak lr {c.train.base_lr * c.train.lr_multiplier:g}, seed {c.seed} "
                f"({m['n_exclusive'][0]} / {m['n_exclusive'][1]} "
                "exclusive tokens): " + "; ".join(f"{k}: {v['prontoqa']:.3f} vs {v['tinystories']:.3f}"
                                                  for k, v in m["cosine"].items())
-               for group, cfgs in groups.items() for c in cfgs if (m := with_cosines(measured).get(c.run_id()))]
+               for group, cfgs in groups.items() for c in cfgs if (m := have.get(c.run_id()))]
     return lines + ["", *verdicts, "", "Per run, PrOntoQA-only vs TinyStories-only cosine at each stage:", "",
                     *per_run]
 
