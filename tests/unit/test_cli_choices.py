@@ -95,6 +95,23 @@ def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None
     assert not out.exists()
 
 
+def test_a_demo_is_one_entry_of_the_demo_table(tmp_path, monkeypatch) -> None:
+    from reasonlab.studies.demo import DEMOS, Demo
+
+    def start(out, seed, make_executor, console, overrides):
+        (out / "drawn.txt").parent.mkdir(parents=True)
+        (out / "drawn.txt").write_text(f"seed {seed}")
+        return [out / "drawn.txt"]
+
+    monkeypatch.setitem(DEMOS, "tiny-demo", Demo("writes one file", start, lambda paths: f"look at {paths[0].name}"))
+    assert "tiny-demo: writes one file" in " ".join(runner.invoke(app, ["demo", "--help"]).output.split())
+    result = runner.invoke(app, ["demo", "tiny-demo", "--seed", "4", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0 and "next: look at drawn.txt" in result.output, result.output
+    assert (tmp_path / "o" / "drawn.txt").read_text() == "seed 4"
+    line = _one_error_line(["demo", "tiny-dem", "--out", str(tmp_path / "o")])
+    assert "did you mean tiny-demo?" in line and "reasoning" in line
+
+
 @pytest.mark.parametrize("command", [[], ["train"], ["reproduce"], ["analyze"], ["demo"]])
 def test_flags_show_no_bool_type_in_help(command: list[str]) -> None:
     result = runner.invoke(app, [*command, "--help"])

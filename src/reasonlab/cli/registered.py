@@ -1,5 +1,5 @@
 """What the registry adds to commands: each kind's probe options as ``analyze`` flags and its phase rule's options
-as ``phase`` flags, and the lists of probes and studies in the help of ``analyze`` and ``reproduce``.
+as ``phase`` flags, and the lists of probes, studies and demos in the help of ``analyze``, ``reproduce`` and ``demo``.
 
 A kind declares its options (``registry.KindOption``); the flags are added to a command when the command group
 looks it up (``complete``), so the kinds load only for the commands that read them, and a kind registered by a
@@ -115,8 +115,14 @@ def _reproduce(command: Any) -> None:
                                        f"{', '.join(arms)}")
 
 
-COMPLETE: dict[str, Callable[[Any], None]] = {"analyze": _analyze, "phase": _phase,
-                                                         "reproduce": _reproduce}
+def _demo(command: Any) -> None:
+    from reasonlab.studies.demo import DEMOS
+
+    _param(command, "which").help = "; ".join(f"{name}: {entry.about}" for name, entry in DEMOS.items())
+
+
+COMPLETE: dict[str, Callable[[Any], None]] = {"analyze": _analyze, "phase": _phase, "reproduce": _reproduce,
+                                              "demo": _demo}
 
 
 def complete(name: str, command: Any) -> None:

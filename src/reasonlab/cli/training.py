@@ -8,7 +8,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -139,9 +139,7 @@ def train(
 
 
 def demo(
-    which: Annotated[Literal["reasoning", "anchor", "trajectory"], typer.Argument(
-        help="reasoning (default: a few minutes), anchor (the anchor study in small, about 20 minutes) or "
-             "trajectory (the anchor study's paper-scale runs, drawn from shipped data in seconds)")] = "reasoning",
+    which: Annotated[str, typer.Argument(help="which demo")] = "reasoning",
     out: OutOpt = Path("runs"),
     seed: Annotated[int, typer.Option(min=0, help="seed of both runs")] = 1,
     workers: Annotated[int, typer.Option(min=1, help="runs trained at once")] = 2,
@@ -151,26 +149,20 @@ def demo(
 ) -> None:
     """Initialization deciding reasoning or memorizing, in minutes (runs/demo): an Emb-MLP on the reasoning/memory
     mixture at a large and a small initialization, side by side, with a figure and a verdict from its numbers."""
-    from reasonlab.studies import anchor
-    from reasonlab.studies import demo as main_demo
+    from reasonlab.studies.demo import DEMOS
     from reasonlab.sweep.runner import PlannedOnly
 
-    if which == "trajectory":
-        main_demo.trajectory(out, console)
-        console.print("next: reasonlab reproduce anchor-trajectory --dry-run  ·  docs/anchor-composition.md",
-                      highlight=False, soft_wrap=True)
-        return
-    run = anchor.demo if which == "anchor" else main_demo.demo
+    if which not in DEMOS:
+        raise unknown_name(f"demo {which!r}", which, DEMOS)
+    entry = DEMOS[which]
     try:
-        runs = run(out, seed, executor_factory("local", workers, None, None, dry_run), console, overrides or [])
+        paths = entry.start(out, seed, executor_factory("local", workers, None, None, dry_run), console,
+                            overrides or [])
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
         return
-    if runs:
-        extra = (f"reasonlab analyze {runs[0]} --probe flow" if which == "anchor"
-                 else "reasonlab demo trajectory (the anchor study at paper scale, drawn without training)")
-        console.print(f"next: reasonlab show {runs[-1]}  ·  reasonlab report {runs[0].parent}  ·  {extra}",
-                      highlight=False, soft_wrap=True)
+    if paths:
+        console.print(f"next: {entry.next_step(paths)}", highlight=False, soft_wrap=True)
 
 
 def sweep(

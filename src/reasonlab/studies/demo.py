@@ -13,6 +13,8 @@ seconds, training nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -21,6 +23,7 @@ from rich.table import Table
 from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
+from reasonlab.studies import anchor
 from reasonlab.studies.reasoning_bias import read_mixture_run
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
@@ -128,3 +131,27 @@ def trajectory(out: Path, console: Console) -> list[Path]:
     console.print(f"figure: {figures[0]}", highlight=False)
     console.print(paper_scale_verdict(paper_scale_tally(paper_scale["runs"])), highlight=False, soft_wrap=True)
     return figures
+
+
+@dataclass(frozen=True)
+class Demo:
+    """One ``reasonlab demo`` entry, so the command, its help and its "next:" line come from one table: what it is,
+    how it starts (``(out, seed, make_executor, console, overrides) -> paths``: the runs it trained, or the figures
+    it drew) and the command it suggests after."""
+
+    about: str
+    start: Callable[[Path, int, Callable, Console, list[str]], list[Path]]
+    next_step: Callable[[list[Path]], str]
+
+
+DEMOS: dict[str, Demo] = {
+    "reasoning": Demo("the Emb-MLP at a large and a small initialization (the default: a few minutes)", demo,
+                      lambda runs: "reasonlab demo trajectory (the anchor study at paper scale, drawn without "
+                                   "training)"),
+    "anchor": Demo("the anchor study in small (about 20 minutes)", anchor.demo,
+                   lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
+    "trajectory": Demo("the anchor study's paper-scale runs, drawn from shipped data in seconds",
+                       lambda out, seed, make_executor, console, overrides: trajectory(out, console),
+                       lambda figures: "reasonlab reproduce anchor-trajectory --dry-run  ·  "
+                                       "docs/anchor-composition.md"),
+}
