@@ -59,6 +59,7 @@ TRAJECTORY_REPLAYS = ("replay/g0.8-theirs-long-2026-12-03.json", "replay/g0.8-th
 LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
 LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
 LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
+CHECKING = False  # set by main under --check, so that the check writes nothing into results/
 REGIME_ANCHOR = "prontoqa--tinystories-in-the-papers-regime---profile-regime"
 MIXTURE = "results/reasoning-bias"
 MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
@@ -184,9 +185,11 @@ def _demo_main_headline() -> str:
 def _lm(profile: str) -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
     """The study's groups for a profile and its committed finished runs as ``measure_sweep`` gives them (a
     ``.partial`` snapshot is no finished run), measured once per invocation: every table, figure and row reads
-    them, and a run whose cosines cannot be had is named once."""
+    them, and a run whose cosines cannot be had is named once. Under ``--check`` a run's cosines file is not
+    written into ``results/`` (the check changes nothing): a run packed without one is measured each time."""
     groups = lm.study_configs(profile)
-    return groups, lm.measure_sweep([c for cs in groups.values() for c in cs], REPO / LM_SWEEPS[profile])
+    return groups, lm.measure_sweep([c for cs in groups.values() for c in cs], REPO / LM_SWEEPS[profile],
+                                    keep=not CHECKING)
 
 
 def _lm_per_gamma(profile: str, group: str = "main") -> dict[float, list[dict]]:
@@ -772,6 +775,8 @@ def main() -> int:
             for name, p in PENDING.items():
                 print(f"{name}: {p.command}  [{p.cost}; {p.section}]")
             return 0
+        global CHECKING
+        CHECKING = args.check
         problems = coverage()
         if args.check:
             if not problems:

@@ -68,21 +68,21 @@ def study_configs(profile: str, overrides: list[str] = ()) -> dict[str, list[Run
             for group, axes in GRIDS[profile].items()}
 
 
-def measure_run(cfg: RunConfig, run_dir: Path) -> dict:
+def measure_run(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     """ΔL̄ and the final ΔL of a finished run, and its embedding cosines (``cosine`` None, said in one line, when
-    they cannot be had: its ΔL still counts)."""
+    they cannot be had: its ΔL still counts); ``keep`` as ``embedding_cosines``."""
     rows = Metrics(run_metrics(run_dir))
     final = load_run(run_dir)[0]["final"]
     window = text_evaluate.delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
-            "seed": cfg.seed, "rows": rows} | cosines_or_none(cfg, run_dir)
+            "seed": cfg.seed, "rows": rows} | cosines_or_none(cfg, run_dir, keep)
 
 
-def cosines_or_none(cfg: RunConfig, run_dir: Path) -> dict:
+def cosines_or_none(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     """``embedding_cosines``, or None in their place (said in one line) for a run whose cosines cannot be had."""
     try:
-        return embedding_cosines(cfg, run_dir)
+        return embedding_cosines(cfg, run_dir, keep)
     except StoreError as e:
         warn(f"{cfg.run_id()}: its ΔL counts, its embedding cosines are left out: {e}")
         return {"cosine": None, "n_exclusive": None, "tokens": None}
@@ -91,6 +91,11 @@ def cosines_or_none(cfg: RunConfig, run_dir: Path) -> dict:
 def with_cosines(measured: dict) -> dict:
     """The measured runs that have embedding cosines."""
     return {k: m for k, m in measured.items() if m["cosine"] is not None}
+
+
+def _is_early(fraction: float) -> bool:
+    """Whether a snapshot's fraction of training is the "early" one (fractions are stored as floats)."""
+    return abs(fraction - EARLY) < 1e-9
 
 
 def logged_stages(cfg: RunConfig, rows: list[MetricRow]) -> dict[str, dict[str, float]]:
@@ -108,7 +113,7 @@ def logged_stages(cfg: RunConfig, rows: list[MetricRow]) -> dict[str, dict[str, 
     if missing := [s for s in plan if s not in logged]:
         raise StoreError(f"{cfg.run_id()}: logged no embedding cosines at its snapshot steps {sorted(missing)} "
                          "(resumed from a checkpoint of a run trained before they were logged); train the run again")
-    early = next((s for s, f in plan.items() if f == EARLY), None)
+    early = next((s for s, f in plan.items() if _is_early(f)), None)
     at = EARLY
     if early is None:  # no 5 % snapshot: the evaluation nearest to it, named by its own fraction
         early = min(logged, key=lambda s: abs(s - EARLY * total))
@@ -128,20 +133,20 @@ def cosine_checkpoints(run_dir: Path, cfg: RunConfig) -> list[tuple[str, str]]:
     steps = complete_steps(ckpt)
     saved = snapshot_steps(ckpt)
     if (not steps or any(s not in saved for s in cfg.train.snapshot_plan(steps[-1]))
-            or not any(abs(f - EARLY) < 1e-9 for f in saved.values())):
+            or not any(_is_early(f) for f in saved.values())):
         raise StoreError(f"{ckpt}: the run logged no embedding cosines, and the weights they are read from (the 5 % "
                          "snapshot, its snapshot steps and the end) are not all in the store; train the run again")
-    found = [(s, f"early (step {s}, {EARLY:.0%})" if abs(f - EARLY) < 1e-9 else f"step {s}", f"snapshot-{s}")
+    found = [(s, f"early (step {s}, {EARLY:.0%})" if _is_early(f) else f"step {s}", f"snapshot-{s}")
              for s, f in saved.items()]
     found.append((steps[-1], f"final (step {steps[-1]})", "final"))
     return [(label, name) for _, label, name in sorted(found)]
 
 
-def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
+def embedding_cosines(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     """Mean pairwise cosine of the PrOntoQA-only and TinyStories-only input embeddings per stage (initialization,
     then the run's ``logged_stages``, or ``cosine_checkpoints`` for a run that logged none), measured once and then
     read from ``analysis/embedding-cosine.json`` (older files of the cpu profile hold init, early and final by
-    epoch)."""
+    epoch); ``keep`` False measures without writing that file (a check that must leave the run as it found it)."""
     cached = run_dir / "analysis" / "embedding-cosine.json"
     if cached.is_file():
         kept = read_json(cached, "embedding-cosine file")
@@ -164,8 +169,9 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path) -> dict:
     ids = data.info["exclusive"]
     out = {"cosine": cosine, "n_exclusive": (len(ids["prontoqa"]), len(ids["tinystories"])),
            "tokens": {source: [tok.decode([i]) for i in ids[source]] for source in ("prontoqa", "tinystories")}}
-    cached.parent.mkdir(exist_ok=True)
-    write_json(cached, {"run_id": cfg.run_id(), **out})
+    if keep:
+        cached.parent.mkdir(exist_ok=True)
+        write_json(cached, {"run_id": cfg.run_id(), **out})
     return out
 
 
@@ -188,14 +194,15 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     return report.sweep_dir
 
 
-def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path) -> dict[str, dict]:
+def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict[str, dict]:
     """run id → ``measure_run`` of each finished run of ``cfgs`` in ``sweep_dir`` (read from the committed files
-    alone when the runs keep their ``analysis/embedding-cosine.json``, as ``results/`` does)."""
+    alone when the runs keep their ``analysis/embedding-cosine.json``, as ``results/`` does; ``keep`` as
+    ``embedding_cosines``)."""
     measured = {}
     for c in cfgs:
         if (sweep_dir / c.run_id() / "summary.json").is_file():
             try:
-                measured[c.run_id()] = measure_run(c, sweep_dir / c.run_id())
+                measured[c.run_id()] = measure_run(c, sweep_dir / c.run_id(), keep)
             except StoreError as e:  # one run's damaged files leave it out of the tables, said in one line
                 warn(f"{c.run_id()} left out: {e}")
     return measured

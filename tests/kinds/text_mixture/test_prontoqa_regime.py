@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 import torch
@@ -31,6 +32,7 @@ from reasonlab.train.loop import Trainer, train_run
 TINY = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
         "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.batch_size=16", "train.eval_every=1",
         "train.checkpoint_every=1"]
+REPO = Path(__file__).parents[3]
 
 # The 9 main runs of `prontoqa-tinystories-regime`, started from `reasonlab sweep --family mixture --profile
 # lm-regime --grid seed=1,2,3 --grid init.gamma=0.3,0.5,0.8` before the study had this grid: (γ, seed) -> run id.
@@ -170,6 +172,20 @@ def test_an_embedding_cosine_file_of_the_cpu_profile_format_is_still_read(tmp_pa
     got = study.embedding_cosines(cfg, tmp_path)
     assert got["cosine"] == kept["cosine"] and got["n_exclusive"] == (81, 200) and got["tokens"] is None
     assert study.stage_cosine(got, "early") == {"prontoqa": 0.1, "tinystories": 0.2}
+
+
+def test_a_committed_runs_cosines_are_measured_again_from_its_logged_rows_and_kept_only_when_asked(tmp_path):
+    """A committed regime run (logged cosines, its cosines file removed): measured again from its own files, the
+    cosines are the committed ones; ``keep=False`` (regenerate_docs --check) writes nothing into the run."""
+    committed = REPO / "results" / "reasoning-bias" / "prontoqa-tinystories-regime" / REGIME_MAIN[(0.3, 3)]
+    run = tmp_path / committed.name
+    shutil.copytree(committed, run, ignore=shutil.ignore_patterns("analysis"))
+    cfg = next(c for cs in study.study_configs("regime").values() for c in cs if c.run_id() == run.name)
+    kept = json.loads((committed / "analysis" / "embedding-cosine.json").read_text())
+    assert study.embedding_cosines(cfg, run, keep=False)["cosine"] == kept["cosine"]
+    assert not (run / "analysis").exists()
+    assert study.embedding_cosines(cfg, run)["cosine"] == kept["cosine"]
+    assert json.loads((run / "analysis" / "embedding-cosine.json").read_text())["cosine"] == kept["cosine"]
 
 
 def _synthetic(groups, window, cosine):
