@@ -362,7 +362,9 @@ def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
             by_gamma[g] = [m[key] for m in ms if m[key] is not None]
         cos = {(when, src): [stage_cosine(m, when)[src] for m in ms if m["cosine"] is not None]
                for when in ("early", "final") for src in ("prontoqa", "tinystories")}
-        lines.append(f"| {g} | {len(ms)} | " + " | ".join(spread(v[g]) for v in figures.values()) + " | "
+        n_cos = sum(m["cosine"] is not None for m in ms)  # a run without cosines still counts for ΔL
+        seeds = f"{len(ms)}" if n_cos == len(ms) else f"{len(ms)} ({n_cos} with cosines)"
+        lines.append(f"| {g} | {seeds} | " + " | ".join(spread(v[g]) for v in figures.values()) + " | "
                      + " | ".join(spread(cos[k]) for k in sorted(cos)) + " |")
     gammas = " < ".join(str(g) for g in sorted(per))
     for key, what in (("delta_L_train_window", "ΔL̄ rises with γ"), ("delta_L_eval_window", "ΔL̄ on the eval "

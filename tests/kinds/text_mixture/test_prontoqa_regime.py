@@ -247,6 +247,9 @@ def test_a_group_without_a_finished_run_says_so_and_a_run_without_cosines_shows_
             "No finished run yet.")
     assert "| 0.3 | 0.0001 | 1 | 0.300 | 0.300 | 1.000 | 1.000 | — | — | — | — |" in text
     assert "| 0.3 | 0.0001 | 2 | 0.300 | 0.300 | 1.000 | 1.000 | 0.100 | 0.400 | 0.100 | 0.200 |" in text
+    # over seeds, γ 0.3's ΔL rests on its 3 seeds and its cosines on the 2 that have them
+    over = text.split("### Over seeds")[1]
+    assert "| 0.3 | 3 (2 with cosines) |" in over and "| 0.5 | 3 |" in over
 
 
 def test_contrast_verdict_needs_every_seed():
