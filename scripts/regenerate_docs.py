@@ -318,28 +318,33 @@ def _regime_reading() -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---- the modular cell (route R1): its four sets over steps, as packed ----------------------------------------------
+# ---- the modular routes (R1, R2: the paper's cell; R3: the p 11 grokking line): four sets over steps, as packed ----
 
-def _cell_run() -> Path:
-    runs = _runs(CELL)
+ROUTES = {"modular-cell": (CELL, "route R1"), "modular-cell-r2": (f"{MODULAR}/cell-r2", "route R2"),
+          "modular-grok": (f"{MODULAR}/grok", "route R3")}
+
+
+def _route_run(figure: str) -> Path:
+    folder, route = ROUTES[figure]
+    runs = _runs(folder)
     if len(runs) != 1:
-        raise UserError(f"{CELL}: {len(runs)} runs where the figure draws one (route R1's)")
+        raise UserError(f"{folder}: {len(runs)} runs where the figure draws one ({route}'s)")
     return runs[0]
 
 
-def _cell_inputs() -> list[str]:
-    run = _cell_run().relative_to(REPO)
+def _route_inputs(figure: str) -> list[str]:
+    run = _route_run(figure).relative_to(REPO)
     return [f"{run}/config.yaml", f"{run}/metrics.parquet"]
 
 
-def _draw_cell(scratch: Path) -> None:
-    run = _cell_run()
+def _draw_route(figure: str, scratch: Path) -> None:
+    run = _route_run(figure)
     cfg, rows = load_yaml(run / "config.yaml"), read_metrics(run / "metrics.parquet")
     fig = modular_figures.run_figure(rows, {"config": cfg})
     state = "training, packed" if run.name.endswith(".partial") else "finished"
-    fig.suptitle(f"route R1, run {run.name.removesuffix('.partial')} ({state} at step {max(r.step for r in rows):,}) · "
-                 f"{cfg['profile']}", fontsize=8)
-    save_figure(fig, scratch / "modular-cell")
+    fig.suptitle(f"{ROUTES[figure][1]}, run {run.name.removesuffix('.partial')} ({state} at step "
+                 f"{max(r.step for r in rows):,}) · {cfg['profile']}", fontsize=8)
+    save_figure(fig, scratch / figure)
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
@@ -648,7 +653,8 @@ FIGURE_GENERATORS: dict[str, Figures] = {
                                  _draw_trajectory),
     "prontoqa-tinystories-cpu": Figures(_lm_inputs, _lm_figures("cpu"), partial(_draw_lm, "cpu")),
     "prontoqa-tinystories-regime": Figures(_regime_inputs, _lm_figures("regime"), partial(_draw_lm, "regime")),
-    "modular-cell": Figures(_cell_inputs, {f"{FIGURES}/modular-cell.png": "modular-cell.png"}, _draw_cell),
+    **{name: Figures(partial(_route_inputs, name), {f"{FIGURES}/{name}.png": f"{name}.png"},
+                     partial(_draw_route, name)) for name in ROUTES},
 }
 
 TABLES: dict[str, Table] = {
