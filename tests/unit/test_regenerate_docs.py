@@ -80,3 +80,16 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
     assert set(docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
     assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)
+
+
+def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_path):
+    """A figure newly shown in the docs, with its generator but not drawn yet: the check names it; the plain run
+    (which draws it) does not refuse."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    docs = importlib.import_module("regenerate_docs")
+    name = next(iter(docs.ROUTES))
+    shown = REPO / docs.FIGURES / f"{name}.png"
+    real_is_file = type(shown).is_file
+    monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
+    assert any(f"figures/{name}.png, which does not exist" in p for p in docs.coverage(check=True))
+    assert not any(f"figures/{name}.png" in p for p in docs.coverage(check=False))
