@@ -22,8 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from reasonlab.evaluate.mixture import reasoning_bias_criteria
-
+from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.studies.demo import CONTRAST, DEMO_GAMMAS, demo_verdict, read_demo_runs
 from reasonlab.train.packs import pack_runs
 

@@ -381,11 +381,10 @@ def measure_late(run_dir: str, steps: int, repeats: int) -> dict:
     import tempfile
     from pathlib import Path
 
-    from reasonlab.tasks.anchor import subseed
-
     from reasonlab.checkpoint import complete_steps
     from reasonlab.config import load_yaml, resolve
     from reasonlab.schedule import lr_at
+    from reasonlab.seeds import subseed
     from reasonlab.train.loop import Trainer
     from reasonlab.train.step import epoch_order
 

@@ -74,7 +74,6 @@ from authors_draws import (  # beside this script
     load_authors,
     reasonlab_names,
 )
-from reasonlab.tasks.anchor import AnchorTask
 from torch import Tensor, nn
 
 import reasonlab
@@ -82,6 +81,7 @@ from reasonlab.config import RunConfig, raw_config, resolve
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.evaluate.set_score import histogram_bins, pooled
 from reasonlab.kinds.anchor.config import Pair
+from reasonlab.kinds.anchor.data import AnchorTask
 from reasonlab.numerics import flush_denormals, machine
 from reasonlab.store import atomic_write_bytes, git_revision, write_json
 from reasonlab.studies.anchor_trajectory import authors_log
