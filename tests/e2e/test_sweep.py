@@ -515,3 +515,31 @@ def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tm
            "step 5/30 (2.0/s, ETA 0m09s) loss 1.500" in lines[0]  # the run in one line (describe_run)
     assert lines[1].endswith("epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen 0.25")  # the kind's parts
     assert "epoch 3/3 step 30/30 (—/s, ETA ?) loss diverged" in lines[2]
+
+
+def test_the_sweeps_eta_counts_only_the_work_of_this_invocation(tmp_path, monkeypatch):
+    """A sweep rerun after a stop, one run resumed at half its steps and one queued: the half done before is not
+    work of this invocation's first seconds (it once read "ETA 6m" for ten hours of work left)."""
+    import io
+
+    from rich.console import Console
+
+    from reasonlab.config import resolve
+    from reasonlab.records import write_progress
+    from reasonlab.sweep import runner
+
+    first, second = (resolve(tiny_run_dict() | {"seed": s}) for s in (1, 2))
+    clock = [1000.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    monitor = runner.Monitor("s", tmp_path, [first, second], ["seed"], 0, 2, Console(file=io.StringIO()))
+    pending = {first.run_id(), second.run_id()}
+    partial = tmp_path / f"{first.run_id()}.partial"
+    partial.mkdir()
+    write_progress(partial, epoch=2, epochs=4, step=500, steps=1000, steps_per_s=1.0, eta_s=500.0, loss=1.0,
+                   wall_time_s=1.0)
+    clock[0] += 24.0
+    assert monitor.eta(monitor.running(pending), pending) is None  # nothing done here yet: no rate to go by
+    write_progress(partial, epoch=2, epochs=4, step=600, steps=1000, steps_per_s=1.0, eta_s=400.0, loss=1.0,
+                   wall_time_s=1.0)
+    clock[0] += 76.0  # 100 s for 100 steps: 400 steps of this run and 1,000 of the queued one are left
+    assert monitor.eta(monitor.running(pending), pending) == pytest.approx(1400.0)

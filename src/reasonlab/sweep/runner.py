@@ -115,6 +115,7 @@ class Monitor:
         self.line_every = LINE_EVERY_S  # plain-line mode: at most one line this often
         self.last_line = float("-inf")
         self.reported: dict[str, tuple] = {}  # what the last plain line showed, per run
+        self.first_share: dict[str, float] = {}  # per run, its share done when this invocation first saw it train
 
     def _progress(self, run_id: str) -> dict | None:
         """A run's progress if its trainer wrote it during this invocation (else None, as for a file that is not
@@ -128,17 +129,23 @@ class Monitor:
             return None
 
     def running(self, pending: set[str]) -> dict[str, dict]:
-        return {r: p for r in sorted(pending) if (p := self._progress(r)) is not None}
+        found = {r: p for r in sorted(pending) if (p := self._progress(r)) is not None}
+        for r, p in found.items():
+            self.first_share.setdefault(r, _done_share(p))
+        return found
 
     def eta(self, running: dict[str, dict], pending: set[str]) -> float | None:
         """Seconds left: while every unfinished run trains, the slowest one's own ETA; with runs still queued, the
-        elapsed time scaled by the work left (epochs × blocks per run, a running run's by its steps done)."""
+        elapsed time scaled by the work left (epochs × blocks per run, a running run's by its steps done). Only the
+        work done in this invocation counts against its elapsed time: a run resumed half done is not half the work
+        of the last few seconds."""
         if running and set(running) == pending:
             etas = [p.get("eta_s") for p in running.values()]
             return None if None in etas else max(etas)
-        total = sum(_cost(c) for c in self.todo.values())
-        done = sum(_cost(self.todo[r]) for r in self.done)
-        done += sum(_cost(self.todo[r]) * _done_share(p) for r, p in running.items())
+        before = self.first_share  # a run resumed part done: that part is neither work left nor work done here
+        total = sum(_cost(c) * (1.0 - before.get(r, 0.0)) for r, c in self.todo.items())
+        done = sum(_cost(self.todo[r]) * (1.0 - before.get(r, 0.0)) for r in self.done)
+        done += sum(_cost(self.todo[r]) * (_done_share(p) - before.get(r, 0.0)) for r, p in running.items())
         elapsed = time.monotonic() - self.start
         return None if done <= 0 else elapsed * (total - done) / done
 
