@@ -43,6 +43,9 @@ did when the replay the docs cite ran). ``--max-steps K`` trains only the first 
 weights and prints their losses and digests of the initial weights, of the batches seen and of the weights after
 them (to check in a minute that two versions of the code compute the same numbers, and which draws two modes share);
 it writes no checkpoint.
+
+Over 400 lines: one procedure with its checks: the authors' draws loaded and checked against reasonlab's, trained by
+reasonlab's step in the authors' batch order, and scored as their log is.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ The full harness (figures quoted in docs/reliability.md)::
     .venv/bin/python tests/faults.py --kills 20 --inputs 2000 --out faults.json
 
 The default test run (tests/e2e/test_faults.py) runs a few kill points per scenario and a few hundred inputs.
+
+Over 400 lines: the crash-consistency harness: its scenarios (train, sweep, ensemble, Ray, store damage, inputs)
+share the store checks and the report.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Sweeps: grid parsing and expansion, the local executor, resume and kill, the results table, SQL, phase cells."""
+"""Sweeps: grid parsing and expansion, the local executor, resume and kill, the results table, SQL, phase cells.
+
+Over 400 lines: a sweep's whole life (grid, executor, resume, kills, results table, SQL, live progress) on one tiny
+config.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Reliability: a run whose loss becomes NaN/inf stops, is labelled ``diverged`` with its step, keeps its sweep
 going, and shows as its own cell in phase diagrams; damaged checkpoints, metrics, results and summaries are
-reported in one line with their path and recovered from without touching anything else."""
+reported in one line with their path and recovered from without touching anything else.
+
+Over 400 lines: one test per class of bad input and damaged file, with the property-based generators they share.
+"""
 
 from __future__ import annotations
 

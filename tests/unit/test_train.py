@@ -1,4 +1,8 @@
-"""The training loop end to end on a tiny config: layout, determinism, resume, schedule, checkpoints (spec §4)."""
+"""The training loop end to end on a tiny config: layout, determinism, resume, schedule, checkpoints (spec §4).
+
+Over 400 lines: the training loop's contract (layout, determinism, resume, schedule, checkpoints), one property per
+test.
+"""
 
 from __future__ import annotations
 

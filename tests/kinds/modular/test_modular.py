@@ -1,4 +1,7 @@
-"""In-context modular arithmetic: the task law (modular-icl spec §2)."""
+"""In-context modular arithmetic: the task law (modular-icl spec §2).
+
+Over 400 lines: the modular kind's task law, its four sets and scoring, each a property of the spec.
+"""
 
 from __future__ import annotations
 
