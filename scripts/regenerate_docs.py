@@ -175,6 +175,27 @@ def _demo_seeds_table() -> str:
                           rows)
 
 
+def _demo_sample() -> str:
+    """The README's sample of what the demo prints: its closing table and verdict for the committed seed 1, rendered
+    by the demo's own code at a fixed width (so every number in it is the committed run's)."""
+    from io import StringIO
+    from textwrap import fill
+
+    from rich.console import Console
+    runs = _demo_seeds()[1]
+    console = Console(file=StringIO(), width=100, color_system=None, legacy_windows=False)
+    console.print(demo.demo_table(runs, "runs/demo"))
+    lines = ["demo: 2 runs (init.gamma) with 2 workers × 1 threads; store runs/demo",
+             "…   (a live table of both runs from the first seconds: step, steps/s, ETA, loss, accuracies)",
+             *(line.rstrip() for line in console.file.getvalue().splitlines()), "figure: runs/demo/figures/demo.png",
+             fill(demo.demo_verdict(runs), 116)]
+    walls = list(_demo_walls().values())
+    return (f"It takes {min(walls):.0f}–{max(walls):.0f} s (about {round(max(walls) / 60)} minutes) over "
+            f"{len(walls)} seeds on 2 quiet cores (`benchmarks/demo_seeds.py`, committed in `results/demo/`) and "
+            "prints a live table from the first seconds, then (seed 1):\n\n```text\n" + "\n".join(lines)
+            + "\n```\n")
+
+
 def _demo_main_headline() -> str:
     large, small = demo.DEMO_GAMMAS
     seeds = _demo_seeds()
@@ -678,6 +699,7 @@ TABLES: dict[str, Table] = {
     "mixture-transformer-runs": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_runs_table),
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),
+    "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }

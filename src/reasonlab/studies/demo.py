@@ -46,7 +46,18 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     configs, report, rows = run_study(spec, out, make_executor, console)
     done = {r["run_id"] for r in rows}
     runs = {c.init.gamma: read_mixture_run(c, report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done}
-    table = Table(title=f"reasoning or memory, by initialization ({report.sweep_dir})")
+    console.print(demo_table(runs, report.sweep_dir))
+    if runs:
+        figures = draw_demo(runs, configs[0].profile, seed, report.sweep_dir / "figures" / "demo")
+        console.print(f"figure: {figures[0]}", highlight=False)
+    console.print(demo_verdict(runs), highlight=False, soft_wrap=True)
+    return [r["dir"] for _, r in sorted(runs.items())]
+
+
+def demo_table(runs: dict[float, dict], sweep_dir: Path | str) -> Table:
+    """The demo's closing table (γ → ``read_mixture_run`` output); the README's sample is this table of the committed
+    seed, so the two cannot differ."""
+    table = Table(title=f"reasoning or memory, by initialization ({sweep_dir})")
     for col in ("γ", "label", "memory", "rule, trained", "rule, unseen", "t50 memory", "t50 rule", "train s"):
         table.add_column(col, overflow="fold")
     table.caption = "accuracy per source at the end; t50: first evaluated epoch at accuracy ≥ 0.5"
@@ -54,12 +65,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
         table.add_row(f"{gamma:g}", r["label"], _share(r["memory_acc"]), _share(r["reasoning_train_acc"]),
                       _share(r["reasoning_test_acc"]), _epoch(r["t50_memory"]), _epoch(r["t50_reasoning_train"]),
                       _share(r["wall_time_s"], 0))
-    console.print(table)
-    if runs:
-        figures = draw_demo(runs, configs[0].profile, seed, report.sweep_dir / "figures" / "demo")
-        console.print(f"figure: {figures[0]}", highlight=False)
-    console.print(demo_verdict(runs), highlight=False, soft_wrap=True)
-    return [r["dir"] for _, r in sorted(runs.items())]
+    return table
 
 
 def read_demo_runs(folder: Path) -> dict[float, dict]:
