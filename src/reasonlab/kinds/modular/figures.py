@@ -22,18 +22,29 @@ from reasonlab.store import MetricRow
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
 GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (route R1's gate)
+# The paper's Fig. 1c (o.o.d. accuracy per shot of an o.o.d. generalizer at p 29), as read off the figure in spec §6;
+# the spec gives 12–30 shots only as ranges, so those are left out rather than guessed.
+PAPER_SHOTS = {0: 0.03, 1: 0.07, 2: 0.095, 3: 0.22, 4: 0.43, 5: 0.53, 6: 0.68, 7: 0.74, 8: 0.80, 9: 0.85, 10: 0.87,
+               11: 0.925, 31: 0.96}
 
 
-def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
-    """A run over optimizer steps: the training loss against ln p and the plateau gate, and the strict last-shot
-    accuracy of the four sets against chance (1/p), where the phases of the spec are read."""
-    p = summary["config"]["task"]["p"]
+def step_series(rows: list[MetricRow]) -> dict[str, tuple[list[int], list[float]]]:
+    """The training loss (``loss``) and the four sets' strict last-shot accuracies (``id_train_last_shot``, …) over
+    optimizer steps."""
     series: dict[str, tuple[list[int], list[float]]] = {}
     for r in sorted(rows, key=lambda r: r.step):
         if (r.split, r.metric) == ("train", "loss") or (r.split == "pooled" and r.metric.endswith("_last_shot")):
             xs, ys = series.setdefault(r.metric if r.split == "pooled" else "loss", ([], []))
             xs.append(r.step)
             ys.append(r.value)
+    return series
+
+
+def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
+    """A run over optimizer steps: the training loss against ln p and the plateau gate, and the strict last-shot
+    accuracy of the four sets against chance (1/p), where the phases of the spec are read."""
+    p = summary["config"]["task"]["p"]
+    series = step_series(rows)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     ax_loss.plot(*series.get("loss", ([], [])), color="black", label="training loss")
     ax_loss.axhline(np.log(p), color="grey", linestyle=":", label=f"ln {p} (uniform guess)")
@@ -50,11 +61,34 @@ def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     return fig
 
 
+def seeds_figure(runs: dict[int, list[MetricRow]], p: int, title: str) -> plt.Figure:
+    """One panel per evaluation set, one line per seed: the strict last-shot accuracy over steps, against chance."""
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.6), sharey=True, constrained_layout=True)
+    styles = ("-", "--", ":", "-.")
+    for ax, (name, colour) in zip(axes, SET_COLOURS.items(), strict=True):
+        for i, (seed, rows) in enumerate(sorted(runs.items())):
+            style = styles[i % len(styles)]
+            xs, ys = step_series(rows).get(name.replace("/", "_") + "_last_shot", ([], []))
+            ax.plot(xs, ys, style, color=colour, label=f"seed {seed}")
+        ax.axhline(1 / p, color="grey", linestyle=":", linewidth=0.8)
+        ax.set(title=name, xlabel="step", ylim=(-0.02, 1.02))
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(f"last-shot accuracy (strict; chance 1/{p})")
+    fig.suptitle(title, fontsize=9)
+    return fig
+
+
 def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarray], out_base: Path,
-                     caption: str) -> list[Path]:
+                     caption: str, reference: dict[int, float] | None = None) -> list[Path]:
+    """Accuracy per shot of each set, the ratio-matching and modular-regression ceilings of the same o.o.d.-test
+    sequences and, when given, the paper's Fig. 1c points (``PAPER_SHOTS``) to compare the shape with."""
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
     for name, acc in curves.items():
         ax.plot(range(len(acc)), acc, marker="o", ms=3, label=name, color=SET_COLOURS.get(name))
+    shown = {k: v for k, v in (reference or {}).items() if k < max(map(len, curves.values()), default=0)}
+    if shown:
+        ax.plot(list(shown), list(shown.values()), "x", color="black",
+                label="paper Fig. 1c, o.o.d. (p 29; read off the figure)")
     for name, style in (("rm", ":"), ("mr", "--")):
         if name in ceilings:
             ax.plot(range(len(ceilings[name])), ceilings[name], style, color="0.3",

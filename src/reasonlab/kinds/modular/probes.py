@@ -59,7 +59,7 @@ def probe_shots(run: Loaded) -> dict:
             ceilings = mod.shot_ceilings(pair_ids[: run.options.get("ceiling_rows", 256)], p)
     numbers["ceilings"] = {k: v.tolist() for k, v in ceilings.items()}
     plots.plot_shot_curves(curves, ceilings, run.out / "shots",
-                           f"{run.cfg.profile} — per-shot accuracy at checkpoint {run.checkpoint}")
+                           f"{run.cfg.profile} — per-shot accuracy at checkpoint {run.checkpoint}", plots.PAPER_SHOTS)
     return save(run, "shots", numbers, {**arrays, **{f"ceiling_{k}": v for k, v in ceilings.items()}})
 
 
