@@ -205,3 +205,16 @@ def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_
     assert "Traceback" not in bad.output
     with pytest.raises(ConfigError, match="anchor run, whose evaluation sets are not drawn in batches"):
         task_data(anchor_dir, eval_batches=4)  # the API, without the CLI's option check
+
+
+def test_headlines_say_what_ratio_matching_cannot_explain():
+    """The grid headline names accuracy on the composition cells (in the span of the context, not a multiple of
+    one pair) and the share RM covers; the shots headline the o.o.d.-test ceilings at the last shot: without them a
+    high last-shot accuracy at small p reads as more than ratio matching."""
+    from reasonlab.kinds.modular.probes import headline
+    cell = {"accuracy": 0.8, "on_rm": 0.95, "composition": 0.25, "off_mr": None, "rm_fraction": 0.7, "mr_fraction": 1.0}
+    grid = headline("grid", {"id": {"1": cell, "15": cell}, "ood": {"15": {**cell, "composition": None}}})
+    assert "id k=15: accuracy 0.800 (on RM cells 0.950, on composition cells 0.250; RM covers 70%)" in grid
+    assert "ood k=15" in grid and "composition cells —" in grid
+    shots = headline("shots", {"ood/test": {"last_shot": 0.7}, "ceilings": {"rm": [0.1, 0.85], "mr": [0.2, 1.0]}})
+    assert shots == "ood/test last-shot 0.700 (o.o.d.-test at the last shot: RM ceiling 0.850; MR ceiling 1.000)"

@@ -199,11 +199,16 @@ def probe_masking(run: Loaded) -> dict:
 def headline(name: str, numbers: dict) -> str:
     """One line per probe for the terminal; the JSON beside the figures has everything."""
     if name == "shots":
-        return ", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
+        ceilings = "; ".join(f"{k.upper()} ceiling {v[-1]:.3f}" for k, v in numbers.get("ceilings", {}).items())
+        return (", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
+                + (f" (o.o.d.-test at the last shot: {ceilings})" if ceilings else ""))
     if name == "grid":
         last = max(numbers["id"], key=int)
-        return ", ".join(f"{g} k={last}: accuracy {numbers[g][last]['accuracy']:.3f} "
-                         f"(on RM {numbers[g][last]['on_rm']:.3f})" for g in ("id", "ood"))
+        def cells(g: dict) -> str:  # composition: the MR-but-not-RM cells, which ratio matching cannot answer
+            comp = "—" if g["composition"] is None else f"{g['composition']:.3f}"
+            return (f"accuracy {g['accuracy']:.3f} (on RM cells {g['on_rm']:.3f}, on composition cells {comp}; "
+                    f"RM covers {g['rm_fraction']:.0%})")
+        return ", ".join(f"{g} k={last}: {cells(numbers[g][last])}" for g in ("id", "ood"))
     if name == "pca":
         return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
     if name == "masking":
