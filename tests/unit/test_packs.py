@@ -140,3 +140,15 @@ def test_a_pack_over_the_limit_only_by_the_best_weights_leaves_them_out(cfg, tmp
     assert "best-so-far weights are left out" in capsys.readouterr().err
     with_best = pack_run(ckpt.parent, tmp_path / "large", limit=core + 10_000)
     assert {"best.json", "best.safetensors"} <= {p.name for p in (with_best / "resume").iterdir()}
+
+
+def test_repacking_a_finished_run_keeps_analysis_computed_in_the_pack(cfg, reference, tmp_path):
+    """An analysis file written into a finished pack (from its committed record) survives packing the run again;
+    the run directory's own analysis files are taken as they are now."""
+    run_dir, _ = reference
+    pack = pack_run(run_dir, tmp_path / "results")
+    (pack / "analysis").mkdir(exist_ok=True)
+    (pack / "analysis" / "computed-here.json").write_text('{"x": 1}')
+    again = pack_run(run_dir, tmp_path / "results")
+    assert (again / "analysis" / "computed-here.json").read_text() == '{"x": 1}'
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [cfg.run_id()]

@@ -4,7 +4,8 @@ several sittings survives the loss of the machine that trains it.
 ``pack_run`` copies a run directory's record (config, metrics, summary or progress, events, the task's artifacts,
 small analysis files) into a results folder, and for an unfinished run also its newest resumable checkpoint under
 ``resume/`` (weights, optimizer state, marker, and the best-so-far checkpoint a task keeps for early stopping),
-replacing the pack written before. ``restore_pack`` seeds a store's ``<run_id>.partial`` from such a pack, so the
+replacing the pack written before (analysis files an earlier pack of the same finished run holds are kept).
+``restore_pack`` seeds a store's ``<run_id>.partial`` from such a pack, so the
 run's usual ``train`` or ``sweep`` command resumes from it: the same steps, hence the same numbers, as a run that
 was never stopped (on the same machine kind and thread count).
 
@@ -60,6 +61,19 @@ def _resume_files(ckpt: Path, step: int) -> list[Path]:
     return files + [p for p in (ckpt / "best.json", ckpt / "best.safetensors") if p.is_file()]
 
 
+def _keep_earlier_analysis(earlier: Path, staging: Path, finished: bool) -> None:
+    """Analysis files an earlier pack of the same finished run holds and the run directory does not (computed from
+    the committed record, e.g. by scripts/regenerate_docs.py) stay: a finished record does not change, so neither do
+    they. A pack of an unfinished run carries none over (its record grows)."""
+    if not finished or not earlier.is_dir() or earlier.is_symlink() or not (earlier / "analysis").is_dir():
+        return
+    for path in sorted((earlier / "analysis").rglob("*")):
+        target = staging / path.relative_to(earlier)
+        if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
 def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     """Write the pack of ``run_dir`` into ``dest`` (``dest/<run_id>`` for a finished run, ``dest/<run_id>.partial``
     with ``resume/`` for an unfinished one), replacing any earlier pack of the same run; returns its path."""
@@ -97,6 +111,7 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
             if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES:
                 (staging / path.relative_to(run_dir)).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, staging / path.relative_to(run_dir))
+    _keep_earlier_analysis(dest / cfg.run_id(), staging, finished)
     if resume:
         (staging / RESUME).mkdir()
         for path in resume:
