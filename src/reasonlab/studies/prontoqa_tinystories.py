@@ -411,7 +411,8 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
             top = max(per)
             early = [stage_cosine(m, "early") for m in per[top]]
             gaps = [e["tinystories"] - e["prontoqa"] for e in early]
-            verdicts += [f"- {name}, γ {top} (the smallest initialization), cosine contrast (PrOntoQA-only below "
+            smallest = "the smallest initialization" + (" measured so far" if len(per) < len(GAMMAS) else "")
+            verdicts += [f"- {name}, γ {top} ({smallest}), cosine contrast (PrOntoQA-only below "
                          f"TinyStories-only in every seed): {contrast_verdict(stage_pairs(per[top]))}. "
                          f"TinyStories-only minus PrOntoQA-only cosine, early: {spread(gaps)} (paper: "
                          f"{paper_gap:.3f}); target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
