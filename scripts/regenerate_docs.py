@@ -30,12 +30,15 @@ from functools import cache, partial
 from pathlib import Path
 from statistics import mean, median
 
+import numpy as np
 from trajectory_figure import committed
 
 from reasonlab.config import RunConfig, load_yaml
 from reasonlab.errors import UserError
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.kinds.modular import figures as modular_figures
+from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
+from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies import demo
@@ -353,12 +356,29 @@ ROUTES = {"modular-cell": (CELL, "route R1"), "modular-cell-r2": (f"{MODULAR}/ce
           "modular-grok": (f"{MODULAR}/grok", "route R3")}
 
 
+def _seeds(folder: str) -> dict[int, Path]:
+    """Seed → run folder of a route's committed runs (finished or packed), one per seed."""
+    runs: dict[int, Path] = {}
+    for run in _runs(folder):
+        seed = load_yaml(run / "config.yaml")["seed"]
+        if seed in runs:
+            raise UserError(f"{folder}: two runs of seed {seed} ({runs[seed].name}, {run.name}) where a route has one")
+        runs[seed] = run
+    return runs
+
+
 def _route_run(figure: str) -> Path:
+    """The route's first seed: the run its figure draws."""
     folder, route = ROUTES[figure]
-    runs = _runs(folder)
-    if len(runs) != 1:
-        raise UserError(f"{folder}: {len(runs)} runs where the figure draws one ({route}'s)")
-    return runs[0]
+    runs = _seeds(folder)
+    if not runs:
+        raise UserError(f"{folder}: no run where the figure draws {route}'s")
+    return runs[min(runs)]
+
+
+def _packed_state(run: Path, rows: list) -> str:
+    state = "training, packed" if run.name.endswith(".partial") else "finished"
+    return f"{state} at step {max(r.step for r in rows):,}"
 
 
 def _route_inputs(figure: str) -> list[str]:
@@ -370,10 +390,113 @@ def _draw_route(figure: str, scratch: Path) -> None:
     run = _route_run(figure)
     cfg, rows = load_yaml(run / "config.yaml"), read_metrics(run / "metrics.parquet")
     fig = modular_figures.run_figure(rows, {"config": cfg})
-    state = "training, packed" if run.name.endswith(".partial") else "finished"
-    fig.suptitle(f"{ROUTES[figure][1]}, run {run.name.removesuffix('.partial')} ({state} at step "
-                 f"{max(r.step for r in rows):,}) · {cfg['profile']}", fontsize=8)
+    fig.suptitle(f"{ROUTES[figure][1]}, run {run.name.removesuffix('.partial')} ({_packed_state(run, rows)}) · "
+                 f"{cfg['profile']}", fontsize=8)
     save_figure(fig, scratch / figure)
+
+
+# ---- route R3's seeds, its shot curve and its probes (analysis of the first seed's final checkpoint) -------------
+
+GROK = f"{MODULAR}/grok"
+GROK_ANALYSIS = "analysis/final"
+GROK_BAR = 0.5  # the issue's bar for o.o.d.-test (strict, dense last-shot): a second seed, shots and probes past it
+
+
+def _grok_seeds_inputs() -> list[str]:
+    return [f"{run.relative_to(REPO)}/{f}" for run in _seeds(GROK).values() for f in ("config.yaml", "metrics.parquet")]
+
+
+def _draw_grok_seeds(scratch: Path) -> None:
+    runs = {seed: read_metrics(run / "metrics.parquet") for seed, run in _seeds(GROK).items()}
+    cfg = load_yaml(next(iter(_seeds(GROK).values())) / "config.yaml")
+    states = "; ".join(f"seed {s}: {_packed_state(run, runs[s])}" for s, run in sorted(_seeds(GROK).items()))
+    fig = modular_figures.seeds_figure(runs, cfg["task"]["p"], f"route R3 ({cfg['profile']}), every seed ({states})")
+    save_figure(fig, scratch / "modular-grok-seeds")
+
+
+def _grok_analysis() -> Path:
+    return _route_run("modular-grok") / GROK_ANALYSIS
+
+
+def _grok_shots_inputs() -> list[str]:
+    folder = _grok_analysis().relative_to(REPO)
+    run = _route_run("modular-grok").relative_to(REPO)
+    return [f"{folder}/shots.json", f"{folder}/shots.npz", f"{run}/config.yaml", f"{run}/metrics.parquet"]
+
+
+def _draw_grok_shots(scratch: Path) -> None:
+    arrays = np.load(_grok_analysis() / "shots.npz")
+    sets = ("id/train", "id/test", "ood/train", "ood/test")
+    curves = {s: arrays[s.replace("/", "_")] for s in sets}
+    ceilings = {k.removeprefix("ceiling_"): arrays[k] for k in arrays.files if k.startswith("ceiling_")}
+    run = _route_run("modular-grok")
+    rows = read_metrics(run / "metrics.parquet")
+    modular_figures.plot_shot_curves(curves, ceilings, scratch / "modular-grok-shots",
+                                     f"route R3, run {run.name.removesuffix('.partial')} ({_packed_state(run, rows)}): "
+                                     "strict per-shot accuracy at its last checkpoint", modular_figures.PAPER_SHOTS)
+
+
+@dataclass(frozen=True)
+class GrokSeed:
+    """One seed of route R3 as committed: how far it trained, when o.o.d.-test first reached the issue's bar, its
+    peak, and the four sets and the spec's phase (τ_fit 0.9, τ_good 0.8) at the last evaluation."""
+    run: Path
+    state: str
+    first: int | None
+    peak: float
+    peak_step: int
+    last: dict[str, float]
+    phase: str
+
+
+@cache
+def _grok_stats() -> dict[int, GrokSeed]:
+    stats = {}
+    for seed, run in sorted(_seeds(GROK).items()):
+        metrics = read_metrics(run / "metrics.parquet")
+        series = modular_figures.step_series(metrics)
+        steps, ood = series["ood_test_last_shot"]
+        last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
+        peak = max(range(len(ood)), key=ood.__getitem__)
+        stats[seed] = GrokSeed(run, _packed_state(run, metrics),
+                               next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None), ood[peak],
+                               steps[peak], last, phase_label(last))
+    return stats
+
+
+def _grok_table() -> str:
+    rows = [(str(seed), s.run.name, s.state, "never" if s.first is None else f"{s.first:,}",
+             f"{s.peak:.3f} (step {s.peak_step:,})", *(f"{s.last[k]:.3f}" for k in SETS), s.phase)
+            for seed, s in _grok_stats().items()]
+    return markdown_table(["seed", "run", "state", f"first step o.o.d.-test ≥ {GROK_BAR}", "o.o.d.-test peak",
+                           *(f"{s} (last)" for s in SETS.values()), "spec phase (last)"], rows)
+
+
+def _grok_headline() -> str:
+    """Route R3 in one sentence for the README's and results.md's rows: how many seeds passed the issue's bar and
+    the spec's phase bar, and each seed's figures."""
+    stats = _grok_stats()
+    p = load_yaml(next(iter(stats.values())).run / "config.yaml")["task"]["p"]
+    parts = [f"seed {seed}: " + (f"≥ {GROK_BAR} from step {s.first:,}, " if s.first is not None else "")
+             + f"peak {s.peak:.2f} ({s.state})" for seed, s in stats.items()]
+    passed = sum(s.first is not None for s in stats.values())
+    good = sum(s.peak >= GOOD for s in stats.values())
+    return (f"a p {p} grokking route (R3): strict o.o.d.-test last-shot ≥ {GROK_BAR} (chance {1 / p:.2f}) in {passed} "
+            f"of {len(stats)} seeds, ≥ {GOOD} (the spec's o.o.d.-generalization bar) in {good} — " + "; ".join(parts))
+
+
+def _grok_probes() -> str:
+    """The probes' one-line findings on the first seed's final checkpoint, as the analysis wrote them into its
+    committed JSON."""
+    folder = _grok_analysis()
+    lines = [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
+             for name in PROBES if (folder / f"{name}.json").is_file()]
+    return "\n".join(lines) + "\n"
+
+
+def _grok_probes_inputs() -> list[str]:
+    folder = _grok_analysis().relative_to(REPO)
+    return [f"{folder}/{name}.json" for name in PROBES]
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
@@ -598,6 +721,10 @@ def _what_reproduces() -> str:
          "memorization; at p 13–17 the plateau outlasts the budget (the docs' table, re-evaluated on 64 batches "
          "per set, from the committed analysis JSON)",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
+        ("route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
+         "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about 5 h a "
+         "run on one thread)", _counts([GROK]), _grok_headline(),
+         "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
          _not_committed("6 runs each, 1 seed, 14–27 min", "reasonlab reproduce addition --profile cpu, and scan, "
                         "cogs, prontoqa"),
@@ -662,8 +789,7 @@ def _what_reproduces_short() -> str:
          f"{_lm_setting('cpu')}: {cpu_verdict} ({_chain(cpu_order)})",
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic", _short_counts([MODULAR]),
-         "o.o.d. generalization **not reached** at p ≤ 17; the paper's cell at width 128 stayed on its loss "
-         "plateau (routes R1, R2); a p 11 grokking route is training",
+         f"{_grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2)",
          "[modular-icl](docs/modular-icl.md)"),
         ("benchmarks: addition, SCAN, COGS, PrOntoQA", "not committed yet",
          "observed in 1 seed: addition shows the contrast; the others do not separate",
@@ -685,6 +811,10 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     "prontoqa-tinystories-regime": Figures(_regime_inputs, _lm_figures("regime"), partial(_draw_lm, "regime")),
     **{name: Figures(partial(_route_inputs, name), {f"{FIGURES}/{name}.png": f"{name}.png"},
                      partial(_draw_route, name)) for name in ROUTES},
+    "modular-grok-seeds": Figures(_grok_seeds_inputs, {f"{FIGURES}/modular-grok-seeds.png": "modular-grok-seeds.png"},
+                                  _draw_grok_seeds),
+    "modular-grok-shots": Figures(_grok_shots_inputs, {f"{FIGURES}/modular-grok-shots.png": "modular-grok-shots.png"},
+                                  _draw_grok_shots),
 }
 
 TABLES: dict[str, Table] = {
@@ -700,6 +830,8 @@ TABLES: dict[str, Table] = {
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),
     "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
+    "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
+    "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }

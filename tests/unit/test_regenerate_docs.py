@@ -93,3 +93,19 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
     assert any(f"figures/{name}.png, which does not exist" in p for p in docs.coverage(check=True))
     assert not any(f"figures/{name}.png" in p for p in docs.coverage(check=False))
+
+
+def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(monkeypatch, tmp_path):
+    """A route's folder may hold several seeds (route R3's second seed beside its first): its figure draws the first;
+    two runs of one seed are refused by name rather than one of them drawn."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    docs = importlib.import_module("regenerate_docs")
+    first = docs._route_run("modular-grok")
+    folder = tmp_path / "results" / "grok"
+    shutil.copytree(first, folder / first.name)
+    monkeypatch.setattr(docs, "REPO", tmp_path)
+    monkeypatch.setitem(docs.ROUTES, "modular-grok", ("results/grok", "route R3"))
+    assert docs._route_run("modular-grok") == folder / first.name
+    shutil.copytree(first, folder / "again" / first.name)
+    with pytest.raises(docs.UserError, match="two runs of seed 1"):
+        docs._route_run("modular-grok")
