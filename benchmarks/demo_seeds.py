@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
+from reasonlab.numerics import machine
 from reasonlab.studies.demo import CONTRAST, DEMO_GAMMAS, demo_verdict, read_demo_runs
 from reasonlab.train.packs import pack_runs
 
@@ -43,7 +44,7 @@ def main() -> None:
     ap.add_argument("--store", type=Path, required=True, help="an empty folder for the runs (one store per seed)")
     ap.add_argument("--out", type=Path, help="a results folder for the runs' records and demo-seeds.json")
     args = ap.parse_args()
-    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform()}, "seeds": {}}
+    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(), **machine()}, "seeds": {}}
     for seed in args.seeds:
         store = args.store / f"seed-{seed}"
         load_before = os.getloadavg()
