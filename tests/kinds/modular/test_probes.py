@@ -218,3 +218,24 @@ def test_headlines_say_what_ratio_matching_cannot_explain():
     assert "ood k=15" in grid and "composition cells —" in grid
     shots = headline("shots", {"ood/test": {"last_shot": 0.7}, "ceilings": {"rm": [0.1, 0.85], "mr": [0.2, 1.0]}})
     assert shots == "ood/test last-shot 0.700 (o.o.d.-test at the last shot: RM ceiling 0.850; MR ceiling 1.000)"
+
+
+def test_the_seeds_figure_draws_each_seeds_last_shot_series_per_set():
+    """One panel per set, one line per seed with that seed's own values in step order, and chance at 1/p."""
+    import matplotlib.pyplot as plt
+
+    from reasonlab.kinds.modular.figures import seeds_figure
+    from reasonlab.store import MetricRow
+    sets = ("id_train", "id_test", "ood_train", "ood_test")
+    runs = {seed: [MetricRow(step // 10, step, "pooled", f"{s}_last_shot", seed / 10 + step / 1e4)
+                   for step in (2000, 1000) for s in sets] + [MetricRow(1, 1000, "train", "loss", 2.0)]
+            for seed in (1, 2)}
+    fig = seeds_figure(runs, 11, "title")
+    assert len(fig.axes) == 4
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if line.get_label().startswith("seed")]
+        assert [line.get_label() for line in lines] == ["seed 1", "seed 2"]
+        assert [list(line.get_xdata()) for line in lines] == [[1000, 2000]] * 2
+        assert list(lines[1].get_ydata()) == pytest.approx([0.3, 0.4])
+        assert any(list(line.get_ydata()) == [1 / 11] * 2 for line in ax.get_lines())
+    plt.close(fig)
