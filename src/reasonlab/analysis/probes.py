@@ -23,6 +23,14 @@ from reasonlab.store import write_json
 from reasonlab.tasks.base import TaskData
 
 
+def analysis_dir(run_dir: Path, checkpoint: str, options: dict | None = None) -> Path:
+    """Where the analyses of a checkpoint land: ``analysis/<checkpoint>/``, and ``.../seed-<s>/`` for probe inputs
+    of another seed than the default 0, so that several seeds' numbers sit side by side instead of replacing
+    each other."""
+    seed = (options or {}).get("seed", 0)
+    return Path(run_dir) / "analysis" / checkpoint / (f"seed-{seed}" if seed else "")
+
+
 def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options: dict | None = None,
             data: TaskData | None = None) -> dict[str, dict]:
     """Run the named probes (all of the run's kind when empty) and return their numbers by name, each with a
@@ -40,7 +48,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     if unknown:
         raise ConfigError(f"--probe: unknown probe {unknown[0]!r} for a {cfg.task.kind} run; choose from "
                           f"{', '.join(known)}")
-    run = Loaded(cfg, model, data, Path(run_dir) / "analysis" / name, name, options or {}, make_task(cfg))
+    run = Loaded(cfg, model, data, analysis_dir(run_dir, name, options), name, options or {}, make_task(cfg))
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):
@@ -103,7 +111,7 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
     main_figure = getattr(module, "MAIN_FIGURE", {})
     for probe, series in by_probe.items():
         main = main_figure.get(probe, probe)
-        plot_strip([(f"step {s}", Path(run_dir) / "analysis" / f"step-{s}" / f"{main}.png")
+        plot_strip([(f"step {s}", analysis_dir(run_dir, f"step-{s}", options) / f"{main}.png")
                     for s in series], out / f"{probe}-strip")
         plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
     plot_accuracy_with_checkpoints(Metrics.read(Path(run_dir) / "metrics.parquet").rows, steps,

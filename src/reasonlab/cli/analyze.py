@@ -19,7 +19,8 @@ def analyze(
     probe: Annotated[list[str] | None, typer.Option(
         "--probe", help="a named analysis, repeatable (default: all of the run's kind)")] = None,
     checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
-    seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs (other than 0: written under "
+                                                  ".../seed-<s>/ beside the default's)")] = 0,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
 ) -> None:

@@ -187,6 +187,13 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
 
+    # another seed's probe inputs land beside the default's: a new fixed context, the default's numbers kept
+    again = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "grid", "--seed", "3", "--max-tasks", "4"])
+    assert again.exit_code == 0, again.output
+    assert json.loads((out / "grid.json").read_text()) == grid
+    other = json.loads((out / "seed-3" / "grid.json").read_text())
+    assert other["context"] != grid["context"] and set(other["id"]) == set(grid["id"])
+
 
 def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_path):
     run_dir = _tiny_modular_run(tmp_path, batch=8, epochs=1)
