@@ -491,12 +491,30 @@ def _grok_probes() -> str:
     folder = _grok_analysis()
     lines = [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
              for name in PROBES if (folder / f"{name}.json").is_file()]
+    grids = _grok_grids()
+    if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
+        last = max(next(iter(grids.values()))["ood"], key=int)
+        comp = {s: g["ood"][last]["composition"] for s, g in grids.items()}
+        lines.append(f"- **the grid over {len(grids)} contexts** (`--probe grid --seed S`, S = "
+                     f"{', '.join(map(str, comp))}): o.o.d. tasks at k = {last}, accuracy on composition cells "
+                     + ", ".join(f"{v:.3f}" for v in comp.values())
+                     + f" (mean {mean(comp.values()):.3f}); on RM cells "
+                     + ", ".join(f"{g['ood'][last]['on_rm']:.3f}" for g in grids.values()))
     return "\n".join(lines) + "\n"
 
 
+def _grok_grids() -> dict[int, dict]:
+    """Probe-input seed → the grid probe's numbers on the first seed's final checkpoint (seed 0 is the default)."""
+    folder = _grok_analysis()
+    paths = {0: folder / "grid.json", **{int(d.name.removeprefix("seed-")): d / "grid.json"
+                                          for d in sorted(folder.glob("seed-*")) if (d / "grid.json").is_file()}}
+    return {s: read_json(path, "grid") for s, path in sorted(paths.items()) if path.is_file()}
+
+
 def _grok_probes_inputs() -> list[str]:
-    folder = _grok_analysis().relative_to(REPO)
-    return [f"{folder}/{name}.json" for name in PROBES]
+    folder = _grok_analysis()
+    return [f"{folder.relative_to(REPO)}/{name}.json" for name in PROBES] + [
+        str(d.relative_to(REPO) / "grid.json") for d in sorted(folder.glob("seed-*"))]
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
