@@ -71,6 +71,13 @@ def test_shot_grids_score_a_ratio_matcher_and_a_regressor(mode):
     assert k1["rm_fraction"] == k2["rm_fraction"] == pytest.approx(P / P**2)  # (2, 4) = 2·(1, 2): no new line
     assert np.isnan(k1["composition"]) and k3["mr_fraction"] == 1.0  # rank 2 from the third pair on
     assert k3["composition"] == (1.0 if mode == "mr" else 0.0) and np.isnan(k3["off_mr"])
+    # on the unseen pairs only: the same rule, counted over those cells
+    unseen = np.zeros((P, P), dtype=bool)
+    unseen[:, 3:] = True
+    u = grids[2].scores(unseen)["unseen"]
+    comp = unseen & grids[2].mr & ~grids[2].rm
+    assert u["cells"] == unseen.sum() and u["composition_cells"] == comp.sum() > 0
+    assert u["composition"] == (1.0 if mode == "mr" else 0.0) and u["on_rm"] == 1.0
 
 
 def test_shot_ceilings_on_constructed_sequences():

@@ -96,14 +96,22 @@ class ShotGrid:
     rm: np.ndarray  # (p, p) bool
     mr: np.ndarray  # (p, p) bool
 
-    def scores(self) -> dict[str, float]:
-        """Accuracy overall, on RM cells, on MR-but-not-RM cells ("composition") and off MR (nan when empty)."""
+    def scores(self, unseen: np.ndarray | None = None) -> dict:
+        """Accuracy overall, on RM cells, on MR-but-not-RM cells ("composition") and off MR (nan when empty); with
+        ``unseen`` (a (p, p) mask of the pairs training never showed), the same on those queries only, under
+        ``unseen`` — where neither a stored answer nor a seen pair can help, so what remains is the algorithm's."""
         def acc(mask: np.ndarray) -> float:
             return float(self.correct[:, mask].mean()) if mask.any() else float("nan")
 
         everywhere = np.ones_like(self.rm)
-        return {"accuracy": acc(everywhere), "on_rm": acc(self.rm), "composition": acc(self.mr & ~self.rm),
-                "off_mr": acc(~self.mr), "rm_fraction": float(self.rm.mean()), "mr_fraction": float(self.mr.mean())}
+        out: dict = {"accuracy": acc(everywhere), "on_rm": acc(self.rm), "composition": acc(self.mr & ~self.rm),
+                     "off_mr": acc(~self.mr), "rm_fraction": float(self.rm.mean()),
+                     "mr_fraction": float(self.mr.mean())}
+        if unseen is not None:
+            out["unseen"] = {"accuracy": acc(unseen), "on_rm": acc(unseen & self.rm),
+                             "composition": acc(unseen & self.mr & ~self.rm), "cells": int(unseen.sum()),
+                             "composition_cells": int((unseen & self.mr & ~self.rm).sum())}
+        return out
 
 
 def shot_grids(model: Transformer, tasks: list[tuple[int, int]], context: list[tuple[int, int]], p: int,

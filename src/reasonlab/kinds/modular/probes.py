@@ -69,12 +69,15 @@ def probe_grid(run: Loaded) -> dict:
     focus = _probe_task(run)
     numbers: dict = {"context": context, "task": list(focus)}
     arrays = {}
+    unseen = np.zeros(p * p, dtype=bool)
+    unseen[run.task.test_pairs.numpy()] = True  # pair id = x·p + y, the grid's (x, y) layout
+    unseen = unseen.reshape(p, p)
     for group, tasks in _groups(run, run.options.get("max_tasks", 16)).items():
         if group == "id" and focus not in tasks:
             tasks = [focus, *tasks[:-1]]
         shots = tuple(sorted({k for k in mod.GRID_SHOTS if k < len(context)} | {len(context)}))
         grids = mod.shot_grids(run.model, tasks, context, p, shots)
-        numbers[group] = {str(g.k): g.scores() for g in grids}
+        numbers[group] = {str(g.k): g.scores(unseen) for g in grids}
         arrays.update({f"{group}_k{g.k}": g.correct for g in grids})
         index = tasks.index(focus) if focus in tasks else 0
         plots.plot_shot_grids(grids, tasks[index], index, run.out / f"grid-{group}")
@@ -206,8 +209,11 @@ def headline(name: str, numbers: dict) -> str:
         last = max(numbers["id"], key=int)
         def cells(g: dict) -> str:  # composition: the MR-but-not-RM cells, which ratio matching cannot answer
             comp = "—" if g["composition"] is None else f"{g['composition']:.3f}"
+            unseen = g.get("unseen")
+            tail = "" if unseen is None else (f"; on unseen pairs: RM cells {unseen['on_rm']:.3f}, composition "
+                                              f"cells {unseen['composition']:.3f} of {unseen['composition_cells']}")
             return (f"accuracy {g['accuracy']:.3f} (on RM cells {g['on_rm']:.3f}, on composition cells {comp}; "
-                    f"RM covers {g['rm_fraction']:.0%})")
+                    f"RM covers {g['rm_fraction']:.0%}{tail})")
         return ", ".join(f"{g} k={last}: {cells(numbers[g][last])}" for g in ("id", "ood"))
     if name == "pca":
         return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
