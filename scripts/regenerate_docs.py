@@ -475,8 +475,7 @@ def _grok_table() -> str:
 def _grok_headline() -> str:
     """Route R3 in one sentence for the README's and results.md's rows: how many seeds passed the issue's bar and
     the spec's phase bar, and each seed's figures."""
-    stats = _grok_stats()
-    p = load_yaml(next(iter(stats.values())).run / "config.yaml")["task"]["p"]
+    stats, p = _grok_stats(), _grok_p()
     parts = [f"seed {seed}: " + (f"≥ {GROK_BAR} from step {s.first:,}, " if s.first is not None else "")
              + f"peak {s.peak:.2f} ({s.state})" for seed, s in stats.items()]
     passed = sum(s.first is not None for s in stats.values())
@@ -499,8 +498,21 @@ def _grok_probes() -> str:
                      f"{', '.join(map(str, comp))}): o.o.d. tasks at k = {last}, accuracy on composition cells "
                      + ", ".join(f"{v:.3f}" for v in comp.values())
                      + f" (mean {mean(comp.values()):.3f}); on RM cells "
-                     + ", ".join(f"{g['ood'][last]['on_rm']:.3f}" for g in grids.values()))
+                     + ", ".join(f"{g['ood'][last]['on_rm']:.3f}" for g in grids.values())
+                     + "; on the unseen pairs alone, composition cells "
+                     + ", ".join(f"{g['ood'][last]['unseen']['composition']:.3f} (of "
+                                 f"{g['ood'][last]['unseen']['composition_cells']})" for g in grids.values())
+                     + f" per task, {_grok_grid_tasks(last)} o.o.d. tasks; chance 1/{_grok_p()}")
     return "\n".join(lines) + "\n"
+
+
+def _grok_grid_tasks(k: str) -> int:
+    """How many o.o.d. tasks the grids scored (the first axis of the committed k-shot grid)."""
+    return int(np.load(_grok_analysis() / "grid.npz")[f"ood_k{k}"].shape[0])
+
+
+def _grok_p() -> int:
+    return load_yaml(_route_run("modular-grok") / "config.yaml")["task"]["p"]
 
 
 def _grok_grids() -> dict[int, dict]:
@@ -513,7 +525,7 @@ def _grok_grids() -> dict[int, dict]:
 
 def _grok_probes_inputs() -> list[str]:
     folder = _grok_analysis()
-    return [f"{folder.relative_to(REPO)}/{name}.json" for name in PROBES] + [
+    return [f"{folder.relative_to(REPO)}/{name}.json" for name in PROBES] + [f"{folder.relative_to(REPO)}/grid.npz"] + [
         str(d.relative_to(REPO) / "grid.json") for d in sorted(folder.glob("seed-*"))]
 
 
