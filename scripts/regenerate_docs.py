@@ -492,18 +492,29 @@ def _grok_probes() -> str:
              for name in PROBES if (folder / f"{name}.json").is_file()]
     grids = _grok_grids()
     if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
-        last = max(next(iter(grids.values()))["ood"], key=int)
-        comp = {s: g["ood"][last]["composition"] for s, g in grids.items()}
-        lines.append(f"- **the grid over {len(grids)} contexts** (`--probe grid --seed S`, S = "
-                     f"{', '.join(map(str, comp))}): o.o.d. tasks at k = {last}, accuracy on composition cells "
-                     + ", ".join(f"{v:.3f}" for v in comp.values())
-                     + f" (mean {mean(comp.values()):.3f}); on RM cells "
-                     + ", ".join(f"{g['ood'][last]['on_rm']:.3f}" for g in grids.values())
-                     + "; on the unseen pairs alone, composition cells "
-                     + ", ".join(f"{g['ood'][last]['unseen']['composition']:.3f} (of "
-                                 f"{g['ood'][last]['unseen']['composition_cells']})" for g in grids.values())
-                     + f" per task, {_grok_grid_tasks(last)} o.o.d. tasks; chance 1/{_grok_p()}")
+        lines.append(_grok_contexts_line(grids))
     return "\n".join(lines) + "\n"
+
+
+def _grok_contexts_line(grids: dict[int, dict]) -> str:
+    """The grid probe over every committed context, o.o.d. tasks at the last k: composition and RM cells over all
+    queries, and composition on the unseen pairs alone, weighted by their cells (a context may have none)."""
+    last = max(next(iter(grids.values()))["ood"], key=int)
+    at = [g["ood"][last] for g in grids.values()]
+    comp, rm = [s["composition"] for s in at], [s["on_rm"] for s in at]
+    unseen = [s["unseen"] for s in at if s["unseen"]["composition_cells"]]
+    cells = sum(u["composition_cells"] for u in unseen)
+    pooled = sum(u["composition"] * u["composition_cells"] for u in unseen) / cells
+    seeds = sorted(grids)
+    named = (f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
+             else ", ".join(map(str, seeds)))
+    return (f"- **the grid over {len(grids)} contexts** (`--probe grid --seed S`, S = {named}), "
+            f"o.o.d. tasks at k = {last}: composition cells answered at {mean(comp):.3f} on average "
+            f"(range {min(comp):.3f}–{max(comp):.3f}), RM cells at {mean(rm):.3f} ({min(rm):.3f}–{max(rm):.3f}); on "
+            f"the unseen pairs alone, composition cells at {pooled:.3f} over {cells} cells × "
+            f"{_grok_grid_tasks(last)} tasks (per context {min(u['composition'] for u in unseen):.3f}–"
+            f"{max(u['composition'] for u in unseen):.3f}; ≥ 0.5 in {sum(u['composition'] >= 0.5 for u in unseen)} "
+            f"of {len(unseen)} contexts that have such cells); chance 1/{_grok_p()}")
 
 
 def _grok_grid_tasks(k: str) -> int:
