@@ -478,10 +478,13 @@ def _grok_headline() -> str:
     stats, p = _grok_stats(), _grok_p()
     parts = [f"seed {seed}: " + (f"≥ {GROK_BAR} from step {s.first:,}, " if s.first is not None else "")
              + f"peak {s.peak:.2f} ({s.state})" for seed, s in stats.items()]
-    passed = sum(s.first is not None for s in stats.values())
-    good = sum(s.peak >= GOOD for s in stats.values())
+    done = [s for s in stats.values() if not s.run.name.endswith(".partial")]  # a training seed is no verdict yet
+    passed = sum(s.first is not None for s in done)
+    good = sum(s.peak >= GOOD for s in done)
+    training = len(stats) - len(done)
     return (f"a p {p} grokking route (R3): strict o.o.d.-test last-shot ≥ {GROK_BAR} (chance {1 / p:.2f}) in {passed} "
-            f"of {len(stats)} seeds, ≥ {GOOD} (the spec's o.o.d.-generalization bar) in {good} — " + "; ".join(parts))
+            f"of {len(done)} finished seeds, ≥ {GOOD} (the spec's o.o.d.-generalization bar) in {good}"
+            + (f", {training} more training" if training else "") + " — " + "; ".join(parts))
 
 
 def _grok_probes() -> str:
