@@ -407,9 +407,10 @@ def _grok_seeds_inputs() -> list[str]:
 
 
 def _draw_grok_seeds(scratch: Path) -> None:
-    runs = {seed: read_metrics(run / "metrics.parquet") for seed, run in _seeds(GROK).items()}
-    cfg = load_yaml(next(iter(_seeds(GROK).values())) / "config.yaml")
-    states = "; ".join(f"seed {s}: {_packed_state(run, runs[s])}" for s, run in sorted(_seeds(GROK).items()))
+    seeds = _seeds(GROK)
+    runs = {seed: read_metrics(run / "metrics.parquet") for seed, run in seeds.items()}
+    cfg = load_yaml(seeds[min(seeds)] / "config.yaml")
+    states = "; ".join(f"seed {s}: {_packed_state(run, runs[s])}" for s, run in sorted(seeds.items()))
     fig = modular_figures.seeds_figure(runs, cfg["task"]["p"], f"route R3 ({cfg['profile']}), every seed ({states})")
     save_figure(fig, scratch / "modular-grok-seeds")
 
@@ -425,11 +426,10 @@ def _grok_shots_inputs() -> list[str]:
 
 
 def _draw_grok_shots(scratch: Path) -> None:
-    arrays = np.load(_grok_analysis() / "shots.npz")
-    sets = ("id/train", "id/test", "ood/train", "ood/test")
-    curves = {s: arrays[s.replace("/", "_")] for s in sets}
-    ceilings = {k.removeprefix("ceiling_"): arrays[k] for k in arrays.files if k.startswith("ceiling_")}
     run = _route_run("modular-grok")
+    arrays = np.load(run / GROK_ANALYSIS / "shots.npz")
+    curves = {name: arrays[short] for short, name in SETS.items()}
+    ceilings = {k.removeprefix("ceiling_"): arrays[k] for k in arrays.files if k.startswith("ceiling_")}
     rows = read_metrics(run / "metrics.parquet")
     modular_figures.plot_shot_curves(curves, ceilings, scratch / "modular-grok-shots",
                                      f"route R3, run {run.name.removesuffix('.partial')} ({_packed_state(run, rows)}): "

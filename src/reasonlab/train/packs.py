@@ -61,14 +61,14 @@ def _resume_files(ckpt: Path, step: int) -> list[Path]:
     return files + [p for p in (ckpt / "best.json", ckpt / "best.safetensors") if p.is_file()]
 
 
-def _keep_earlier_analysis(earlier: Path, staging: Path, finished: bool) -> None:
-    """Analysis files an earlier pack of the same finished run holds and the run directory does not (computed from
-    the committed record, e.g. by scripts/regenerate_docs.py) stay: a finished record does not change, so neither do
-    they. A pack of an unfinished run carries none over (its record grows)."""
-    if not finished or not earlier.is_dir() or earlier.is_symlink() or not (earlier / "analysis").is_dir():
+def _copy_analysis(source: Path, staging: Path) -> None:
+    """Copy the small analysis files of ``source`` (a run directory or an earlier pack) into ``staging``, leaving any
+    file already staged as it is."""
+    analysis = source / "analysis"
+    if not analysis.is_dir() or analysis.is_symlink():
         return
-    for path in sorted((earlier / "analysis").rglob("*")):
-        target = staging / path.relative_to(earlier)
+    for path in sorted(analysis.rglob("*")):
+        target = staging / path.relative_to(source)
         if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
@@ -105,13 +105,13 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     for file in (*RECORD, *ARTIFACTS):
         if (run_dir / file).is_file() and not (run_dir / file).is_symlink():
             shutil.copy2(run_dir / file, staging / file)
-    analysis = run_dir / "analysis"
-    if analysis.is_dir() and not analysis.is_symlink():
-        for path in sorted(analysis.rglob("*")):
-            if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES:
-                (staging / path.relative_to(run_dir)).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, staging / path.relative_to(run_dir))
-    _keep_earlier_analysis(dest / cfg.run_id(), staging, finished)
+    _copy_analysis(run_dir, staging)
+    earlier = dest / cfg.run_id()
+    if finished and earlier.is_dir() and not earlier.is_symlink():
+        # what an earlier pack of this finished run holds beyond the run directory (computed from the committed
+        # record, e.g. by scripts/regenerate_docs.py) stays: a finished record does not change, so neither does it;
+        # an unfinished run's pack carries none over (its record grows)
+        _copy_analysis(earlier, staging)
     if resume:
         (staging / RESUME).mkdir()
         for path in resume:

@@ -65,11 +65,11 @@ def seeds_figure(runs: dict[int, list[MetricRow]], p: int, title: str) -> plt.Fi
     """One panel per evaluation set, one line per seed: the strict last-shot accuracy over steps, against chance."""
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.6), sharey=True, constrained_layout=True)
     styles = ("-", "--", ":", "-.")
+    series = {seed: step_series(rows) for seed, rows in sorted(runs.items())}
     for ax, (name, colour) in zip(axes, SET_COLOURS.items(), strict=True):
-        for i, (seed, rows) in enumerate(sorted(runs.items())):
-            style = styles[i % len(styles)]
-            xs, ys = step_series(rows).get(name.replace("/", "_") + "_last_shot", ([], []))
-            ax.plot(xs, ys, style, color=colour, label=f"seed {seed}")
+        for i, (seed, by_metric) in enumerate(series.items()):
+            xs, ys = by_metric.get(name.replace("/", "_") + "_last_shot", ([], []))
+            ax.plot(xs, ys, styles[i % len(styles)], color=colour, label=f"seed {seed}")
         ax.axhline(1 / p, color="grey", linestyle=":", linewidth=0.8)
         ax.set(title=name, xlabel="step", ylim=(-0.02, 1.02))
         ax.legend(fontsize=7)
