@@ -433,7 +433,9 @@ def _draw_grok_shots(scratch: Path) -> None:
     rows = read_metrics(run / "metrics.parquet")
     modular_figures.plot_shot_curves(curves, ceilings, scratch / "modular-grok-shots",
                                      f"route R3, run {run.name.removesuffix('.partial')} ({_packed_state(run, rows)}): "
-                                     "strict per-shot accuracy at its last checkpoint", modular_figures.PAPER_SHOTS)
+                                     "strict per-shot accuracy at its last checkpoint", modular_figures.PAPER_SHOTS,
+                                     beyond=arrays["ood_test_beyond_rm"] if "ood_test_beyond_rm" in arrays.files
+                                     else None)
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,12 @@ from torch import nn
 from typer.testing import CliRunner
 
 from reasonlab.analysis.loading import task_data
+from reasonlab.build import make_task
 from reasonlab.cli import app
 from reasonlab.config import ConfigError, resolve
 from reasonlab.kinds.modular import analysis as mod
 from reasonlab.models.transformer import Transformer
+from reasonlab.records import load_run
 from reasonlab.train.loop import train_run
 
 P = 7
@@ -86,6 +88,32 @@ def test_shot_ceilings_on_constructed_sequences():
     c = mod.shot_ceilings(ids, P)
     assert c["rm"].tolist() == [0, 1, 0, 0, 1]  # (2,4) = 2·(1,2); (3,3) and (5,1) are on no earlier line
     assert c["mr"].tolist() == [0, 1, 0, 1, 1]  # rank 2 after (1,2), (3,3): everything is in the span
+
+
+def test_probe_context_draws_distinct_nonzero_pairs_from_its_pool():
+    assert mod.probe_context(P, 10, 3) == mod.probe_context(P, 10, 3, torch.arange(P * P))  # the default: all pairs
+    pool = torch.tensor([0, 3, 9, 10, 20, 33])
+    ctx = mod.probe_context(P, 10, 3, pool)
+    assert len(ctx) == 5 == len(set(ctx)) and {x * P + y for x, y in ctx} == {3, 9, 10, 20, 33}
+    assert len(mod.probe_context(P, 3, 3, pool)) == 3
+
+
+@pytest.mark.parametrize("p", [5, 7, 11])
+def test_answerable_masks_match_the_grids_of_ratio_matching_and_modular_regression(p):
+    """The vectorized masks against the grid definitions, query by query, on random sequences rich in repeats,
+    multiples and (0, 0) (drawn from a few pairs and their multiples)."""
+    gen = np.random.default_rng(p)
+    base = gen.integers(0, p, size=(3, 2))
+    pool = [(c * x % p, c * y % p) for x, y in base for c in range(p)] + [(0, 0), (1, 0), (0, 1)]
+    seqs = [[pool[i] for i in gen.integers(0, len(pool), size=9)] for _ in range(60)]
+    ids = torch.tensor([[x * p + y for x, y in s] for s in seqs])
+    masks = mod.shot_answerable(ids, p)
+    for n, pairs in enumerate(seqs):
+        for k in range(1, len(pairs)):
+            assert masks["rm"][n, k] == mod.ratio_matching(pairs[:k], p)[pairs[k]], (pairs, k)
+            assert masks["mr"][n, k] == mod.modular_regression(pairs[:k], p)[pairs[k]], (pairs, k)
+        assert masks["rm"][n, 0] == masks["mr"][n, 0] == (pairs[0] == (0, 0))
+    assert masks["rm"].any() and (~masks["rm"]).any() and (masks["mr"] & ~masks["rm"]).any()
 
 
 def test_attention_scores_of_hand_set_patterns():
@@ -191,6 +219,9 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
         assert (out / f"{fig}.png").is_file() and (out / f"{fig}.svg").is_file()
     grid = json.loads((out / "grid.json").read_text())
     assert set(grid["id"]) == {"1", "2", "3", "4", "5"}  # the spec's k up to the full context of n_shots − 1
+    test_pairs = set(make_task(resolve(load_run(run_dir)[1])).test_pairs.tolist())
+    held_out = grid["unseen_context"]
+    assert {x * 7 + y for x, y in held_out["context"]} <= test_pairs and set(held_out["ood"]) <= set(grid["ood"])
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
 
@@ -212,6 +243,14 @@ def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_
     assert result.exit_code == 0, result.output
     shots = json.loads((run_dir / "analysis" / "final" / "shots.json").read_text())
     assert shots["id/train"]["sequences"] == 48 and shots["id/train"]["distinct_queries"] > 1  # one row per batch
+    for name in ("id/train", "id/test", "ood/train", "ood/test"):  # the query split partitions the last shot
+        s, on, beyond = shots[name], shots[name]["on_rm"], shots[name]["beyond_rm"]
+        assert on["queries"] + beyond["queries"] == s["sequences"] and on["queries"] > 0
+        right = sum(v["last_shot"] * v["queries"] for v in (on, beyond) if v["queries"])
+        assert right == pytest.approx(s["last_shot"] * s["sequences"])
+        assert len(beyond["per_shot"]) == 6 and beyond["per_shot"][0] is not None  # no RM answer before shot 1
+    ood = shots["ood/test"]
+    assert shots["ceilings"]["rm"][-1] == pytest.approx(ood["on_rm"]["queries"] / ood["sequences"])
 
     anchor_dir, _ = train_run(resolve(tiny_run_dict()), tmp_path / "anchor", progress=False, log=lambda _: None)
     bad = CliRunner().invoke(app, ["analyze", str(anchor_dir), "--eval-batches", "4"])
@@ -229,9 +268,15 @@ def test_headlines_say_what_ratio_matching_cannot_explain():
     cell = {"accuracy": 0.8, "on_rm": 0.95, "composition": 0.25, "off_mr": None, "rm_fraction": 0.7, "mr_fraction": 1.0}
     grid = headline("grid", {"id": {"1": cell, "15": cell}, "ood": {"15": {**cell, "composition": None}}})
     assert "id k=15: accuracy 0.800 (on RM cells 0.950, on composition cells 0.250; RM covers 70%)" in grid
-    assert "ood k=15" in grid and "composition cells —" in grid
+    assert "ood k=15" in grid and "composition cells —" in grid and "test pairs" not in grid
+    held_out = {"context": [(1, 2)] * 13, "ood": {"13": {**cell, "on_rm": 0.9, "composition": 0.1}}}
+    grid = headline("grid", {"id": {"15": cell}, "ood": {"15": cell}, "unseen_context": held_out})
+    assert grid.endswith("; with a context of 13 test pairs, ood k=13: on RM cells 0.900, on composition cells 0.100")
     shots = headline("shots", {"ood/test": {"last_shot": 0.7}, "ceilings": {"rm": [0.1, 0.85], "mr": [0.2, 1.0]}})
     assert shots == "ood/test last-shot 0.700 (o.o.d.-test at the last shot: RM ceiling 0.850; MR ceiling 1.000)"
+    split = headline("shots", {"ood/test": {"last_shot": 0.7, "beyond_rm": {"last_shot": 0.25, "queries": 40}},
+                               "ceilings": {"rm": [0.1, 0.85]}})
+    assert split.endswith("RM ceiling 0.850; on the 40 queries RM cannot answer 0.250)")
 
 
 def test_the_seeds_figure_draws_each_seeds_last_shot_series_per_set():

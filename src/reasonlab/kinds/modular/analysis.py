@@ -66,10 +66,12 @@ def nonzero_tasks(tasks: list[tuple[int, int]], limit: int | None = None) -> lis
     return kept[:limit] if limit else kept
 
 
-def probe_context(p: int, n: int, seed: int) -> list[tuple[int, int]]:
-    """``n`` distinct seeded pairs, never (0, 0): the fixed context of the grid and OV probes."""
+def probe_context(p: int, n: int, seed: int, pool: Tensor | None = None) -> list[tuple[int, int]]:
+    """``n`` distinct seeded pairs, never (0, 0): the fixed context of the grid and OV probes, drawn from all p²
+    pairs or, given ``pool`` (pair ids), from those (fewer than ``n`` when the pool is smaller)."""
     gen = torch.Generator().manual_seed(seed)
-    ids = [int(i) for i in torch.randperm(p * p, generator=gen) if int(i) != 0][:n]
+    pool = torch.arange(p * p) if pool is None else pool
+    ids = [int(pool[i]) for i in torch.randperm(len(pool), generator=gen) if int(pool[i]) != 0][:n]
     return [(i // p, i % p) for i in ids]
 
 
@@ -131,17 +133,24 @@ def shot_grids(model: Transformer, tasks: list[tuple[int, int]], context: list[t
 
 
 # ---- 2. shot ceilings ----------------------------------------------------------------------------------------
+def shot_answerable(pair_ids: Tensor, p: int) -> dict[str, np.ndarray]:
+    """(B, n_shots) masks: could RM, and could MR, answer query k (example k) of each sequence from examples
+    0..k−1? Exact integer arithmetic: over Z_p (p prime) a nonzero query is a multiple c·(x_i, y_i) of a nonzero
+    example exactly when their cross product x·y_i − y·x_i vanishes, and the examples span Z_p² exactly when two of
+    them have a nonzero cross product; (0, 0) is 0·(anything), so RM answers it at every shot."""
+    ids = pair_ids.numpy().astype(np.int64)
+    x, y = ids // p, ids % p
+    cross = (x[:, :, None] * y[:, None, :] - y[:, :, None] * x[:, None, :]) % p  # (B, query k, example j)
+    earlier = np.tri(ids.shape[1], k=-1, dtype=bool)  # j < k
+    rm = ((cross == 0) & (ids != 0)[:, None, :] & earlier).any(-1) | (ids == 0)
+    spans = np.cumsum(((cross != 0) & earlier).any(-1), axis=1) > 0  # some pair among examples 0..i spans Z_p²
+    mr = rm | np.pad(spans[:, :-1], ((0, 0), (1, 0)))  # after examples 0..k−1
+    return {"rm": rm, "mr": mr}
+
+
 def shot_ceilings(pair_ids: Tensor, p: int) -> dict[str, np.ndarray]:
     """Per shot k, the fraction of queries (example k after k examples) that RM and MR could answer."""
-    ids = pair_ids.numpy()
-    n, shots = ids.shape
-    rm, mr = np.zeros(shots), np.zeros(shots)
-    for row in ids:
-        pairs = [(int(i) // p, int(i) % p) for i in row]
-        for k in range(shots):
-            rm[k] += ratio_matching(pairs[:k], p)[pairs[k]] if k else pairs[k] == (0, 0)
-            mr[k] += modular_regression(pairs[:k], p)[pairs[k]] if k else pairs[k] == (0, 0)
-    return {"rm": rm / n, "mr": mr / n}
+    return {k: v.mean(0) for k, v in shot_answerable(pair_ids, p).items()}
 
 
 # ---- 3. attention maps ---------------------------------------------------------------------------------------

@@ -79,9 +79,12 @@ def seeds_figure(runs: dict[int, list[MetricRow]], p: int, title: str) -> plt.Fi
 
 
 def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarray], out_base: Path,
-                     caption: str, reference: dict[int, float] | None = None) -> list[Path]:
+                     caption: str, reference: dict[int, float] | None = None,
+                     beyond: np.ndarray | None = None) -> list[Path]:
     """Accuracy per shot of each set, the ratio-matching and modular-regression ceilings of the same o.o.d.-test
-    sequences and, when given, the paper's Fig. 1c points (``PAPER_SHOTS``) to compare the shape with."""
+    sequences, when given the o.o.d.-test accuracy on the queries ratio matching cannot answer (``beyond``: what
+    lies above the RM ceiling is answered there) and the paper's Fig. 1c points (``PAPER_SHOTS``) to compare the
+    shape with."""
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
     for name, acc in curves.items():
         ax.plot(range(len(acc)), acc, marker="o", ms=3, label=name, color=SET_COLOURS.get(name))
@@ -89,6 +92,9 @@ def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarr
     if shown:
         ax.plot(list(shown), list(shown.values()), "x", color="black",
                 label="paper Fig. 1c, o.o.d. (p 29; read off the figure)")
+    if beyond is not None:
+        ax.plot(range(len(beyond)), beyond, "--", marker=".", ms=3, color=SET_COLOURS.get("ood/test"),
+                label="ood/test, queries RM cannot answer")
     for name, style in (("rm", ":"), ("mr", "--")):
         if name in ceilings:
             ax.plot(range(len(ceilings[name])), ceilings[name], style, color="0.3",

@@ -43,28 +43,50 @@ def parse_task(text: str) -> tuple[int, int]:
 
 # ---- the probes ------------------------------------------------------------------------------------------------
 def probe_shots(run: Loaded) -> dict:
-    """Per-shot accuracy on the four evaluation sets, against the RM and MR ceilings of the same sequences."""
+    """Per-shot accuracy on the four evaluation sets, against the RM and MR ceilings of the same sequences, and
+    split by query: those ratio matching could answer from the earlier examples, and the rest ("beyond RM"),
+    which a model answers only by combining examples — the eval-set reading of composition, beside the grid's."""
     p = run.cfg.task.p
-    data = run.data
     curves, numbers, arrays = {}, {}, {}
-    ceilings = None
-    for name, s in data.eval_sets.items():
+    ceilings: dict[str, np.ndarray] = {}
+    for name, s in run.data.eval_sets.items():
         tokens = torch.cat([s.inputs, s.targets["designated"][:, -1:]], dim=1)
-        curves[name] = mod.shot_correct(run.model, tokens).mean(0)
+        correct = mod.shot_correct(run.model, tokens)
+        masks = mod.shot_answerable(tokens[:, 0::3] * p + tokens[:, 1::3], p)
+        split = {"on_rm": masks["rm"], "beyond_rm": ~masks["rm"]}
+        with np.errstate(invalid="ignore"):  # a shot with no such query is nan
+            per_shot = {k: (correct & m).sum(0) / m.sum(0) for k, m in split.items()}
+        curves[name] = correct.mean(0)
         numbers[name] = {"last_shot": float(curves[name][-1]), "all_shot": float(curves[name].mean()),
-                         "sequences": len(tokens), "distinct_queries": len(torch.unique(tokens[:, -3:-1], dim=0))}
-        arrays[name.replace("/", "_")] = curves[name]
+                         "sequences": len(tokens), "distinct_queries": len(torch.unique(tokens[:, -3:-1], dim=0)),
+                         **{k: {"last_shot": _number(per_shot[k][-1]), "queries": int(m[:, -1].sum()),
+                                "per_shot": [_number(v) for v in per_shot[k]]} for k, m in split.items()}}
+        key = name.replace("/", "_")
+        arrays[key], arrays[f"{key}_beyond_rm"] = curves[name], per_shot["beyond_rm"]
         if name == "ood/test":
-            pair_ids = tokens[:, 0::3] * p + tokens[:, 1::3]
-            ceilings = mod.shot_ceilings(pair_ids[: run.options.get("ceiling_rows", 256)], p)
+            ceilings = {k: v.mean(0) for k, v in masks.items()}
     numbers["ceilings"] = {k: v.tolist() for k, v in ceilings.items()}
     plots.plot_shot_curves(curves, ceilings, run.out / "shots",
-                           f"{run.cfg.profile} — per-shot accuracy at checkpoint {run.checkpoint}", plots.PAPER_SHOTS)
+                           f"{run.cfg.profile} — per-shot accuracy at checkpoint {run.checkpoint}", plots.PAPER_SHOTS,
+                           beyond=arrays.get("ood_test_beyond_rm"))
     return save(run, "shots", numbers, {**arrays, **{f"ceiling_{k}": v for k, v in ceilings.items()}})
 
 
+def _number(value: float) -> float | None:
+    """A float for JSON, None where it is undefined (no query of that kind)."""
+    return None if np.isnan(value) else float(value)
+
+
+def _shot_grids(run: Loaded, tasks: list[tuple[int, int]], context: list[tuple[int, int]]) -> list[mod.ShotGrid]:
+    """The grids at the spec's k below the context's length and at its full length."""
+    shots = tuple(sorted({k for k in mod.GRID_SHOTS if k < len(context)} | {len(context)}))
+    return mod.shot_grids(run.model, tasks, context, run.cfg.task.p, shots)
+
+
 def probe_grid(run: Loaded) -> dict:
-    """k-shot correctness over all p² queries vs ratio matching and modular regression, per task group."""
+    """k-shot correctness over all p² queries vs ratio matching and modular regression, per task group; with the
+    fixed context drawn from all pairs (figures and arrays) and again from the test pairs alone (numbers under
+    ``unseen_context``), as in the o.o.d.-test evaluation set, whose every example is a test pair."""
     p, context = run.cfg.task.p, _context(run)
     focus = _probe_task(run)
     numbers: dict = {"context": context, "task": list(focus)}
@@ -72,13 +94,15 @@ def probe_grid(run: Loaded) -> dict:
     unseen = np.zeros(p * p, dtype=bool)
     unseen[run.task.test_pairs.numpy()] = True  # pair id = x·p + y, the grid's (x, y) layout
     unseen = unseen.reshape(p, p)
+    held_out = mod.probe_context(p, len(context), run.options.get("seed", 0), run.task.test_pairs)
+    numbers["unseen_context"] = {"context": held_out}
     for group, tasks in _groups(run, run.options.get("max_tasks", 16)).items():
         if group == "id" and focus not in tasks:
             tasks = [focus, *tasks[:-1]]
-        shots = tuple(sorted({k for k in mod.GRID_SHOTS if k < len(context)} | {len(context)}))
-        grids = mod.shot_grids(run.model, tasks, context, p, shots)
+        grids = _shot_grids(run, tasks, context)
         numbers[group] = {str(g.k): g.scores(unseen) for g in grids}
         arrays.update({f"{group}_k{g.k}": g.correct for g in grids})
+        numbers["unseen_context"][group] = {str(g.k): g.scores(unseen) for g in _shot_grids(run, tasks, held_out)}
         index = tasks.index(focus) if focus in tasks else 0
         plots.plot_shot_grids(grids, tasks[index], index, run.out / f"grid-{group}")
     return save(run, "grid", numbers, arrays)
@@ -203,6 +227,10 @@ def headline(name: str, numbers: dict) -> str:
     """One line per probe for the terminal; the JSON beside the figures has everything."""
     if name == "shots":
         ceilings = "; ".join(f"{k.upper()} ceiling {v[-1]:.3f}" for k, v in numbers.get("ceilings", {}).items())
+        beyond = numbers.get("ood/test", {}).get("beyond_rm")  # files written before the split have none
+        if beyond and beyond["last_shot"] is not None:
+            ceilings += (f"; on the {beyond['queries']} queries RM cannot answer "
+                         f"{beyond['last_shot']:.3f}")
         return (", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
                 + (f" (o.o.d.-test at the last shot: {ceilings})" if ceilings else ""))
     if name == "grid":
@@ -214,7 +242,15 @@ def headline(name: str, numbers: dict) -> str:
                                               f"cells {unseen['composition']:.3f} of {unseen['composition_cells']}")
             return (f"accuracy {g['accuracy']:.3f} (on RM cells {g['on_rm']:.3f}, on composition cells {comp}; "
                     f"RM covers {g['rm_fraction']:.0%}{tail})")
-        return ", ".join(f"{g} k={last}: {cells(numbers[g][last])}" for g in ("id", "ood"))
+        line = ", ".join(f"{g} k={last}: {cells(numbers[g][last])}" for g in ("id", "ood"))
+        held_out = numbers.get("unseen_context")  # files written before this variant have none
+        if held_out:
+            k = max(held_out["ood"], key=int)
+            comp = held_out["ood"][k]["composition"]
+            line += (f"; with a context of {len(held_out['context'])} test pairs, ood k={k}: on RM cells "
+                     f"{held_out['ood'][k]['on_rm']:.3f}, on composition cells "
+                     f"{'—' if comp is None else f'{comp:.3f}'}")
+        return line
     if name == "pca":
         return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
     if name == "masking":
