@@ -5,6 +5,7 @@ Over 400 lines: every command of the command line, end to end, with its one-line
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -218,6 +219,25 @@ def test_mixture_demo_verdict_reads_the_criteria_from_the_numbers() -> None:
                           small: _mixture_run("not-fitted", 0.3, 0.95, None, 10)})
     assert "The contrast shows" in bound and "(4 of 4)" in bound
     assert "not both finished" in demo_verdict({large: _mixture_run("memorizing", 1.0, 0.4, 8, 8)})
+
+
+def test_the_demo_table_fits_an_80_column_terminal_without_folding_a_cell() -> None:
+    """A piped demo or a narrow terminal gets 80 columns; Rich folds a cell that does not fit ('memorizi' / 'ng')."""
+    from rich.console import Console
+
+    from reasonlab.studies.demo import DEMO_GAMMAS as MIXTURE_GAMMAS
+    from reasonlab.studies.demo import demo_table
+
+    large, small = MIXTURE_GAMMAS
+    runs = {large: {**_mixture_run("memorizing", 1.0, 0.47, 8, 8), "wall_time_s": 1302.4},
+            small: {**_mixture_run("not-fitted", 0.3, 0.95, None, 10), "wall_time_s": 822.0}}
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(demo_table(runs, "runs/demo"))
+    lines = console.export_text().splitlines()
+    assert max(map(len, lines)) <= 80
+    rows = [line for line in lines if line.startswith("│")]
+    assert len(rows) == 2 and "memorizing" in rows[0] and "not-fitted" in rows[1] and "never" in rows[1]
+    assert "1302" in rows[0] and "0.470" in rows[0]
 
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
