@@ -127,8 +127,13 @@ def stop_and_check(proc: subprocess.Popen, send) -> tuple[str, float]:  # noqa: 
 
 
 def rerun_equals_reference(cmd: list[str], out: Path, reference: dict[str, Path]) -> None:
+    saved = {p.name.removesuffix(".partial"): complete_steps(p / "checkpoints")[-1]
+             for p in unfinished_runs(out / "tiny")}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+    said = next((line for line in (done.stdout + done.stderr).splitlines() if line.startswith("resuming ")), "")
+    assert said.startswith(f"resuming {len(saved)} of {len(saved)} runs from their checkpoints: "), done.stdout[:2000]
+    assert all(f"{run_id} at step {step}" in said for run_id, step in saved.items()), said
     for run_id, ref_dir in reference.items():
         assert_same_run(out / "tiny" / run_id, ref_dir)
 

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonlab import terminal
+from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import progress_parts
@@ -239,6 +240,10 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     finished = {p.name for p in run_dirs(sweep_dir)}
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
+    if resuming := _resume_points(sweep_dir, todo):
+        console.print(f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
+                      + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
+                      + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""), highlight=False, markup=False, soft_wrap=True)
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
     stopping = False
@@ -278,6 +283,17 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     ids = {c.run_id() for c in configs}
     report.run_time_s = sum(s["wall_time_s"] for d, s in finished_summaries(sweep_dir) if d.name in ids)
     return report
+
+
+def _resume_points(sweep_dir: Path, todo: list[RunConfig]) -> list[tuple[str, int]]:
+    """(run id, step) of each run to do that an earlier invocation left with a resume checkpoint: said up front,
+    so a rerun after Ctrl-C shows that the work was kept."""
+    points = []
+    for c in todo:
+        steps = resumable_steps(sweep_dir / f"{c.run_id()}{PARTIAL}" / "checkpoints")
+        if steps:
+            points.append((c.run_id(), steps[-1]))
+    return points
 
 
 def _interrupted(report: SweepReport, todo: dict[str, RunConfig]) -> Interrupted:
