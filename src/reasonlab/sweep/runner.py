@@ -243,7 +243,8 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     if resuming := _resume_points(sweep_dir, todo):
         console.print(f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
                       + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
-                      + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""), highlight=False, markup=False, soft_wrap=True)
+                      + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""),
+                      highlight=False, markup=False, soft_wrap=True)
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
     stopping = False
