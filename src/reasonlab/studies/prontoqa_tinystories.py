@@ -29,7 +29,7 @@ from reasonlab.checkpoint import complete_steps, snapshot_steps
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
 from reasonlab.kinds.text_mixture import evaluate as text_evaluate
-from reasonlab.kinds.text_mixture.data import TextMixtureTask, load_tokenizer
+from reasonlab.kinds.text_mixture.data import SOURCES, TextMixtureTask, load_tokenizer
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import axis_value, load_run, run_metrics
 from reasonlab.report.markdown import header, table
@@ -74,9 +74,15 @@ def measure_run(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     rows = Metrics(run_metrics(run_dir))
     final = load_run(run_dir)[0]["final"]
     window = text_evaluate.delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
+    total = max(r.step for r in rows)
+    # each source's own training loss over the ΔL̄ window and at the end: ΔL is their ratio, and which of the two
+    # moves with γ is what the ratio cannot say
+    losses = {f"loss_{src}_{when}": (text_evaluate.window_mean(rows, total, f"{src}_train_loss") if when == "window"
+                                     else rows.last("pooled", f"{src}_train_loss"))
+              for src in SOURCES for when in ("window", "final")}
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),
-            "seed": cfg.seed, "rows": rows} | cosines_or_none(cfg, run_dir, keep)
+            "seed": cfg.seed, "rows": rows, **losses} | cosines_or_none(cfg, run_dir, keep)
 
 
 def cosines_or_none(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
@@ -168,7 +174,7 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
         cosine[label] = stage(load_trained(run_dir, name, data)[1])
     ids = data.info["exclusive"]
     out = {"cosine": cosine, "n_exclusive": (len(ids["prontoqa"]), len(ids["tinystories"])),
-           "tokens": {source: [tok.decode([i]) for i in ids[source]] for source in ("prontoqa", "tinystories")}}
+           "tokens": {source: [tok.decode([i]) for i in ids[source]] for source in SOURCES}}
     if keep:
         cached.parent.mkdir(exist_ok=True)
         write_json(cached, {"run_id": cfg.run_id(), **out})
@@ -372,7 +378,24 @@ def seed_summary(main: list[RunConfig], measured: dict) -> list[str]:
         ranges = "; ".join(f"{g}: {spread(v)}" for g, v in figures[key].items())
         lines += ["", f"{what}, {gammas} in the seed means (per γ, mean [min, max]: {ranges}): "
                   f"{ordering_verdict(figures[key])}."]
-    return lines + [""]
+    return lines + ["", *source_losses(per)]
+
+
+def source_losses(per: dict[float, list[dict]]) -> list[str]:
+    """Each source's training loss per γ over the ΔL̄ window and at the end, and the γ at which each is lowest:
+    ΔL is a ratio of the two, so an ordering of ΔL̄ over γ can come from how fast each γ trains either source."""
+    keys = [f"loss_{src}_{when}" for when in ("window", "final") for src in SOURCES]
+    rows = [[str(g), str(len(ms)), *(spread([m[k] for m in ms if m.get(k) is not None]) for k in keys)]
+            for g, ms in per.items()]
+    window = {src: {g: mean(v) for g, ms in per.items()
+                    if (v := [m[f"loss_{src}_window"] for m in ms if m.get(f"loss_{src}_window") is not None])}
+              for src in SOURCES}
+    lowest = {src: min(by_gamma, key=by_gamma.get) if by_gamma else "—" for src, by_gamma in window.items()}
+    return ["Each source's training loss (the fixed training subsets), mean over seeds [min, max]:", "",
+            *table(["γ", "seeds", "L PrOntoQA (5–50 %)", "L TinyStories (5–50 %)", "L PrOntoQA final",
+                    "L TinyStories final"], rows), "",
+            f"Lowest over the window: PrOntoQA at γ {lowest['prontoqa']}, TinyStories at γ {lowest['tinystories']}.",
+            ""]
 
 
 def stage_cosine(m: dict, when: str) -> dict[str, float]:

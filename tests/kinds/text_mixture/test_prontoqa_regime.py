@@ -143,6 +143,12 @@ def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
     assert summary["delta_L_window"]["eval"] == delta_l_window(rows, 12, "eval") is not None
     assert summary["final"]["delta_L_train"] == rows.series("pooled", "delta_L_train", clock="step")[-1][1]
     assert summary["final"]["delta_L_eval"] == rows.series("pooled", "delta_L_eval", clock="step")[-1][1]
+    measured = study.measure_run(cfg, run_dir, keep=False)
+    for src in ("prontoqa", "tinystories"):  # each source's own loss over the same window and at the end
+        series = rows.series("pooled", f"{src}_train_loss", clock="step")
+        in_window = [v for step, v in series if 0.05 <= step / 12 <= 0.5]
+        assert measured[f"loss_{src}_window"] == pytest.approx(sum(in_window) / len(in_window))
+        assert measured[f"loss_{src}_final"] == series[-1][1]
     first = study.embedding_cosines(cfg, run_dir)
     assert list(first["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
     tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
@@ -193,7 +199,10 @@ def _synthetic(groups, window, cosine):
     return {c.run_id(): {"delta_L_train_window": window(c.init.gamma, c.seed),
                          "delta_L_eval_window": window(c.init.gamma, c.seed), "delta_L_train_final": 1.0,
                          "delta_L_eval_final": 1.0, "seed": c.seed, "cosine": cosine(c.init.gamma, c.seed),
-                         "n_exclusive": (46, 200), "tokens": {"prontoqa": ["ump"], "tinystories": [" Lily"]}}
+                         "n_exclusive": (46, 200), "tokens": {"prontoqa": ["ump"], "tinystories": [" Lily"]},
+                         "loss_prontoqa_window": 1 + abs(c.init.gamma - 0.5),
+                         "loss_tinystories_window": 3 + c.init.gamma,
+                         "loss_prontoqa_final": 0.5, "loss_tinystories_final": 2.0 + 0.1 * c.seed}
             for cs in groups.values() for c in cs}
 
 
@@ -216,6 +225,10 @@ def test_regime_report_verdicts_on_synthetic_runs():
             "at the end (final (step 9000)): did not hold.") in text
     assert "| main | 0.8 | step 500 | 3 | 46 / 200 | 0.100 [0.100, 0.100] | 0.400 [0.400, 0.400] |" in text
     assert "| paper | small init | early | | | 0.123 | 0.531 | 0.408 |" in text
+    # each source's own loss beside the ratio, and the γ at which each is lowest over the window
+    assert "| 0.8 | 3 | 1.300 [1.300, 1.300] | 3.800 [3.800, 3.800] | 0.500 [0.500, 0.500] | 2.200 [2.100, 2.300] |" \
+        in text
+    assert "Lowest over the window: PrOntoQA at γ 0.5, TinyStories at γ 0.3." in text
     for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
         assert f"## {title}" in text
     assert "ΔL̄ rises with γ at peak lr 3e-05 (mean over seeds per γ: 0.3: 0.310, 0.5: 0.510, 0.8: 0.810): **held** " \
@@ -242,6 +255,10 @@ def test_a_group_without_a_finished_run_says_so_and_a_run_without_cosines_shows_
                                         for x in STAGES})
     measured[groups["main"][0].run_id()]["cosine"] = None  # γ 0.3, seed 1
     text = study.summary_markdown("regime", groups, measured, "")
+    # each source's own loss beside the ratio, and the γ at which each is lowest over the window
+    assert "| 0.8 | 3 | 1.300 [1.300, 1.300] | 3.800 [3.800, 3.800] | 0.500 [0.500, 0.500] | 2.200 [2.100, 2.300] |" \
+        in text
+    assert "Lowest over the window: PrOntoQA at γ 0.5, TinyStories at γ 0.3." in text
     for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
         assert f"## {title}" in text and text.split(f"## {title}")[1].split("\n## ")[0].strip().endswith(
             "No finished run yet.")

@@ -41,13 +41,18 @@ def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Thre
             "histograms": {}}
 
 
+def window_mean(rows: list[MetricRow], total_steps: int, metric: str,
+                window: tuple[float, float] = (0.05, 0.5)) -> float | None:
+    """Mean of the pooled ``metric`` over evaluations with window[0] ≤ step / total ≤ window[1] (None if none)."""
+    lo, hi = window
+    values = [v for step, v in Metrics(rows).series("pooled", metric, clock="step") if lo <= step / total_steps <= hi]
+    return sum(values) / len(values) if values else None
+
+
 def delta_l_window(rows: list[MetricRow], total_steps: int, split: str = "train",
                    window: tuple[float, float] = (0.05, 0.5)) -> float | None:
-    """Mean of the logged ``delta_L_<split>`` over evaluations with window[0] ≤ step / total ≤ window[1]."""
-    lo, hi = window
-    values = [v for step, v in Metrics(rows).series("pooled", f"delta_L_{split}", clock="step")
-              if lo <= step / total_steps <= hi]
-    return sum(values) / len(values) if values else None
+    """ΔL̄: the mean of the logged ``delta_L_<split>`` over the window (spec §4: 5–50 % of the steps)."""
+    return window_mean(rows, total_steps, f"delta_L_{split}", window)
 
 
 def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str, float | None]]:
