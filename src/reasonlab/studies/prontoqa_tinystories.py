@@ -435,8 +435,10 @@ def cosine_section(groups: dict[str, list[RunConfig]], measured: dict) -> list[s
             early = [stage_cosine(m, "early") for m in per[top]]
             gaps = [e["tinystories"] - e["prontoqa"] for e in early]
             smallest = "the smallest initialization" + (" measured so far" if len(per) < len(GAMMAS) else "")
+            seeds = (f"in every seed, {len(per[top])} seeds" if len(per[top]) > 1
+                     else "1 seed: an observation, with no spread to test it against")
             verdicts += [f"- {name}, γ {top} ({smallest}), cosine contrast (PrOntoQA-only below "
-                         f"TinyStories-only in every seed): {contrast_verdict(stage_pairs(per[top]))}. "
+                         f"TinyStories-only, {seeds}): {contrast_verdict(stage_pairs(per[top]))}. "
                          f"TinyStories-only minus PrOntoQA-only cosine, early: {spread(gaps)} (paper: "
                          f"{paper_gap:.3f}); target ≥ 0.2: {'**held**' if mean(gaps) >= 0.2 else '**did not hold**'}."]
             tokens = (per[top][0].get("tokens") or {}).get("prontoqa")

@@ -220,11 +220,13 @@ def test_regime_report_verdicts_on_synthetic_runs():
     text = study.summary_markdown("regime", groups, rising, "timing")
     assert ("ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means (per γ, mean [min, max]: 0.3: 0.320 [0.310, 0.330]; "
             "0.5: 0.520 [0.510, 0.530]; 0.8: 0.820 [0.810, 0.830]): **held**.") in text
-    assert ("- main, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only in "
-            "every seed): **held** early at step 500, step 1000 (not at early (step 450, 5%), step 2000, step 5000); "
-            "at the end (final (step 9000)): did not hold.") in text
+    assert ("- main, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only, "
+            "in every seed, 3 seeds): **held** early at step 500, step 1000 (not at early (step 450, 5%), step 2000, "
+            "step 5000); at the end (final (step 9000)): did not hold.") in text
     assert "| main | 0.8 | step 500 | 3 | 46 / 200 | 0.100 [0.100, 0.100] | 0.400 [0.400, 0.400] |" in text
     assert "| paper | small init | early | | | 0.123 | 0.531 | 0.408 |" in text
+    assert ("- bpe, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only, 1 "
+            "seed: an observation, with no spread to test it against): **held** early") in text  # a one-seed arm
     # each source's own loss beside the ratio, and the γ at which each is lowest over the window
     assert "| 0.8 | 3 | 1.300 [1.300, 1.300] | 3.800 [3.800, 3.800] | 0.500 [0.500, 0.500] | 2.200 [2.100, 2.300] |" \
         in text
