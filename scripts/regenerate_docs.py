@@ -750,8 +750,9 @@ def _what_reproduces() -> str:
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
          _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu"),
-         "observed, runs not committed: the Emb-MLP's contrast appears (E1; its last criterion in 1 seed of 2); the "
-         "transformer learns the rule first at both γ; T1, T2 and T4 pass, T3 fails; Fig. 8: (i) held, (ii) did not",
+         "observed, runs not committed: the Emb-MLP's contrast appeared in 2 seeds (E1; its last criterion in 1 of "
+         "2; the demo's 3 committed seeds are the same setting); the transformer learned the rule first at both γ "
+         "(2 seeds); T1, T2 and T4 passed, T3 failed, Fig. 8 (i) held and (ii) did not (1 seed each)",
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
@@ -779,7 +780,7 @@ def _what_reproduces() -> str:
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
          _not_committed("6 runs each, 1 seed, 14–27 min", "reasonlab reproduce addition --profile cpu, and scan, "
                         "cogs, prontoqa"),
-         "observed in 1 seed, runs not committed: addition shows the contrast (small init far above large init on "
+         "observed in 1 seed, runs not committed: addition showed the contrast (small init far above large init on "
          "the held-out box); COGS: small init learns i.d. faster, no run fits; SCAN and PrOntoQA: no setting "
          "separates", "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
