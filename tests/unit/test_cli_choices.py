@@ -118,6 +118,18 @@ def test_flags_show_no_bool_type_in_help(command: list[str]) -> None:
     assert result.exit_code == 0 and "--help" in result.output and "<bool>" not in result.output
 
 
+def test_the_command_list_flows_each_commands_summary_as_one_text() -> None:
+    """--help's list of commands: each summary is its docstring's first paragraph without the docstring's own line
+    breaks, which the rich help would keep and so cut a phrase mid-line ('its escape' / 'points')."""
+    import typer
+
+    group = typer.main.get_command(app)
+    summaries = {name: command.short_help for name, command in group.commands.items()}
+    assert {"train", "show", "demo", "studies"} <= set(summaries)
+    assert all(text and "\n" not in text for text in summaries.values()), summaries
+    assert "(its last evaluation, and its escape points or plateau exits so far)" in summaries["show"]
+
+
 def test_a_sweep_files_family_qualifies_its_own_profile_only(tmp_path) -> None:
     spec = tmp_path / "s.yaml"
     spec.write_text("family: anchor\nprofile: cpu\ngrid:\n  init.gamma: [0.3, 0.5]\n")

@@ -9,6 +9,7 @@ the command group's ``main`` is the one boundary that turns what they raise into
 from __future__ import annotations
 
 import gc
+import inspect
 import sys
 from typing import Annotated, Any, NoReturn
 
@@ -113,11 +114,17 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
     """reasonlab: when does a transformer reason, and when does it memorize?"""
 
 
+def _short_help(doc: str | None) -> str | None:
+    """A command's line in the --help list: its docstring's first paragraph as one flowing text (the rich help
+    keeps a docstring's line breaks there, which cut it mid-phrase at any terminal width)."""
+    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else None
+
+
 # The commands in the order --help lists them.
 for _command in (training.train, reading.show, training.demo, training.sweep, reading.results, reading.phase,
                  analyze.analyze, reading.report, reading.export, reading.pack, reading.restore, training.reproduce):
-    app.command()(_command)
-app.command("studies")(training.list_studies)
+    app.command(short_help=_short_help(_command.__doc__))(_command)
+app.command("studies", short_help=_short_help(training.list_studies.__doc__))(training.list_studies)
 
 
 def main() -> None:
