@@ -91,16 +91,20 @@ def scalars(numbers: dict, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = None) -> dict[str, dict[int, dict]]:
-    """The analyses at every saved checkpoint (log-spaced with ``train.checkpoint_log``), then per analysis a
-    strip of its figure across time and its scalars over training steps, beside the run's accuracy curves with
-    the checkpoints marked (``analysis/dynamics/``)."""
+def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = None,
+                      every: int | None = None) -> dict[str, dict[int, dict]]:
+    """The analyses at every saved checkpoint (log-spaced with ``train.checkpoint_log``) or, with ``every``, at
+    those whose step is a multiple of it and the last (a long run keeps hundreds), then per analysis a strip of its
+    figure across time and its scalars over training steps, beside the run's accuracy curves with the checkpoints
+    marked (``analysis/dynamics/``)."""
     from reasonlab.plots.dynamics import plot_accuracy_with_checkpoints, plot_scalars_over_time, plot_strip
     from reasonlab.store import Metrics
 
     steps = complete_steps(Path(run_dir) / "checkpoints")
     if not steps:
         raise ConfigError(f"{run_dir}: no saved checkpoints to follow over time")
+    if every:
+        steps = [s for s in steps if s % every == 0 or s == steps[-1]]
     by_probe: dict[str, dict[int, dict]] = {}
     data = task_data(run_dir, (options or {}).get("eval_batches"))  # the same for every checkpoint
     for step in steps:

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from reasonlab.cli.common import console
 from reasonlab.cli.registered import given, refuse_foreign
+from reasonlab.errors import UserError
 
 
 def analyze(
@@ -23,30 +24,35 @@ def analyze(
                                                   ".../seed-<s>/ beside the default's)")] = 0,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
+    every: Annotated[int | None, typer.Option(min=1, help="with --over-time: only the checkpoints whose step is a "
+                                                          "multiple of this, and the last")] = None,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
     from reasonlab.analysis.probes import probes_of
     from reasonlab.numerics import flush_denormals
     from reasonlab.records import load_run
 
+    if every is not None and not over_time:
+        raise UserError("--every: picks checkpoints of --over-time; add --over-time or drop --every")
     options = given(ctx)
     if options:
         kind = load_run(run_dir)[1].get("task", {}).get("kind")
         refuse_foreign(options, getattr(probes_of(kind), "OPTIONS", ()), f"the probes of task kind {kind!r}")
     with flush_denormals():
-        results = _analyze(run_dir, probe or [], checkpoint, {**options, "seed": seed}, over_time)
+        results = _analyze(run_dir, probe or [], checkpoint, {**options, "seed": seed}, over_time, every)
     for name, numbers in results.items():
         console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")
 
 
-def _analyze(run_dir: Path, probes: list[str], checkpoint: str, options: dict, over_time: bool) -> dict:
+def _analyze(run_dir: Path, probes: list[str], checkpoint: str, options: dict, over_time: bool,
+             every: int | None) -> dict:
     """The analyses' numbers by name: at one checkpoint, or at every one (reporting the last)."""
     from reasonlab.analysis.probes import analyze as run_probes
     from reasonlab.analysis.probes import analyze_over_time
 
     if not over_time:
         return run_probes(run_dir, probes, checkpoint, options)
-    series = analyze_over_time(run_dir, probes, options)
+    series = analyze_over_time(run_dir, probes, options, every)
     console.print(f"{len(next(iter(series.values())))} checkpoints analysed; the last:")
     return {name: by_step[max(by_step)] for name, by_step in series.items()}

@@ -116,6 +116,15 @@ def test_analyses_over_saved_checkpoints(tmp_path):
     assert sorted(map(int, series["flow"])) == steps and "mean_flow.last->key[1]" in series["flow"][str(steps[-1])]
     for name in ("flow-strip", "flow-scalars", "condensation-strip", "condensation-scalars", "accuracy"):
         assert (out / f"{name}.png").is_file(), name
+    # --every: the checkpoints at multiples of its steps, and the last
+    every = steps[1]
+    again = CliRunner().invoke(app, ["analyze", str(run_dir), "--over-time", "--every", str(every), "--probe", "flow"])
+    assert again.exit_code == 0, again.output
+    picked = sorted(map(int, json.loads((out / "dynamics.json").read_text())["flow"]))
+    assert picked == sorted({s for s in steps if s % every == 0} | {steps[-1]}) and picked != steps
+    alone = CliRunner().invoke(app, ["analyze", str(run_dir), "--every", "2"])
+    assert alone.exit_code == 2 and "--every" in alone.output and "--over-time" in alone.output
+    assert "Traceback" not in alone.output
 
 
 def test_scalars_flatten_nested_numbers():
