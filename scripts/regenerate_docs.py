@@ -618,8 +618,12 @@ def _counts(roots: list[str]) -> str:
             + f", seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: {where}")
 
 
-def _not_committed(runs: str, command: str) -> str:
-    return f"not committed ({runs}; `{command}` trains them)"
+def _not_committed(runs: str, command: str, now: str | None = None) -> str:
+    """What the docs' observation rests on (``runs``, not committed) and what the command trains: the same runs,
+    or (``now``) the profile's grid since it has 3 seeds, of which the earlier runs are a part (same run ids)."""
+    if now is None:
+        return f"not committed ({runs}; `{command}` trains them)"
+    return f"not committed (earlier {runs}; `{command}` now trains {now}, the earlier runs among them)"
 
 
 def _summary_row(root: str, sweep: str) -> dict:
@@ -741,7 +745,8 @@ def _what_reproduces() -> str:
     link = "docs/anchor-composition.md"
     rows = [
         ("γ × depth phase diagram (`reproduce anchor-phase`)", "`cpu`",
-         _not_committed("30 runs, 2 seeds, 37 min", "reasonlab reproduce anchor-phase --profile cpu"),
+         _not_committed("30 runs, 2 seeds, 37 min", "reasonlab reproduce anchor-phase --profile cpu",
+                        "45 runs, 3 seeds, about 55 min"),
          "observed, runs not committed: the γ transition is **not reproduced**: large init gives the symmetric (or "
          "another memorized) answer, small init does not fit or fits onto the symmetric answer",
          f"[anchor-composition]({link}#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
@@ -758,17 +763,20 @@ def _what_reproduces() -> str:
          "`trajectory` (the `paper` model and data, truncated; hours per run)", _counts([TRAJECTORY]),
          _trajectory_headline(), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
         ("inferential complexity (`reproduce anchor-complexity`)", "`cpu`",
-         _not_committed("21 runs, 1 seed, 28 min", "reasonlab reproduce anchor-complexity --profile cpu"),
+         _not_committed("21 runs, 1 seed, 28 min", "reasonlab reproduce anchor-complexity --profile cpu",
+                        "63 runs, 3 seeds, about 84 min"),
          "observed in 1 seed, runs not committed: the hypothesis held for γ 0.6 against γ 0.3; γ 0.8 fits no k in "
          "10 epochs",
          f"[anchor-composition]({link}#inferential-complexity-reasonlab-reproduce-anchor-complexity---profile-cpupaper)"),
         ("learning rate × weight decay (`reproduce anchor-lr-wd`)", "`cpu`",
-         _not_committed("9 runs, 1 seed, 13 min", "reasonlab reproduce anchor-lr-wd --profile cpu"),
+         _not_committed("9 runs, 1 seed, 13 min", "reasonlab reproduce anchor-lr-wd --profile cpu",
+                        "27 runs, 3 seeds, about 39 min"),
          "observed in 1 seed, runs not committed: larger lr and larger wd push towards the inferential solution "
          "(paper App. E)",
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-         _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu"),
+         _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu",
+                        "14 runs, 3 seeds, about 38 min"),
          "observed, runs not committed: the Emb-MLP's contrast appeared in 2 seeds (E1; its last criterion in 1 of "
          "2; the demo's 3 committed seeds are the same setting); the transformer learned the rule first at both γ "
          "(2 seeds); T1, T2 and T4 passed, T3 failed, Fig. 8 (i) held and (ii) did not (1 seed each)",
@@ -784,7 +792,8 @@ def _what_reproduces() -> str:
          "a search of 8 settings", f"{_lm_finished('regime')}: `{LM_REGIME}/`; earlier "
          f"{_counts([LM, DL_SEARCH])}", _lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
-         _not_committed("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu"),
+         _not_committed("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu",
+                        "48 runs, 3 seeds, about 72 min"),
          "observed, runs not committed: i.d. memorization only, o.o.d. generalization **did not appear**",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
@@ -907,7 +916,8 @@ _PHASE = "reasonlab reproduce anchor-phase --profile cpu --out results"
 _RB = "reasonlab reproduce reasoning-bias --profile cpu --out results"
 _MOD = "reasonlab reproduce modular-phase --profile cpu --out results"
 PENDING: dict[str, Pending] = {
-    "anchor-phase-cpu": Pending(_PHASE, "30 runs, about 37 min on 2 cores", "anchor-composition.md, the cpu profile"),
+    "anchor-phase-cpu": Pending(_PHASE, "45 runs, 3 seeds, about 55 min on 2 cores",
+                                "anchor-composition.md, the cpu profile"),
     "anchor-flow-symmetric": Pending(f"{_PHASE}, then reasonlab analyze results/anchor-phase-cpu/6481c657be98 "
                                      "--probe flow --probe representations", "the phase sweep, then seconds",
                                      "anchor-composition.md, symmetric vs inferential"),
@@ -919,15 +929,17 @@ PENDING: dict[str, Pending] = {
     "anchor-representations-inferential": Pending("as anchor-flow-inferential (--probe representations)",
                                                   "as anchor-flow-inferential", "anchor-composition.md"),
     "anchor-complexity-cpu": Pending("reasonlab reproduce anchor-complexity --profile cpu --out results",
-                                     "21 runs, about 28 min", "anchor-composition.md, inferential complexity"),
-    "anchor-lr-wd-cpu": Pending("reasonlab reproduce anchor-lr-wd --profile cpu --out results", "9 runs, about 13 min",
+                                     "63 runs, 3 seeds, about 84 min",
+                                     "anchor-composition.md, inferential complexity"),
+    "anchor-lr-wd-cpu": Pending("reasonlab reproduce anchor-lr-wd --profile cpu --out results",
+                                "27 runs, 3 seeds, about 39 min",
                                 "anchor-composition.md, learning rate × weight decay"),
-    "modular-phase-cpu-L2": Pending(_MOD, "32 runs, about 48 min", "modular-icl.md, the cpu profile"),
+    "modular-phase-cpu-L2": Pending(_MOD, "48 runs, 3 seeds, about 72 min", "modular-icl.md, the cpu profile"),
     "modular-phase-cpu-shots": Pending(_MOD, "the same sweep", "modular-icl.md, the cpu profile"),
     "modular-grid-id-cpu": Pending(f"{_MOD}, then reasonlab analyze results/modular-phase-cpu/<the depth-2 "
                                    "memorizer> --probe grid", "the sweep, then about a minute",
                                    "modular-icl.md, k-shot grids"),
-    "reasoning-bias-cpu-curves": Pending(_RB, "10 runs, 2 seeds, about 27 min", "reasoning-bias.md, cpu profile"),
+    "reasoning-bias-cpu-curves": Pending(_RB, "14 runs, 3 seeds, about 38 min", "reasoning-bias.md, cpu profile"),
     "reasoning-bias-cpu-label-distribution": Pending(_RB, "the same sweep", "reasoning-bias.md, Fig. 8"),
     "reasoning-bias-cpu-cosine-emb_mlp-g0.8": Pending(_RB, "the same sweep", "reasoning-bias.md, Emb-MLP cosines"),
 }

@@ -57,7 +57,7 @@ def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path)
     out = tmp_path / "store"
     result = runner.invoke(app, ["reproduce", "anchor-phase", "--dry-run", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "sweep anchor-phase-cpu: 30 runs" in result.output and result.output.count("init.gamma=") == 30
+    assert "sweep anchor-phase-cpu: 45 runs" in result.output and result.output.count("init.gamma=") == 45
     assert "nothing trained" in result.output
     result = runner.invoke(app, ["reproduce", "scan", "--dry-run", "--out", str(out)])
     assert result.exit_code == 0 and "sweep scan-cpu:" in result.output, result.output

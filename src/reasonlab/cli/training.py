@@ -5,6 +5,7 @@ share."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -227,6 +228,8 @@ def reproduce(
     backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
     overrides: Overrides = None,
+    grid: Annotated[list[str] | None, typer.Option("--grid", "-g", help="an axis added to or replacing the study's "
+                                                   "own, e.g. seed=1,2,3 (studies built on one grid)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the runs it would train (finished ones marked); "
                                           "train nothing, write nothing")] = False,
     yes: YesOpt = False,
@@ -246,9 +249,17 @@ def reproduce(
         raise ConfigError(f"--profile {profile}: paper (or GPU) scale and no CUDA device is visible, so days of CPU "
                           "time; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the "
                           "reduced setting")
+    # a study whose grid is one axis set takes --grid; one built of several grids (groups, arms) does not say how
+    # an axis would apply to each, and a plug-in written before --grid takes no such argument
+    extra = {}
+    if grid:
+        if "grid" not in inspect.signature(study.reproduce).parameters:
+            raise ConfigError(f"--grid: reproduce {experiment} takes no grid axes (its runs come from several grids); "
+                              "drop --grid, or run the axis with `reasonlab sweep`")
+        extra["grid"] = grid
     try:
         study.reproduce(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run),
-                               console, overrides or [])
+                        console, overrides or [], **extra)
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
 

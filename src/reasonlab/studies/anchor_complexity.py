@@ -25,7 +25,7 @@ from reasonlab.sweep.runner import SweepReport, run_study
 # the composition rule.
 TASK = {"held_out_pairs": [], "non_inferential": {}}
 GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.6, 0.8], "seed": [2]},
+    "cpu": {"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.6, 0.8], "seed": [2, 3, 4]},
     "paper": {"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.8], "seed": list(range(2, 10))},
 }
 # The code setting of the source (spec §7): 100k sequences, batch 300, 21 epochs, multiplier 10, depth 2.
@@ -52,8 +52,9 @@ def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
     return Metrics.read(run_dir / "metrics.parquet").first_epoch("pooled", "train_acc", level)
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              grid: list[str] = ()) -> Path:
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
     table = []
     for r in rows:
         table.append({"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],

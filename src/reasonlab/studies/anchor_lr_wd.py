@@ -24,7 +24,7 @@ from reasonlab.sweep.runner import SweepReport, run_study
 CONFIG = {"task": {"held_out_pairs": [[3, 4], [4, 3]], "non_inferential": {}}, "model": {"depth": 3, "n_heads": 1},
           "init": {"gamma": 0.5}}
 GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"train.lr_multiplier": [25, 50, 100], "train.weight_decay": [0.01, 0.1, 1.0], "seed": [1]},
+    "cpu": {"train.lr_multiplier": [25, 50, 100], "train.weight_decay": [0.01, 0.1, 1.0], "seed": [1, 2, 3]},
     "paper": {"train.lr_multiplier": [5, 10, 20, 40, 60], "train.weight_decay": [0.003, 0.01, 0.03, 0.1, 0.3],
               "seed": list(range(1, 10))},
 }
@@ -53,8 +53,9 @@ def trend(cells: dict[tuple[float, float], float], axis: int) -> list[tuple[floa
     return [(v, mean(a for k, a in cells.items() if k[axis] == v)) for v in values]
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              grid: list[str] = ()) -> Path:
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
     base_lr = configs[0].train.base_lr
     fig_base = report.sweep_dir / "figures" / "lr-wd"
     plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS], base_lr,

@@ -20,7 +20,7 @@ from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
 GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2]},
+    "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2, 3]},
     "paper": {"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
               "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30], "seed": [1, 2, 3]},
 }
@@ -30,9 +30,10 @@ def spec_for(profile: str) -> SweepSpec:
     return SweepSpec(name=f"anchor-phase-{profile}", family="anchor", profile=profile, grid=GRIDS[profile])
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              grid: list[str] = ()) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
     pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
     cells = phase_cells(rows, pair)
     caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "

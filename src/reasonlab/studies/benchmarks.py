@@ -65,8 +65,9 @@ class BenchmarkStudy:
         return SweepSpec(name=f"{self.name}-{profile}", family=self.name, profile=profile,
                          config={"profile": label}, grid=self.GRIDS[profile])
 
-    def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides)
+    def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+                  grid: list[str] = ()) -> Path:
+        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides, grid)
         table = runs_table(rows, self.plans[profile])
         benchmark_figure(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
         atomic_write_text(report.sweep_dir / "summary.md",

@@ -25,7 +25,7 @@ from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
 GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2]},
+    "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2, 3]},
     "gpu": {"task.n_tasks": [32, 64, 128, 256, 512], "task.alpha": [0.4, 0.6, 0.8], "model.depth": [1, 2],
             "seed": [1, 2]},
     "paper": {"task.n_tasks": [8, 16, 32, 64, 128, 256, 512], "task.alpha": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
@@ -39,10 +39,11 @@ def spec_for(profile: str) -> SweepSpec:
     return SweepSpec(name=f"modular-phase-{profile}", family="modular", profile=profile, grid=GRIDS[profile])
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              grid: list[str] = ()) -> Path:
     """Run (or finish) the grid, then write one phase figure per depth (final and early-stopped), the o.o.d. shot
     curves, and ``summary.md`` with a verdict per claim."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides)
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
     label = configs[0].profile
     fig_dir = report.sweep_dir / "figures"
     cells: dict[tuple[int, str], list[ModularCell]] = {}

@@ -307,11 +307,12 @@ def _interrupted(report: SweepReport, todo: dict[str, RunConfig]) -> Interrupted
                        "the same command to resume")
 
 
-def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = ()
-              ) -> tuple[list[RunConfig], SweepReport, list[dict]]:
-    """A study's grid from its spec: run (or finish) it and return the configs, the report and the results rows
-    of this grid's finished runs (a store may hold other runs beside them)."""
-    configs, axes = sweep_configs(spec, overrides=list(overrides))
+def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              grid: list[str] = ()) -> tuple[list[RunConfig], SweepReport, list[dict]]:
+    """A study's grid from its spec, with ``grid`` axes (``seed=1,2,3``) added to or replacing its own: run (or
+    finish) it and return the configs, the report and the results rows of this grid's finished runs (a store may
+    hold other runs beside them)."""
+    configs, axes = sweep_configs(spec, grid=list(grid), overrides=list(overrides))
     executor = make_executor(len(configs))
     console.print(f"{spec.name}: {len(configs)} runs ({' × '.join(axes)}) with {executor.workers} workers × "
                   f"{executor.threads} threads; store {Path(out) / spec.name}")
