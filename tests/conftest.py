@@ -53,9 +53,9 @@ def tiny_run(**sections) -> RunConfig:
     return resolve(tiny_run_dict(**sections))
 
 
-def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu", grid: list[str] = ()) -> str:
-    """Run ``reasonlab reproduce EXPERIMENT --profile PROFILE`` with tiny ``--set`` overrides (and ``--grid`` axes,
-    e.g. fewer seeds than the arm's, so a test trains few runs); it must succeed. Returns what it printed."""
+def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu", seeds: str | None = None) -> str:
+    """Run ``reasonlab reproduce EXPERIMENT --profile PROFILE`` with tiny ``--set`` overrides (and ``--seeds``,
+    fewer than the arm's, so a test trains few runs); it must succeed. Returns what it printed."""
     from typer.testing import CliRunner
 
     from reasonlab.cli import app
@@ -63,8 +63,8 @@ def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu", 
     args = ["reproduce", experiment, "--profile", profile, "--out", str(out), "--workers", "2"]
     for item in sets:
         args += ["--set", item]
-    for axis in grid:
-        args += ["--grid", axis]
+    if seeds is not None:
+        args += ["--seeds", seeds]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return result.output

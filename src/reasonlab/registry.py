@@ -173,7 +173,8 @@ class Study:
     profiles: the profile family its arms use (``reasonlab/profiles/<profiles>-<name>.yaml``).
     grids: arm (profile name) -> grid axes, e.g. ``{"cpu": {"init.gamma": [0.3, 0.5]}}``.
     reproduce: ``(profile, out, make_executor, console, overrides) -> sweep directory``: runs the arm and writes
-        its figures and ``summary.md``.
+        its figures and ``summary.md``; with a ``seeds`` parameter it also takes ``reproduce --seeds`` (the arm's
+        seed axis replaced).
     figures: the figure names it writes under ``<sweep>/figures/`` (for listings and docs).
     what: one line for ``reasonlab studies``.
     runs_on_cpu: its paper-scale arms are meant to train on a CPU (so ``reproduce`` does not ask for ``--yes``).

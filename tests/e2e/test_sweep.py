@@ -397,7 +397,7 @@ def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
             "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]
-    reproduce_tiny("anchor-phase", tmp_path, tiny, grid=["seed=1,2"])  # the arm has 3 seeds; two show the ranges
+    reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")  # the arm has 3 seeds; two show the ranges
     sweep_dir = tmp_path / "anchor-phase-cpu"
     rows = read_results(sweep_dir)
     assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
@@ -406,7 +406,7 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     assert summary.count("| 0.3 | 2 |") == 1  # one row per cell
     assert (sweep_dir / "figures" / "phase.png").is_file()
     before = {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")}
-    reproduce_tiny("anchor-phase", tmp_path, tiny, grid=["seed=1,2"])
+    reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")
     assert {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")} == before  # nothing retrained
 
 
@@ -415,15 +415,16 @@ def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
     assert result.exit_code == 2 and "anchor-phase" in result.output
     result = runner.invoke(app, ["reproduce", "anchor-phase", "--profile", "gpu", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "cpu, paper" in result.output
-    # --grid on a study built of several grids: one line, nothing written
-    result = runner.invoke(app, ["reproduce", "prontoqa-tinystories", "--grid", "seed=1", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "--grid" in result.output and "Traceback" not in result.output
+    # --seeds on a study that takes none, or not a list of seeds: one line, nothing written
+    result = runner.invoke(app, ["reproduce", "prontoqa-tinystories", "--seeds", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--seeds" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["reproduce", "anchor-lr-wd", "--seeds", "1,x", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "'1,x' is not a list of distinct non-negative integers" in result.output
     assert list(tmp_path.iterdir()) == []
 
 
-def test_reproduce_grid_axes_replace_the_arms_own_and_keep_run_ids(tmp_path):
-    """``--grid seed=...`` replaces the arm's seed axis: the arm's runs of those seeds keep their ids, others are
-    added; an axis the arm lacks multiplies the grid."""
+def test_reproduce_seeds_replace_the_arms_and_keep_run_ids(tmp_path):
+    """``--seeds`` replaces the arm's seed axis: the arm's runs of those seeds keep their ids, others are added."""
     from reasonlab.studies import anchor_lr_wd, reasoning_bias
 
     def planned(args: list[str]) -> list[str]:
@@ -432,13 +433,12 @@ def test_reproduce_grid_axes_replace_the_arms_own_and_keep_run_ids(tmp_path):
         return re.findall(r"^  ([0-9a-f]{12}) ", result.output, flags=re.M)
 
     arm = {c.run_id(): c.seed for c in sweep_configs(anchor_lr_wd.spec_for("cpu"))[0]}
-    one = planned(["anchor-lr-wd", "--grid", "seed=1"])
+    one = planned(["anchor-lr-wd", "--seeds", "1"])
     assert len(one) == 9 and set(one) == {r for r, s in arm.items() if s == 1}
-    four = planned(["anchor-lr-wd", "--grid", "seed=1,2,3,4"])
+    four = planned(["anchor-lr-wd", "--seeds", "1,2,3,4"])
     assert len(four) == 36 and set(arm) < set(four)
-    assert len(planned(["anchor-lr-wd", "--grid", "seed=1", "--grid", "init.gamma=0.5,0.8"])) == 18
-    mixture = planned(["reasoning-bias", "--grid", "seed=2"])  # 2 models × 2 γ, then the two Fig. 8 runs at seed 2
-    assert set(mixture) == {c.run_id() for c in reasoning_bias.study_configs("cpu", grid=["seed=2"])}
+    mixture = planned(["reasoning-bias", "--seeds", "2"])  # 2 models × 2 γ, then the two Fig. 8 runs at seed 2
+    assert set(mixture) == {c.run_id() for c in reasoning_bias.study_configs("cpu", seeds=[2])}
     assert len(mixture) == 6 and not list(tmp_path.iterdir())
 
 
@@ -450,7 +450,7 @@ TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_mo
 def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
     from reasonlab.studies.anchor_complexity import epochs_to_fit
 
-    reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR, grid=["seed=2"])
+    reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR, seeds="2")
     sweep_dir = tmp_path / "anchor-complexity-cpu"
     rows = read_results(sweep_dir)
     assert sorted({r["task.complexity_k"] for r in rows}) == list(range(7)) and len(rows) == 21
@@ -464,7 +464,7 @@ def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
 
 @pytest.mark.slow
 def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
-    reproduce_tiny("anchor-lr-wd", tmp_path, TINY_ANCHOR, grid=["seed=1"])
+    reproduce_tiny("anchor-lr-wd", tmp_path, TINY_ANCHOR, seeds="1")
     sweep_dir = tmp_path / "anchor-lr-wd-cpu"
     rows = read_results(sweep_dir)
     assert len(rows) == 9 and {r["model.depth"] for r in rows} == {3}

@@ -50,3 +50,18 @@ def test_study_grids_keep_their_run_ids():
         ids = sorted(c.run_id() for c in sweep_configs(spec)[0])
         digest = hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]
         assert {"runs": len(ids), "sha256": digest} == RECORDED["study_grids"][key], key
+
+
+# The grids before their arms took 3 seeds (2026-12-05): at their old seeds they still give exactly the old runs,
+# so every run trained, committed or cited before keeps its id.
+BEFORE_THREE_SEEDS = {"anchor-phase/cpu": ("1,2", 30, "ab29c49d35fed857"),
+                      "anchor-complexity/cpu": ("2", 21, "90abcb378bcbdf4a"),
+                      "anchor-lr-wd/cpu": ("1", 9, "066674f10932e510"),
+                      "modular-phase/cpu": ("1,2", 32, "93ab87728212281a")}
+
+
+@pytest.mark.parametrize("key", sorted(BEFORE_THREE_SEEDS))
+def test_the_three_seed_arms_hold_their_earlier_runs(key):
+    seeds, runs, digest = BEFORE_THREE_SEEDS[key]
+    ids = sorted(c.run_id() for c in sweep_configs(study_specs()[key], grid=[f"seed={seeds}"])[0])
+    assert (len(ids), hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]) == (runs, digest)

@@ -19,7 +19,7 @@ from reasonlab.checkpoint import complete_steps
 from reasonlab.config import ConfigError
 from reasonlab.records import load_run
 from reasonlab.registry import task_kinds
-from reasonlab.store import write_json
+from reasonlab.store import finite, write_json
 from reasonlab.tasks.base import TaskData
 
 
@@ -52,7 +52,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):
-            numbers = known[probe](run)
+            numbers = finite(known[probe](run))  # NaN (no such cell) as None: as the JSON has it, for the headline too
             results[probe] = {**numbers, "headline": module.headline(probe, numbers)}
             write_json(run.out / f"{probe}.json", results[probe])  # the headline too, for the report
     return results

@@ -228,8 +228,8 @@ def reproduce(
     backend: BackendOpt = "local",
     ensemble: EnsembleOpt = None,
     overrides: Overrides = None,
-    grid: Annotated[list[str] | None, typer.Option("--grid", "-g", help="an axis added to or replacing the study's "
-                                                   "own, e.g. seed=1,2,3 (studies built on one grid)")] = None,
+    seeds: Annotated[str | None, typer.Option("--seeds", help="seeds in place of the arm's, e.g. 1,2,3 (runs of "
+                                              "seeds it shares with the arm keep their ids)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the runs it would train (finished ones marked); "
                                           "train nothing, write nothing")] = False,
     yes: YesOpt = False,
@@ -249,19 +249,28 @@ def reproduce(
         raise ConfigError(f"--profile {profile}: paper (or GPU) scale and no CUDA device is visible, so days of CPU "
                           "time; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the "
                           "reduced setting")
-    # a study whose grid is one axis set takes --grid; one built of several grids (groups, arms) does not say how
-    # an axis would apply to each, and a plug-in written before --grid takes no such argument
-    extra = {}
-    if grid:
-        if "grid" not in inspect.signature(study.reproduce).parameters:
-            raise ConfigError(f"--grid: reproduce {experiment} takes no grid axes (its runs come from several grids); "
-                              "drop --grid, or run the axis with `reasonlab sweep`")
-        extra["grid"] = grid
+    # only the seed axis: every study's summary reads seeds as spread, whereas another axis would fall outside its
+    # tables; a study that declares no ``seeds`` parameter (several seed grids, or a plug-in) is refused
+    extra: dict[str, list[int]] = {}
+    if seeds is not None:
+        params = inspect.signature(study.reproduce).parameters
+        if "seeds" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise ConfigError(f"--seeds: reproduce {experiment} takes no --seeds; drop it, or train other seeds "
+                              "with `reasonlab sweep --grid seed=...`")
+        extra["seeds"] = parse_seeds(seeds)
     try:
         study.reproduce(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run),
                         console, overrides or [], **extra)
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``--seeds 1,2,3`` as distinct non-negative integers, in the order given; a one-line error otherwise."""
+    parts = [t.strip() for t in text.split(",")]
+    if not all(t.isdigit() for t in parts) or len(set(parts)) != len(parts):
+        raise ConfigError(f"--seeds: {text!r} is not a list of distinct non-negative integers (e.g. 1,2,3)")
+    return [int(t) for t in parts]
 
 
 def list_studies() -> None:

@@ -53,8 +53,8 @@ def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
+              seeds: list[int] | None = None) -> Path:
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     table = []
     for r in rows:
         table.append({"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],

@@ -54,8 +54,8 @@ def trend(cells: dict[tuple[float, float], float], axis: int) -> list[tuple[floa
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
+              seeds: list[int] | None = None) -> Path:
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     base_lr = configs[0].train.base_lr
     fig_base = report.sweep_dir / "figures" / "lr-wd"
     plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS], base_lr,

@@ -31,9 +31,9 @@ def spec_for(profile: str) -> SweepSpec:
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> Path:
+              seeds: list[int] | None = None) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
     cells = phase_cells(rows, pair)
     caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "

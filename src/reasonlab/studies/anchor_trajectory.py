@@ -157,10 +157,11 @@ def authors_lr_sums() -> dict[int, float]:
     return {e: sums[e * AUTHORS_STEPS_PER_EPOCH] for e in range(last + 1)}
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
+def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
+              seeds: list[int] | None = None) -> Path:
     """Train (or resume, or skip) the arm's runs, then draw them beside the authors' log and write summary.md."""
     spec = SweepSpec(name="anchor-trajectory", family="anchor", profile="trajectory", grid=GRIDS[profile])
-    configs, report, rows = run_study(spec, out, make_executor, console, overrides)
+    configs, report, rows = run_study(spec, out, make_executor, console, overrides, seeds)
     done = {r["run_id"] for r in rows}
     ours = trajectories([report.sweep_dir / c.run_id() for c in configs if c.run_id() in done])
     for p in draw(ours, report.sweep_dir, configs[0].profile):

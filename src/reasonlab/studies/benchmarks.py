@@ -66,8 +66,8 @@ class BenchmarkStudy:
                          config={"profile": label}, grid=self.GRIDS[profile])
 
     def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-                  grid: list[str] = ()) -> Path:
-        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides, grid)
+                  seeds: list[int] | None = None) -> Path:
+        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides, seeds)
         table = runs_table(rows, self.plans[profile])
         benchmark_figure(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
         atomic_write_text(report.sweep_dir / "summary.md",

@@ -40,10 +40,10 @@ def spec_for(profile: str) -> SweepSpec:
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> Path:
+              seeds: list[int] | None = None) -> Path:
     """Run (or finish) the grid, then write one phase figure per depth (final and early-stopped), the o.o.d. shot
     curves, and ``summary.md`` with a verdict per claim."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, grid)
+    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     label = configs[0].profile
     fig_dir = report.sweep_dir / "figures"
     cells: dict[tuple[int, str], list[ModularCell]] = {}

@@ -74,11 +74,11 @@ def measure_run(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     rows = Metrics(run_metrics(run_dir))
     final = load_run(run_dir)[0]["final"]
     window = text_evaluate.delta_l_summary(rows, cfg)["delta_L_window"]  # also in newer summaries; older ones lack it
-    total = max(r.step for r in rows)
+    total = max((r.step for r in rows), default=0)
     # each source's own training loss over the ΔL̄ window and at the end: ΔL is their ratio, and which of the two
     # moves with γ is what the ratio cannot say
-    losses = {f"loss_{src}_{when}": (text_evaluate.window_mean(rows, total, f"{src}_train_loss") if when == "window"
-                                     else rows.last("pooled", f"{src}_train_loss"))
+    losses = {f"loss_{src}_{when}": (rows.last("pooled", f"{src}_train_loss") if when == "final" else
+                                     text_evaluate.window_mean(rows, total, f"{src}_train_loss") if total else None)
               for src in SOURCES for when in ("window", "final")}
     return {"delta_L_train_window": window["train"], "delta_L_eval_window": window["eval"],
             "delta_L_train_final": final.get("delta_L_train"), "delta_L_eval_final": final.get("delta_L_eval"),

@@ -24,7 +24,7 @@ from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_
 from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
-from reasonlab.sweep.grid import expand, parse_axis
+from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
 
@@ -44,28 +44,25 @@ GROUP_NAMES = {"ranges": [f"labels in [30, {29 + 20 * i}]" for i in (1, 2, 3, 4)
                "rules": ["F_mem,1: labels from the keys", "F_mem,2: labels in z ± Σa"]}
 
 
-def study_axes(profile: str, grid: list[str] = ()) -> dict[str, list]:
-    """γ × the arm's seeds, with ``grid`` axes (``seed=1,2,3``) added to or replacing them."""
-    return {"init.gamma": list(GAMMAS), **GRIDS[profile], **dict(parse_axis(text) for text in grid)}
-
-
-def study_configs(profile: str, overrides: list[str] = (), grid: list[str] = ()) -> list[RunConfig]:
-    """Model × γ × seed on the mixture, then the two Fig. 8 runs (the first seed only)."""
+def study_configs(profile: str, overrides: list[str] = (), seeds: list[int] | None = None) -> list[RunConfig]:
+    """Model × γ × seed (the arm's seeds, or ``seeds``) on the mixture, then the two Fig. 8 runs (the first seed
+    only)."""
+    seeds = list(seeds or GRIDS[profile]["seed"])
     cfgs = []
-    axes = study_axes(profile, grid)
     for model in MODELS:
         base = raw_config(None, f"{model}-{profile}", list(overrides), "mixture")
-        cfgs += expand(base, axes)
-    return cfgs + fig8_configs(profile, overrides, axes["seed"][:1])
+        cfgs += expand(base, {"init.gamma": list(GAMMAS), "seed": seeds})
+    return cfgs + fig8_configs(profile, overrides, seeds[0])
 
 
-def fig8_configs(profile: str, overrides: list[str], seeds: list[int]) -> list[RunConfig]:
+def fig8_configs(profile: str, overrides: list[str], seed: int) -> list[RunConfig]:
+    """The two Fig. 8 runs (label ranges; label rules), on memory data only, at one seed."""
     out = []
     for name, groups in FIG8.items():
         base = raw_config(None, f"transformer-{profile}", list(overrides), "mixture")
         base["task"] = {**base.get("task", {}), "memory_groups": groups, "rsn_anchors": [], "masked_tuples": []}
         base["profile"] = f"{base.get('profile', profile)}; Fig. 8 {name}"
-        out += expand(base, {"init.gamma": [FIG8_GAMMA], "seed": seeds})
+        out += expand(base, {"init.gamma": [FIG8_GAMMA], "seed": [seed]})
     return out
 
 
@@ -119,14 +116,13 @@ def attention_at_init(cfg: RunConfig, data: TaskData, n: int = 256, inits: int =
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> Path:
-    cfgs = study_configs(profile, overrides, grid)
+              seeds: list[int] | None = None) -> Path:
+    cfgs = study_configs(profile, overrides, seeds)
     name = f"reasoning-bias-{profile}"
     executor = make_executor(len(cfgs))
-    console.print(f"reasoning-bias, profile {profile}: {len(cfgs)} runs (model × γ × seed) with {executor.workers} "
-                  f"workers × {executor.threads} threads; store {out / name}")
-    axes = ["model.kind", *study_axes(profile, grid)]
-    report = run_sweep(name, cfgs, out, executor, axes, {"profile": profile}, console)
+    console.print(f"reasoning-bias, profile {profile}: {len(cfgs)} runs (model × γ × seed, and Fig. 8's two) with "
+                  f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
+    report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": profile}, console)
     if report.failed:
         console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
     sweep_dir = report.sweep_dir

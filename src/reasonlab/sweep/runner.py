@@ -286,6 +286,12 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     return report
 
 
+def seed_axis(seeds: list[int] | None) -> list[str]:
+    """``--seeds`` as the one grid axis it replaces (none when not given); the seed is the only axis a study's
+    summary reads for spread alone, so it is the only one the command line changes."""
+    return [f"seed={','.join(map(str, seeds))}"] if seeds else []
+
+
 def _resume_points(sweep_dir: Path, todo: list[RunConfig]) -> list[tuple[str, int]]:
     """(run id, step) of each run to do that an earlier invocation left with a resume checkpoint: said up front,
     so a rerun after Ctrl-C shows that the work was kept."""
@@ -308,11 +314,11 @@ def _interrupted(report: SweepReport, todo: dict[str, RunConfig]) -> Interrupted
 
 
 def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              grid: list[str] = ()) -> tuple[list[RunConfig], SweepReport, list[dict]]:
-    """A study's grid from its spec, with ``grid`` axes (``seed=1,2,3``) added to or replacing its own: run (or
-    finish) it and return the configs, the report and the results rows of this grid's finished runs (a store may
-    hold other runs beside them)."""
-    configs, axes = sweep_configs(spec, grid=list(grid), overrides=list(overrides))
+              seeds: list[int] | None = None) -> tuple[list[RunConfig], SweepReport, list[dict]]:
+    """A study's grid from its spec (``seeds`` in place of its seed axis): run (or finish) it and return the
+    configs, the report and the results rows of this grid's finished runs (a store may hold other runs beside
+    them)."""
+    configs, axes = sweep_configs(spec, grid=seed_axis(seeds), overrides=list(overrides))
     executor = make_executor(len(configs))
     console.print(f"{spec.name}: {len(configs)} runs ({' × '.join(axes)}) with {executor.workers} workers × "
                   f"{executor.threads} threads; store {Path(out) / spec.name}")

@@ -178,7 +178,7 @@ def test_e1_criteria_read_memory_never_learned_as_a_bound():
 def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_samples=2000", "model.d_model=40", "model.d_ff=48", "train.epochs=4", "train.warmup_epochs=1",
             "train.batch_size=128", "train.checkpoint_every=1", "train.eval_max_per_set=500"]
-    reproduce_tiny("reasoning-bias", tmp_path, tiny, grid=["seed=1,2"])
+    reproduce_tiny("reasoning-bias", tmp_path, tiny, seeds="1,2")
     sweep_dir = tmp_path / "reasoning-bias-cpu"
     summary = (sweep_dir / "summary.md").read_text()
     assert "| transformer | 0.8 | 1 |" in summary and "| emb_mlp | 0.3 | 2 |" in summary

@@ -457,7 +457,7 @@ def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_shots=4", "model.d_model=16", "model.d_k=4", "model.d_v=4", "model.d_ff=32",
             "model.max_positions=12", "train.epochs=2", "task.steps_per_epoch=3", "task.eval_batches=1",
             "task.eval_batch_size=16", "train.warmup_epochs=0", "train.checkpoint_log=0"]
-    reproduce_tiny("modular-phase", tmp_path, tiny, grid=["seed=1,2"])
+    reproduce_tiny("modular-phase", tmp_path, tiny, seeds="1,2")
     sweep_dir = tmp_path / "modular-phase-cpu"
     rows = read_results(sweep_dir)
     assert len(rows) == 4 * 2 * 2 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)

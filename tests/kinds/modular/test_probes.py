@@ -85,13 +85,16 @@ def test_shot_grids_score_a_ratio_matcher_and_a_regressor(mode):
 def test_shot_ceilings_on_constructed_sequences():
     pairs = [(1, 2), (2, 4), (3, 3), (5, 1), (0, 0)]
     ids = torch.tensor([[x * P + y for x, y in pairs]])
-    c = mod.shot_ceilings(ids, P)
+    c = {k: v.mean(0) for k, v in mod.shot_answerable(ids, P).items()}
     assert c["rm"].tolist() == [0, 1, 0, 0, 1]  # (2,4) = 2·(1,2); (3,3) and (5,1) are on no earlier line
     assert c["mr"].tolist() == [0, 1, 0, 1, 1]  # rank 2 after (1,2), (3,3): everything is in the span
 
 
 def test_probe_context_draws_distinct_nonzero_pairs_from_its_pool():
-    assert mod.probe_context(P, 10, 3) == mod.probe_context(P, 10, 3, torch.arange(P * P))  # the default: all pairs
+    # the default draw, pinned: the committed grid probes' contexts were drawn by it (their numbers name them)
+    pinned = [(5, 5), (1, 2), (4, 3), (5, 1), (2, 0), (4, 5), (1, 0), (2, 4), (3, 2), (4, 0)]
+    assert mod.probe_context(P, 10, 3) == pinned
+    assert mod.probe_context(P, 10, 3) == mod.probe_context(P, 10, 3, torch.arange(P * P))  # all pairs as a pool
     pool = torch.tensor([0, 3, 9, 10, 20, 33])
     ctx = mod.probe_context(P, 10, 3, pool)
     assert len(ctx) == 5 == len(set(ctx)) and {x * P + y for x, y in ctx} == {3, 9, 10, 20, 33}
@@ -248,7 +251,7 @@ def test_eval_batches_draws_denser_evaluation_sets_that_extend_the_runs_own(tmp_
         assert on["queries"] + beyond["queries"] == s["sequences"] and on["queries"] > 0
         right = sum(v["last_shot"] * v["queries"] for v in (on, beyond) if v["queries"])
         assert right == pytest.approx(s["last_shot"] * s["sequences"])
-        assert len(beyond["per_shot"]) == 6 and beyond["per_shot"][0] is not None  # no RM answer before shot 1
+        assert len(beyond["per_shot"]) == 6 and beyond["per_shot"][0] is not None  # shot 0: only (0, 0) is RM's
     ood = shots["ood/test"]
     assert shots["ceilings"]["rm"][-1] == pytest.approx(ood["on_rm"]["queries"] / ood["sequences"])
 
@@ -269,6 +272,8 @@ def test_headlines_say_what_ratio_matching_cannot_explain():
     grid = headline("grid", {"id": {"1": cell, "15": cell}, "ood": {"15": {**cell, "composition": None}}})
     assert "id k=15: accuracy 0.800 (on RM cells 0.950, on composition cells 0.250; RM covers 70%)" in grid
     assert "ood k=15" in grid and "composition cells —" in grid and "test pairs" not in grid
+    none_unseen = {**cell, "unseen": {"on_rm": 1.0, "composition": None, "cells": 3, "composition_cells": 0}}
+    assert "composition cells — of 0" in headline("grid", {"id": {"15": none_unseen}, "ood": {"15": none_unseen}})
     held_out = {"context": [(1, 2)] * 13, "ood": {"13": {**cell, "on_rm": 0.9, "composition": 0.1}}}
     grid = headline("grid", {"id": {"15": cell}, "ood": {"15": cell}, "unseen_context": held_out})
     assert grid.endswith("; with a context of 13 test pairs, ood k=13: on RM cells 0.900, on composition cells 0.100")

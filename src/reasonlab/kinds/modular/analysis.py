@@ -148,11 +148,6 @@ def shot_answerable(pair_ids: Tensor, p: int) -> dict[str, np.ndarray]:
     return {"rm": rm, "mr": mr}
 
 
-def shot_ceilings(pair_ids: Tensor, p: int) -> dict[str, np.ndarray]:
-    """Per shot k, the fraction of queries (example k after k examples) that RM and MR could answer."""
-    return {k: v.mean(0) for k, v in shot_answerable(pair_ids, p).items()}
-
-
 # ---- 3. attention maps ---------------------------------------------------------------------------------------
 def attention_scores(pattern: np.ndarray) -> dict[str, float]:
     """Summary of one head's (T, T) causal pattern of ``x y z`` examples: mass on the previous token, within the

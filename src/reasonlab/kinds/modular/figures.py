@@ -81,8 +81,8 @@ def seeds_figure(runs: dict[int, list[MetricRow]], p: int, title: str) -> plt.Fi
 def plot_shot_curves(curves: dict[str, np.ndarray], ceilings: dict[str, np.ndarray], out_base: Path,
                      caption: str, reference: dict[int, float] | None = None,
                      beyond: np.ndarray | None = None) -> list[Path]:
-    """Accuracy per shot of each set, the ratio-matching and modular-regression ceilings of the same o.o.d.-test
-    sequences, when given the o.o.d.-test accuracy on the queries ratio matching cannot answer (``beyond``: what
+    """Accuracy per shot of each set and the ratio-matching and modular-regression ceilings of the same o.o.d.-test
+    sequences; when given, the o.o.d.-test accuracy on the queries ratio matching cannot answer (``beyond``: what
     lies above the RM ceiling is answered there) and the paper's Fig. 1c points (``PAPER_SHOTS``) to compare the
     shape with."""
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)

@@ -59,8 +59,8 @@ def probe_shots(run: Loaded) -> dict:
         curves[name] = correct.mean(0)
         numbers[name] = {"last_shot": float(curves[name][-1]), "all_shot": float(curves[name].mean()),
                          "sequences": len(tokens), "distinct_queries": len(torch.unique(tokens[:, -3:-1], dim=0)),
-                         **{k: {"last_shot": _number(per_shot[k][-1]), "queries": int(m[:, -1].sum()),
-                                "per_shot": [_number(v) for v in per_shot[k]]} for k, m in split.items()}}
+                         **{k: {"last_shot": float(per_shot[k][-1]), "queries": int(m[:, -1].sum()),
+                                "per_shot": per_shot[k].tolist()} for k, m in split.items()}}  # nan: none; null in JSON
         key = name.replace("/", "_")
         arrays[key], arrays[f"{key}_beyond_rm"] = curves[name], per_shot["beyond_rm"]
         if name == "ood/test":
@@ -70,11 +70,6 @@ def probe_shots(run: Loaded) -> dict:
                            f"{run.cfg.profile} — per-shot accuracy at checkpoint {run.checkpoint}", plots.PAPER_SHOTS,
                            beyond=arrays.get("ood_test_beyond_rm"))
     return save(run, "shots", numbers, {**arrays, **{f"ceiling_{k}": v for k, v in ceilings.items()}})
-
-
-def _number(value: float) -> float | None:
-    """A float for JSON, None where it is undefined (no query of that kind)."""
-    return None if np.isnan(value) else float(value)
 
 
 def _shot_grids(run: Loaded, tasks: list[tuple[int, int]], context: list[tuple[int, int]]) -> list[mod.ShotGrid]:
@@ -229,27 +224,24 @@ def headline(name: str, numbers: dict) -> str:
         ceilings = "; ".join(f"{k.upper()} ceiling {v[-1]:.3f}" for k, v in numbers.get("ceilings", {}).items())
         beyond = numbers.get("ood/test", {}).get("beyond_rm")  # files written before the split have none
         if beyond and beyond["last_shot"] is not None:
-            ceilings += (f"; on the {beyond['queries']} queries RM cannot answer "
-                         f"{beyond['last_shot']:.3f}")
+            ceilings += f"; on the {beyond['queries']} queries RM cannot answer {_share(beyond['last_shot'])}"
         return (", ".join(f"{k} last-shot {v['last_shot']:.3f}" for k, v in numbers.items() if "/" in k)
                 + (f" (o.o.d.-test at the last shot: {ceilings})" if ceilings else ""))
     if name == "grid":
         last = max(numbers["id"], key=int)
         def cells(g: dict) -> str:  # composition: the MR-but-not-RM cells, which ratio matching cannot answer
-            comp = "—" if g["composition"] is None else f"{g['composition']:.3f}"
             unseen = g.get("unseen")
-            tail = "" if unseen is None else (f"; on unseen pairs: RM cells {unseen['on_rm']:.3f}, composition "
-                                              f"cells {unseen['composition']:.3f} of {unseen['composition_cells']}")
-            return (f"accuracy {g['accuracy']:.3f} (on RM cells {g['on_rm']:.3f}, on composition cells {comp}; "
-                    f"RM covers {g['rm_fraction']:.0%}{tail})")
+            tail = "" if unseen is None else (f"; on unseen pairs: RM cells {_share(unseen['on_rm'])}, composition "
+                                              f"cells {_share(unseen['composition'])} of {unseen['composition_cells']}")
+            return (f"accuracy {g['accuracy']:.3f} (on RM cells {_share(g['on_rm'])}, on composition cells "
+                    f"{_share(g['composition'])}; RM covers {g['rm_fraction']:.0%}{tail})")
         line = ", ".join(f"{g} k={last}: {cells(numbers[g][last])}" for g in ("id", "ood"))
         held_out = numbers.get("unseen_context")  # files written before this variant have none
         if held_out:
             k = max(held_out["ood"], key=int)
-            comp = held_out["ood"][k]["composition"]
+            at = held_out["ood"][k]
             line += (f"; with a context of {len(held_out['context'])} test pairs, ood k={k}: on RM cells "
-                     f"{held_out['ood'][k]['on_rm']:.3f}, on composition cells "
-                     f"{'—' if comp is None else f'{comp:.3f}'}")
+                     f"{_share(at['on_rm'])}, on composition cells {_share(at['composition'])}")
         return line
     if name == "pca":
         return f"head {numbers['head']}: top-2 PCs explain {numbers['top2_explained'][numbers['head']]:.0%}"
@@ -265,6 +257,11 @@ def headline(name: str, numbers: dict) -> str:
     contrast = numbers["ratio_contrast"]  # ov
     best = max(contrast, key=contrast.get)
     return f"most ratio-organized head output: {best} (same-ratio minus other cosine {contrast[best]:.2f})"
+
+
+def _share(value: float | None) -> str:
+    """An accuracy for a headline; — where there was no such cell (None, as the stored JSON has it)."""
+    return "—" if value is None else f"{value:.3f}"
 
 
 PROBES: dict[str, Callable[[Loaded], dict]] = {
