@@ -58,6 +58,24 @@ def test_a_pack_restored_on_a_new_store_resumes_to_the_same_numbers(cfg, referen
     assert "is finished; nothing to restore" in restore_pack(pack_run(partial_of(cfg, tmp_path, monkeypatch),
                                                                       tmp_path / "again"), new)
 
+    # a finished pack seeds a new store with the finished record: the run is skipped there, not trained again,
+    # and a stale unfinished copy of it goes
+    fresh = tmp_path / "fresh"
+    shutil.copytree(tmp_path / "third", fresh)  # an unfinished copy, as a store may hold
+    assert "restored as a finished run" in restore_pack(finished, fresh)
+    assert sorted(p.name for p in fresh.iterdir() if not p.name.startswith(".")) == [cfg.run_id()]
+    assert not (fresh / cfg.run_id() / "checkpoints").exists()
+    said: list[str] = []
+    _, skipped = train_run(cfg, fresh, progress=False, log=said.append)
+    assert skipped["final"] == ref_summary["final"] and "is finished; nothing to do" in said[0]
+    assert "is finished; nothing to restore" in restore_pack(finished, fresh)
+    forged = tmp_path / "forged" / cfg.run_id()
+    shutil.copytree(finished, forged)
+    (forged / "summary.json").write_text((forged / "summary.json").read_text().replace(cfg.run_id(), "0123456789ab"))
+    with pytest.raises(StoreError):
+        restore_pack(forged, tmp_path / "other")
+    assert not (tmp_path / "other" / cfg.run_id()).exists()
+
 
 def partial_of(cfg, tmp_path, monkeypatch):
     killed_after(cfg, tmp_path / "third", 1, monkeypatch)

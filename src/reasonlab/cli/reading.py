@@ -132,12 +132,13 @@ def pack(
 
 
 def restore(
-    packs: Annotated[list[Path], typer.Argument(help="packs of unfinished runs (results/.../<run_id>.partial)")],
+    packs: Annotated[list[Path], typer.Argument(help="packs of runs: unfinished (results/.../<run_id>.partial) or "
+                                                     "finished (results/.../<run_id>)")],
     root: Annotated[Path, typer.Option("--into", help="the folder that holds the runs: OUT/NAME of `train`, or "
                                                         "OUT/<sweep name> of `sweep`")],
 ) -> None:
-    """Seed a store with committed packs of unfinished runs, so the runs' own train or sweep command resumes
-    them where the packs were taken (a checkpoint the store already holds that is as new is kept)."""
+    """Seed a store with committed packs, so the runs' own train or sweep command resumes the unfinished ones where
+    the packs were taken (a checkpoint the store already holds that is as new is kept) and skips the finished."""
     from reasonlab.train.packs import restore_pack
 
     for path in packs:

@@ -7,7 +7,8 @@ small analysis files) into a results folder, and for an unfinished run also its 
 replacing the pack written before (analysis files an earlier pack of the same finished run holds are kept).
 ``restore_pack`` seeds a store's ``<run_id>.partial`` from such a pack, so the
 run's usual ``train`` or ``sweep`` command resumes from it: the same steps, hence the same numbers, as a run that
-was never stopped (on the same machine kind and thread count).
+was never stopped (on the same machine kind and thread count); from a finished run's pack it writes the finished
+record, so a sweep on a new machine skips that run instead of training it again.
 
 A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint must
 match the digests in its marker and name the same run, and its metrics must read as a metrics table.
@@ -24,6 +25,7 @@ from reasonlab.checkpoint import complete_steps, resumable_steps, verified
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
+from reasonlab.records import read_summary
 from reasonlab.store import (
     PARTIAL,
     RUN_ID,
@@ -146,10 +148,13 @@ def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
 
 def restore_pack(pack: Path, root: Path) -> str:
     """Seed ``root/<run_id>.partial`` from an unfinished run's pack, unless the store already holds the run
-    finished or a checkpoint as new as the pack's; returns a line saying what was done."""
+    finished or a checkpoint as new as the pack's, or ``root/<run_id>`` from a finished run's pack; returns a line
+    saying what was done."""
     pack, root = Path(pack), Path(root)
     cfg = run_config(pack)
     rid = cfg.run_id()
+    if not pack.name.endswith(PARTIAL) and (pack / "summary.json").is_file():
+        return _restore_finished(pack, root, rid)
     resume = pack / RESUME
     steps = complete_steps(resume)
     if not pack.name.endswith(PARTIAL) or not steps:
@@ -177,3 +182,27 @@ def restore_pack(pack: Path, root: Path) -> str:
             shutil.copy2(path, partial / "checkpoints" / path.name)
         append_event(partial, f"restored from the pack {pack} at step {step}")
     return f"{partial}: restored at step {step}; run the run's train or sweep command to resume it"
+
+
+def _restore_finished(pack: Path, root: Path, rid: str) -> str:
+    """Write a finished run's record from its pack into ``root/<run_id>`` (checked as the store checks its own:
+    the summary's schema and run id, the metrics table), atomically; an unfinished copy the store holds is stale
+    once the run has finished, and goes."""
+    read_summary(pack / "summary.json", rid)
+    read_metrics(pack / "metrics.parquet")
+    final, partial = run_paths(root, rid)
+    root.mkdir(parents=True, exist_ok=True)
+    with run_lock(root, rid):
+        if final.is_dir():
+            return f"{final} is finished; nothing to restore"
+        staging = root / f".{rid}{TMP}{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        for file in (*RECORD, *ARTIFACTS):
+            if (pack / file).is_file() and not (pack / file).is_symlink():
+                shutil.copy2(pack / file, staging / file)
+        _copy_analysis(pack, staging)
+        append_event(staging, f"restored from the finished pack {pack}")
+        os.replace(staging, final)
+        shutil.rmtree(partial, ignore_errors=True)
+    return f"{final}: restored as a finished run; its sweep skips it"
