@@ -76,6 +76,19 @@ def _copy_analysis(source: Path, staging: Path) -> None:
             shutil.copy2(path, target)
 
 
+def _staged_record(source: Path, parent: Path, name: str) -> Path:
+    """A fresh staging folder in ``parent`` (renamed into place once complete) holding ``source``'s record, task
+    artifacts and small analysis files; links are not followed."""
+    staging = parent / f".{name}{TMP}{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for file in (*RECORD, *ARTIFACTS):
+        if (source / file).is_file() and not (source / file).is_symlink():
+            shutil.copy2(source / file, staging / file)
+    _copy_analysis(source, staging)
+    return staging
+
+
 def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     """Write the pack of ``run_dir`` into ``dest`` (``dest/<run_id>`` for a finished run, ``dest/<run_id>.partial``
     with ``resume/`` for an unfinished one), replacing any earlier pack of the same run; returns its path."""
@@ -101,13 +114,7 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
                             f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
     name = cfg.run_id() + ("" if finished else PARTIAL)
     dest.mkdir(parents=True, exist_ok=True)
-    staging = dest / f".{name}{TMP}{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for file in (*RECORD, *ARTIFACTS):
-        if (run_dir / file).is_file() and not (run_dir / file).is_symlink():
-            shutil.copy2(run_dir / file, staging / file)
-    _copy_analysis(run_dir, staging)
+    staging = _staged_record(run_dir, dest, name)
     earlier = dest / cfg.run_id()
     if finished and earlier.is_dir() and not earlier.is_symlink():
         # what an earlier pack of this finished run holds beyond the run directory (computed from the committed
@@ -195,13 +202,7 @@ def _restore_finished(pack: Path, root: Path, rid: str) -> str:
     with run_lock(root, rid):
         if final.is_dir():
             return f"{final} is finished; nothing to restore"
-        staging = root / f".{rid}{TMP}{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        for file in (*RECORD, *ARTIFACTS):
-            if (pack / file).is_file() and not (pack / file).is_symlink():
-                shutil.copy2(pack / file, staging / file)
-        _copy_analysis(pack, staging)
+        staging = _staged_record(pack, root, rid)
         append_event(staging, f"restored from the finished pack {pack}")
         os.replace(staging, final)
         shutil.rmtree(partial, ignore_errors=True)
