@@ -207,3 +207,31 @@ def test_report_opens_in_headless_chromium(sweep, tmp_path):
     assert 'class="phase-table"' in dom and dom.count('class="run"') == 2 and "<img" in dom
     assert '<nav id="contents">' in dom and dom.count('class="run-header"') == 2 and 'class="headline"' in dom
     assert dom.count('href="#contents"') >= 3 and dom.count("<figcaption>") >= 3
+
+
+def test_a_probe_value_that_is_nan_is_null_in_its_json_and_its_headline_does_not_fail(tmp_path, monkeypatch):
+    """A probe may have no cell of a kind (NaN): the JSON stores null, the headline reads it as the JSON has it,
+    and a headline that formats every value as a number falls back to showing nan rather than failing."""
+    import json
+    from types import SimpleNamespace
+
+    from conftest import tiny_run
+
+    from reasonlab.analysis import probes
+
+    cfg = tiny_run()
+    def probe(run) -> dict:  # as a kind's probe does through ``save``: its folder made, its numbers returned
+        run.out.mkdir(parents=True, exist_ok=True)
+        return {"v": float("nan"), "n": 3}
+
+    strict = SimpleNamespace(PROBES={"p": probe},
+                             headline=lambda name, numbers: f"v {numbers['v']:.2f} of {numbers['n']}")
+    monkeypatch.setattr(probes, "load_trained", lambda *a: (cfg, None, None, "final"))
+    monkeypatch.setattr(probes, "probes_of", lambda kind: strict)
+    monkeypatch.setattr(probes, "make_task", lambda c: None)
+    out = probes.analyze(tmp_path, ["p"])
+    assert out["p"]["headline"] == "v nan of 3" and out["p"]["v"] is None
+    assert json.loads((tmp_path / "analysis" / "final" / "p.json").read_text())["v"] is None
+    lenient = SimpleNamespace(PROBES=strict.PROBES, headline=lambda name, numbers: f"v {numbers['v'] or '—'}")
+    monkeypatch.setattr(probes, "probes_of", lambda kind: lenient)
+    assert probes.analyze(tmp_path, ["p"])["p"]["headline"] == "v —"

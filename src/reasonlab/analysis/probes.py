@@ -52,8 +52,13 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):
-            numbers = finite(known[probe](run))  # NaN (no such cell) as None: as the JSON has it, for the headline too
-            results[probe] = {**numbers, "headline": module.headline(probe, numbers)}
+            raw = known[probe](run)
+            numbers = finite(raw)  # NaN (no such cell) as None: as the JSON has it, for the headline too
+            try:
+                line = module.headline(probe, numbers)
+            except TypeError:  # a headline that formats every value as a number: it shows nan instead of failing
+                line = module.headline(probe, raw)
+            results[probe] = {**numbers, "headline": line}
             write_json(run.out / f"{probe}.json", results[probe])  # the headline too, for the report
     return results
 
