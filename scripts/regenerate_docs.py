@@ -679,14 +679,14 @@ def _trajectory_headline() -> str:
             + "; ".join(parts) + ". Our step on the authors' draws, epoch losses against their log: " + replays
             + f"; the two replays (1 and 2 threads) are themselves up to {apart:.2f}× apart through epoch "
             f"{both[-1]}, so float rounding plausibly explains the gap. Seeds other than the log's are other "
-            f"draws; {_own_draws_g08()}")
+            f"draws; {_own_draws_g08(ours.get('0.8', {}))}")
 
 
-def _own_draws_g08() -> str:
-    """What γ 0.8 landed on from our own draws, counted over the runs followed until they fitted, and whether one
-    draw trained twice (a rerun on another machine) landed on two answers: then not the draw alone decides."""
-    ours, _, _ = _trajectory()
-    runs = {n: r for n, r in ours.get("0.8", {}).items() if "authors' draws" not in n
+def _own_draws_g08(lines: dict[str, dict]) -> str:
+    """What γ 0.8 landed on from our own draws (``lines``: the committed γ 0.8 lines, as ``_trajectory`` reads
+    them), counted over the runs followed until they fitted, and whether one draw trained twice (a rerun on another
+    machine) landed on two answers: then not the draw alone decides."""
+    runs = {n: r for n, r in lines.items() if "authors' draws" not in n
             and any(e.get("seen_test_acc", 0.0) >= FITTED for e in r["evaluations"])}
     composed = {n: any(shows_logged_outcome("0.8", e) for e in r["evaluations"]) for n, r in runs.items()}
     by_seed: dict[str, set[bool]] = {}
@@ -832,7 +832,7 @@ def _trajectory_short() -> str:
     name, last = max(theirs.items(), key=lambda kv: kv[1]["epoch"])
     logged = {e["epoch"]: e for e in authors_log()["runs"]["0.8"]["evaluations"]}[last["epoch"]]
     return (f"our step on the authors' γ 0.8 draws composes as their log (epoch {last['epoch']}: (4,3) inferential "
-            f"{last['heldout_inferential']:.3f}, log {logged['heldout_inferential']:.3f}); {_own_draws_g08()}")
+            f"{last['heldout_inferential']:.3f}, log {logged['heldout_inferential']:.3f}); {_own_draws_g08(lines)}")
 
 
 def _what_reproduces_short() -> str:
