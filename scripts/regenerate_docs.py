@@ -395,10 +395,10 @@ def _draw_route(figure: str, scratch: Path) -> None:
     save_figure(fig, scratch / figure)
 
 
-# ---- route R3's seeds, its shot curve and its probes (analysis of the first seed's final checkpoint) -------------
+# ---- route R3's seeds, their shot curves and probes (analyses of each seed's final and best checkpoints) -----------
 
 GROK = f"{MODULAR}/grok"
-GROK_ANALYSIS = "analysis/final"
+GROK_CHECKPOINTS = ("final", "best")  # the analyses committed per seed: the last weights and the early-stopping pick
 GROK_BAR = 0.5  # the issue's bar for o.o.d.-test (strict, dense last-shot): a second seed, shots and probes past it
 
 
@@ -415,25 +415,45 @@ def _draw_grok_seeds(scratch: Path) -> None:
     save_figure(fig, scratch / "modular-grok-seeds")
 
 
-def _grok_analysis() -> Path:
-    return _route_run("modular-grok") / GROK_ANALYSIS
+def _grok_analyses() -> dict[tuple[int, str], Path]:
+    """(seed, checkpoint) → the committed analysis folder of each R3 seed at its final and best checkpoints."""
+    return {(seed, cp): run / "analysis" / cp for seed, run in sorted(_seeds(GROK).items())
+            for cp in GROK_CHECKPOINTS if (run / "analysis" / cp / "shots.json").is_file()}
 
 
-def _grok_shots_inputs() -> list[str]:
-    folder = _grok_analysis().relative_to(REPO)
-    run = _route_run("modular-grok").relative_to(REPO)
-    return [f"{folder}/shots.json", f"{folder}/shots.npz", f"{run}/config.yaml", f"{run}/metrics.parquet"]
+def _grok_step(folder: Path) -> int:
+    """The step of the weights an analysis read: its ``checkpoint.json``; analyses written before ``analyze``
+    recorded it are of the final checkpoint, the run's last step."""
+    if (folder / "checkpoint.json").is_file():
+        return read_json(folder / "checkpoint.json", "analysis checkpoint")["step"]
+    if folder.name != "final":
+        raise UserError(f"{folder}: no checkpoint.json to say which step it analysed; rerun reasonlab analyze")
+    return read_json(folder.parents[1] / "summary.json", "summary")["steps"]
 
 
-def _draw_grok_shots(scratch: Path) -> None:
-    run = _route_run("modular-grok")
-    arrays = np.load(run / GROK_ANALYSIS / "shots.npz")
+def _grok_at(seed: int, cp: str) -> str:
+    step = _grok_step(_grok_analyses()[seed, cp])
+    pick = " (the early-stopping pick: its o.o.d.-test peak)" if cp == "best" else ""
+    return f"seed {seed}, {cp} checkpoint{pick}, step {step:,}"
+
+
+def _grok_shots_name(seed: int, cp: str) -> str:
+    return f"modular-grok-shots-s{seed}-{cp}"
+
+
+def _grok_shots_inputs(seed: int, cp: str) -> list[str]:
+    folder = _grok_analyses()[seed, cp].relative_to(REPO)
+    return [f"{folder}/shots.json", f"{folder}/shots.npz", f"{folder.parents[1]}/config.yaml"]
+
+
+def _draw_grok_shots(seed: int, cp: str, scratch: Path) -> None:
+    folder = _grok_analyses()[seed, cp]
+    arrays = np.load(folder / "shots.npz")
     curves = {name: arrays[short] for short, name in SETS.items()}
     ceilings = {k.removeprefix("ceiling_"): arrays[k] for k in arrays.files if k.startswith("ceiling_")}
-    rows = read_metrics(run / "metrics.parquet")
-    modular_figures.plot_shot_curves(curves, ceilings, scratch / "modular-grok-shots",
-                                     f"route R3, run {run.name.removesuffix('.partial')} ({_packed_state(run, rows)}): "
-                                     "strict per-shot accuracy at its last checkpoint", modular_figures.PAPER_SHOTS,
+    modular_figures.plot_shot_curves(curves, ceilings, scratch / _grok_shots_name(seed, cp),
+                                     f"route R3, run {folder.parents[1].name.removesuffix('.partial')}, "
+                                     f"{_grok_at(seed, cp)}: strict per-shot accuracy", modular_figures.PAPER_SHOTS,
                                      beyond=arrays["ood_test_beyond_rm"] if "ood_test_beyond_rm" in arrays.files
                                      else None)
 
@@ -484,29 +504,38 @@ def _grok_headline() -> str:
     passed = sum(s.first is not None for s in done)
     good = sum(s.peak >= GOOD for s in done)
     training = len(stats) - len(done)
-    shots = _grok_analysis() / "shots.json"
     # at p 11 a context of 15 pairs puts most queries on a line through one of them: the bar is within reach of
-    # ratio matching alone, which the sentence must say beside chance
-    rm = (f"; ratio matching alone could answer {read_json(shots, 'shots')['ceilings']['rm'][-1]:.2f} of these "
-          "queries" if shots.is_file() else "")
+    # ratio matching alone, which the sentence must say beside chance (each seed's final evaluation sequences)
+    ceilings = [read_json(folder / "shots.json", "shots")["ceilings"]["rm"][-1]
+                for (_, cp), folder in _grok_analyses().items() if cp == "final"]
+    rm = (f"; ratio matching alone could answer {_span(ceilings)} of these queries" if ceilings else "")
     return (f"a p {p} grokking route (R3): strict o.o.d.-test last-shot ≥ {GROK_BAR} (chance {1 / p:.2f}{rm}) in "
             f"{passed} of {len(done)} finished seeds, ≥ {GOOD} (the spec's o.o.d.-generalization bar) in {good}"
             + (f", {training} more training" if training else "") + " — " + "; ".join(parts))
 
 
+def _span(values: list[float]) -> str:
+    return f"{min(values):.2f}" if round(min(values), 2) == round(max(values), 2) else \
+        f"{min(values):.2f}–{max(values):.2f}"
+
+
 def _grok_probes() -> str:
-    """The probes' one-line findings on the first seed's final checkpoint, as the analysis wrote them into its
-    committed JSON."""
-    folder = _grok_analysis()
-    lines = [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
-             for name in PROBES if (folder / f"{name}.json").is_file()]
-    grids = _grok_grids()
-    if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
-        lines.append(_grok_contexts_line(grids))
-    return "\n".join(lines) + "\n"
+    """The probes' one-line findings on each committed analysis (seed × final/best checkpoint), as the analysis
+    wrote them into its committed JSON, with the grid over every context drawn for it."""
+    blocks = []
+    for (seed, cp), folder in _grok_analyses().items():
+        lines = [f"**{_grok_at(seed, cp)[0].upper()}{_grok_at(seed, cp)[1:]}** "
+                 f"(`{folder.relative_to(REPO)}/`):", ""]
+        lines += [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
+                  for name in PROBES if (folder / f"{name}.json").is_file()]
+        grids = _grok_grids(folder)
+        if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
+            lines.append(_grok_contexts_line(folder, grids))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
-def _grok_contexts_line(grids: dict[int, dict]) -> str:
+def _grok_contexts_line(folder: Path, grids: dict[int, dict]) -> str:
     """The grid probe over every committed context, o.o.d. tasks at the last k: composition and RM cells over all
     queries, and composition on the unseen pairs alone, weighted by their cells (a context may have none)."""
     last = max(next(iter(grids.values()))["ood"], key=int)
@@ -518,36 +547,31 @@ def _grok_contexts_line(grids: dict[int, dict]) -> str:
     seeds = sorted(grids)
     named = (f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
              else ", ".join(map(str, seeds)))
+    tasks = int(np.load(folder / "grid.npz")[f"ood_k{last}"].shape[0])  # the first axis of the k-shot grid
     return (f"- **the grid over {len(grids)} contexts** (`--probe grid --seed S`, S = {named}), "
             f"o.o.d. tasks at k = {last}: composition cells answered at {mean(comp):.3f} on average "
             f"(range {min(comp):.3f}–{max(comp):.3f}), RM cells at {mean(rm):.3f} ({min(rm):.3f}–{max(rm):.3f}); on "
-            f"the unseen pairs alone, composition cells at {pooled:.3f} over {cells} cells × "
-            f"{_grok_grid_tasks(last)} tasks (per context {min(u['composition'] for u in unseen):.3f}–"
-            f"{max(u['composition'] for u in unseen):.3f}; ≥ 0.5 in {sum(u['composition'] >= 0.5 for u in unseen)} "
-            f"of {len(unseen)} contexts that have such cells); chance 1/{_grok_p()}")
-
-
-def _grok_grid_tasks(k: str) -> int:
-    """How many o.o.d. tasks the grids scored (the first axis of the committed k-shot grid)."""
-    return int(np.load(_grok_analysis() / "grid.npz")[f"ood_k{k}"].shape[0])
+            f"the unseen pairs alone, composition cells at {pooled:.3f} over {cells} cells × {tasks} tasks (per "
+            f"context {min(u['composition'] for u in unseen):.3f}–{max(u['composition'] for u in unseen):.3f}; ≥ 0.5 "
+            f"in {sum(u['composition'] >= 0.5 for u in unseen)} of {len(unseen)} contexts that have such cells); "
+            f"chance 1/{_grok_p()}")
 
 
 def _grok_p() -> int:
     return load_yaml(_route_run("modular-grok") / "config.yaml")["task"]["p"]
 
 
-def _grok_grids() -> dict[int, dict]:
-    """Probe-input seed → the grid probe's numbers on the first seed's final checkpoint (seed 0 is the default)."""
-    folder = _grok_analysis()
+def _grok_grids(folder: Path) -> dict[int, dict]:
+    """Probe-input seed → the grid probe's numbers in one analysis folder (seed 0 is the default)."""
     paths = {0: folder / "grid.json", **{int(d.name.removeprefix("seed-")): d / "grid.json"
                                           for d in sorted(folder.glob("seed-*")) if (d / "grid.json").is_file()}}
     return {s: read_json(path, "grid") for s, path in sorted(paths.items()) if path.is_file()}
 
 
 def _grok_probes_inputs() -> list[str]:
-    folder = _grok_analysis()
-    return [f"{folder.relative_to(REPO)}/{name}.json" for name in PROBES] + [f"{folder.relative_to(REPO)}/grid.npz"] + [
-        str(d.relative_to(REPO) / "grid.json") for d in sorted(folder.glob("seed-*"))]
+    return [str(p.relative_to(REPO)) for folder in _grok_analyses().values()
+            for p in [*(folder / f"{name}.json" for name in PROBES), folder / "grid.npz",
+                      *(d / "grid.json" for d in sorted(folder.glob("seed-*")))]]
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
@@ -889,8 +913,9 @@ FIGURE_GENERATORS: dict[str, Figures] = {
                      partial(_draw_route, name)) for name in ROUTES},
     "modular-grok-seeds": Figures(_grok_seeds_inputs, {f"{FIGURES}/modular-grok-seeds.png": "modular-grok-seeds.png"},
                                   _draw_grok_seeds),
-    "modular-grok-shots": Figures(_grok_shots_inputs, {f"{FIGURES}/modular-grok-shots.png": "modular-grok-shots.png"},
-                                  _draw_grok_shots),
+    **{_grok_shots_name(*at): Figures(partial(_grok_shots_inputs, *at),
+                                      {f"{FIGURES}/{_grok_shots_name(*at)}.png": f"{_grok_shots_name(*at)}.png"},
+                                      partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
 }
 
 TABLES: dict[str, Table] = {

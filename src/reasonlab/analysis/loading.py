@@ -22,7 +22,7 @@ from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, sn
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
 from reasonlab.records import load_run
-from reasonlab.store import atomic_write_bytes, write_json
+from reasonlab.store import atomic_write_bytes, read_json, write_json
 from reasonlab.tasks.base import TaskData
 
 
@@ -70,6 +70,22 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return cfg, model.eval(), data, name
+
+
+def checkpoint_step(run_dir: Path, name: str) -> int:
+    """The training step of a checkpoint ``load_trained`` named (``final``, ``best``, ``step-N``, ``snapshot-N``),
+    so that an analysis says which weights it read: ``best`` is wherever the early-stopping pick fell."""
+    ckpt = Path(run_dir) / "checkpoints"
+    if name == "final":
+        return complete_steps(ckpt)[-1]
+    if name != "best":
+        return int(name.rsplit("-", 1)[1])
+    marker = read_json(ckpt / "best.json", "best-checkpoint marker")  # a damaged file: one line, from the store
+    step = marker.get("step") if isinstance(marker, dict) else None
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise ConfigError(f"{ckpt / 'best.json'}: damaged (no integer step); analyze another checkpoint "
+                          "(--checkpoint final or a saved step)")
+    return step
 
 
 def task_data(run_dir: Path, eval_batches: int | None = None) -> TaskData:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from reasonlab.analysis.loading import Loaded, load_trained, save, task_data  # noqa: F401 - save: the probes' helper
+from reasonlab.analysis.loading import Loaded, checkpoint_step, load_trained, save, task_data  # noqa: F401 - save: the probes' helper
 from reasonlab.build import make_task
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import ConfigError
@@ -49,6 +49,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
         raise ConfigError(f"--probe: unknown probe {unknown[0]!r} for a {cfg.task.kind} run; choose from "
                           f"{', '.join(known)}")
     run = Loaded(cfg, model, data, analysis_dir(run_dir, name, options), name, options or {}, make_task(cfg))
+    step = checkpoint_step(run_dir, name)
     results = {}
     with torch.no_grad():
         for probe in probes or list(known):
@@ -60,6 +61,7 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
                 line = module.headline(probe, raw)
             results[probe] = {**numbers, "headline": line}
             write_json(run.out / f"{probe}.json", results[probe])  # the headline too, for the report
+    write_json(run.out / "checkpoint.json", {"checkpoint": name, "step": step})  # which weights, e.g. where best fell
     return results
 
 

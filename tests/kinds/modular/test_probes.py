@@ -227,6 +227,18 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     assert {x * 7 + y for x, y in held_out["context"]} <= test_pairs and set(held_out["ood"]) <= set(grid["ood"])
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert json.loads((out / "checkpoint.json").read_text()) == {"checkpoint": "final", "step": summary["steps"]}
+
+    # the early-stopping pick says which step it is, read from the run's own marker
+    best = json.loads((run_dir / "checkpoints" / "best.json").read_text())
+    picked = CliRunner().invoke(app, ["analyze", str(run_dir), "--checkpoint", "best", "--probe", "shots"])
+    assert picked.exit_code == 0, picked.output
+    assert json.loads((run_dir / "analysis" / "best" / "checkpoint.json").read_text()) == {
+        "checkpoint": "best", "step": best["step"]}
+    (run_dir / "checkpoints" / "best.json").write_text(json.dumps({**best, "step": "late"}))
+    damaged = CliRunner().invoke(app, ["analyze", str(run_dir), "--checkpoint", "best", "--probe", "shots"])
+    assert damaged.exit_code == 2 and "best.json: damaged" in damaged.output and "Traceback" not in damaged.output
 
     # another seed's probe inputs land beside the default's: a new fixed context, the default's numbers kept
     again = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "grid", "--seed", "3", "--max-tasks", "4"])
