@@ -535,6 +535,35 @@ def _grok_probes() -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+def _grok_beyond_rm() -> str:
+    """Each committed analysis against ratio matching, at the last shot on o.o.d. tasks: the eval-set accuracy and
+    the share ratio matching could answer, the accuracy on the queries it cannot, and the grid's composition cells
+    (a multiple of no context pair) with its default context, a context of test pairs alone, and over every
+    context drawn. Analyses written before a split existed read —."""
+    def cell(value: float | None, n: int | None = None) -> str:
+        return "—" if value is None else f"{value:.3f}" + (f" ({n:,})" if n is not None else "")
+
+    rows = []
+    for (seed, cp), folder in _grok_analyses().items():
+        shots = read_json(folder / "shots.json", "shots")
+        test = shots["ood/test"]
+        beyond = test.get("beyond_rm", {})
+        grid = read_json(folder / "grid.json", "grid")
+        last = max(grid["ood"], key=int)
+        tests_only = grid.get("unseen_context", {}).get("ood", {}).get(last, {})
+        grids = _grok_grids(folder)
+        comp = [g["ood"][last]["composition"] for g in grids.values()]
+        rows.append((_grok_at(seed, cp), cell(test["last_shot"]), cell(shots["ceilings"]["rm"][-1]),
+                     cell(beyond.get("last_shot"), beyond.get("queries")), cell(grid["ood"][last]["on_rm"]),
+                     cell(grid["ood"][last]["composition"]), cell(tests_only.get("on_rm")),
+                     cell(tests_only.get("composition")),
+                     f"{mean(comp):.3f} over {len(comp)}" if len(comp) > 1 else "—"))
+    return markdown_table(["analysis", "o.o.d.-test last-shot", "RM could answer", "on queries RM cannot (n)",
+                           "grid: RM cells", "grid: composition cells", "test-pair context: RM cells",
+                           "test-pair context: composition cells", "grid composition, mean over contexts"], rows) + \
+        f"\nChance 1/{_grok_p()} = {1 / _grok_p():.3f}; the grid columns are o.o.d. tasks at k = {last}.\n"
+
+
 def _grok_contexts_line(folder: Path, grids: dict[int, dict]) -> str:
     """The grid probe over every committed context, o.o.d. tasks at the last k: composition and RM cells over all
     queries, and composition on the unseen pairs alone, weighted by their cells (a context may have none)."""
@@ -933,6 +962,7 @@ TABLES: dict[str, Table] = {
     "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
     "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
     "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
+    "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
