@@ -227,6 +227,7 @@ def test_a_probe_value_that_is_nan_is_null_in_its_json_and_its_headline_does_not
     strict = SimpleNamespace(PROBES={"p": probe},
                              headline=lambda name, numbers: f"v {numbers['v']:.2f} of {numbers['n']}")
     monkeypatch.setattr(probes, "load_trained", lambda *a: (cfg, None, None, "final"))
+    monkeypatch.setattr(probes, "checkpoint_step", lambda *a: 7)
     monkeypatch.setattr(probes, "probes_of", lambda kind: strict)
     monkeypatch.setattr(probes, "make_task", lambda c: None)
     out = probes.analyze(tmp_path, ["p"])
