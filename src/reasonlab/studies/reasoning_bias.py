@@ -9,6 +9,8 @@ theoretical embedding profile (T4). ``summary.md`` states every number and wheth
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +21,12 @@ from reasonlab.analysis import geometry as geo
 from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
+from reasonlab.errors import StoreError
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import header
-from reasonlab.store import Metrics, atomic_write_text
+from reasonlab.store import Metrics, atomic_write_bytes, atomic_write_text, read_json, write_json
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
@@ -106,6 +109,51 @@ def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, obje
     return out
 
 
+GEOMETRY = Path("analysis") / "geometry"  # under a run: the geometry its checkpoints gave, so that no figure needs them
+
+
+def _split(value: object, key: str, arrays: dict[str, np.ndarray]) -> object:
+    """``value`` as JSON, each array in it moved into ``arrays`` under ``key`` and named in its place."""
+    if isinstance(value, np.ndarray | torch.Tensor):
+        arrays[key] = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value)
+        return {"npz": key}
+    if isinstance(value, dict):
+        return {k: _split(v, f"{key}.{k}", arrays) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_split(v, f"{key}.{i}", arrays) for i, v in enumerate(value)]
+    return float(value) if isinstance(value, np.floating) else value
+
+
+def _join(value: object, arrays: dict[str, np.ndarray]) -> object:
+    if isinstance(value, dict):
+        return arrays[value["npz"]] if set(value) == {"npz"} else {k: _join(v, arrays) for k, v in value.items()}
+    return [_join(v, arrays) for v in value] if isinstance(value, list) else value
+
+
+def save_geometry(run_dir: Path, geometry: dict) -> None:
+    """Keep a run's geometry (``geometry_of``) beside its record: numbers in JSON, matrices in npz."""
+    arrays: dict[str, np.ndarray] = {}
+    numbers = _split(geometry, "g", arrays)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    (run_dir / GEOMETRY).mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(run_dir / GEOMETRY / "geometry.npz", buf.getvalue())
+    write_json(run_dir / GEOMETRY / "geometry.json", numbers)  # last: its presence says the pair is whole
+
+
+def load_geometry(run_dir: Path) -> dict | None:
+    """A run's kept geometry, or None when it has none."""
+    if not (run_dir / GEOMETRY / "geometry.json").is_file():
+        return None
+    numbers = read_json(run_dir / GEOMETRY / "geometry.json", "geometry")
+    try:
+        with np.load(run_dir / GEOMETRY / "geometry.npz", allow_pickle=False) as npz:
+            return _join(numbers, dict(npz))
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        raise StoreError(f"{run_dir / GEOMETRY}: damaged geometry files; delete the folder and rerun the study's "
+                         "reproduce command while the run's checkpoints exist") from None
+
+
 def attention_at_init(cfg: RunConfig, data: TaskData, n: int = 256, inits: int = 5) -> float:
     """T1: max |A_ij − 1/i| of the first layer at initialization over ``inits`` init seeds."""
     worst = 0.0
@@ -165,7 +213,11 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         if s != min(c.seed for c in cfgs):
             continue
         data = build_task(r["cfg"])
-        geometry[(m, g)] = geometry_of(r["cfg"], r["dir"], data)
+        kept = load_geometry(r["dir"])
+        if kept is None:  # read from the checkpoints once, then kept with the run (they are not committed)
+            kept = geometry_of(r["cfg"], r["dir"], data)
+            save_geometry(r["dir"], kept)
+        geometry[(m, g)] = kept
         if m == "transformer":
             attention[g] = attention_at_init(r["cfg"], data)
     _figures(runs, geometry, sweep_dir, cfgs)

@@ -189,6 +189,19 @@ def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
                  "pca-emb_mlp-g0.8", "label-distribution"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
 
+    # the geometry is kept with each run it was read from, so the summary comes back without checkpoints (which
+    # are never committed): the same numbers, the figures drawn again
+    import shutil
+    kept = sorted(sweep_dir.glob("*/analysis/geometry/geometry.json"))
+    assert len(kept) == 4  # seed 1: two models × two γ
+    for run in sweep_dir.iterdir():
+        shutil.rmtree(run / "checkpoints", ignore_errors=True)
+    shutil.rmtree(sweep_dir / "figures")
+    reproduce_tiny("reasoning-bias", tmp_path, tiny, seeds="1,2")
+    body = summary.split("\n## ", 1)[1]  # past the header and its timing line
+    assert (sweep_dir / "summary.md").read_text().split("\n## ", 1)[1] == body
+    assert (sweep_dir / "figures" / "cosine-transformer-g0.8.png").is_file()
+
 
 def test_train_cli_prints_an_emb_mlp_run(tmp_path):
     """The README's Emb-MLP command, on tiny overrides: trains and prints the run's card."""
