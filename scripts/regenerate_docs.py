@@ -41,7 +41,7 @@ from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
-from reasonlab.studies import demo
+from reasonlab.studies import demo, reasoning_bias
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import (
     FITTED,
@@ -74,6 +74,7 @@ DL_SEARCH = "results/reasoning-bias/dl-search"
 MODULAR = "results/modular"
 CELL = "results/modular/cell"
 DEMO = "results/demo"
+RB_CPU = "results/reasoning-bias-cpu"  # where the PENDING command below trains the synthetic study's cpu profile
 
 
 @dataclass(frozen=True)
@@ -511,7 +512,8 @@ def _grok_headline() -> str:
                 for (_, cp), folder in _grok_analyses().items() if cp == "final"]
     rm = (f"; ratio matching alone could answer {_span(ceilings)} of these queries" if ceilings else "")
     return (f"a p {p} grokking route (R3): strict o.o.d.-test last-shot ≥ {GROK_BAR} (chance {1 / p:.2f}{rm}) in "
-            f"{passed} of {len(done)} finished seeds (still at the last evaluation in {kept}), ≥ {GOOD} (the spec's o.o.d.-generalization bar) in {good}"
+            f"{passed} of {len(done)} finished seeds (still at the last evaluation in {kept}), ≥ {GOOD} (the spec's "
+            f"o.o.d.-generalization bar) in {good}"
             + (f", {training} more training" if training else "") + " — " + "; ".join(parts))
 
 
@@ -602,6 +604,26 @@ def _grok_probes_inputs() -> list[str]:
     return [str(p.relative_to(REPO)) for folder in _grok_analyses().values()
             for p in [*(folder / f"{name}.json" for name in PROBES), folder / "grid.npz",
                       *(d / "grid.json" for d in sorted(folder.glob("seed-*")))]]
+
+
+# ---- the synthetic reasoning-bias study (cpu profile): its figures from the committed sweep ----------------------
+
+RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
+              "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
+
+
+def _rb_inputs() -> list[str]:
+    """Every run's record and, for the first seed's mixture runs, the geometry each kept (no checkpoint is
+    committed): the runs ``reasoning_bias.measure`` reads."""
+    cfgs = reasoning_bias.study_configs("cpu")
+    first = min(c.seed for c in cfgs)
+    return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in ("config.yaml", "summary.json", "metrics.parquet")] + [
+        f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
+        if c.seed == first and reasoning_bias.is_fig8(c) is None]
+
+
+def _draw_rb(scratch: Path) -> None:
+    reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch)
 
 
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
@@ -946,6 +968,8 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     **{_grok_shots_name(*at): Figures(partial(_grok_shots_inputs, *at),
                                       {f"{FIGURES}/{_grok_shots_name(*at)}.png": f"{_grok_shots_name(*at)}.png"},
                                       partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
+    **({name: Figures(_rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb)
+        for name, made in RB_FIGURES.items()} if (REPO / RB_CPU).is_dir() else {}),  # else PENDING, below
 }
 
 TABLES: dict[str, Table] = {
@@ -1077,6 +1101,8 @@ def main() -> int:
             raise UserError("--draw goes with --check (without --check every figure is drawn anyway)")
         if args.pending:
             for name, p in PENDING.items():
+                if name in FIGURE_GENERATORS:  # its runs are committed now: no longer pending
+                    continue
                 print(f"{name}: {p.command}  [{p.cost}; {p.section}]")
             return 0
         global CHECKING

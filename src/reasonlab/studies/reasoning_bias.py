@@ -174,7 +174,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     if report.failed:
         console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
     sweep_dir = report.sweep_dir
-    results = _measure(cfgs, sweep_dir, console)
+    results = measure(cfgs, sweep_dir, sweep_dir / "figures")
     atomic_write_text(sweep_dir / "summary.md", summary_markdown(profile, cfgs, results, report.timing()))
     console.print(f"summary: {sweep_dir / 'summary.md'}")
     return sweep_dir
@@ -192,8 +192,10 @@ def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None)
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
 
 
-def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
-    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of seed 1."""
+def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path) -> dict:
+    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of the first seed;
+    draw the figures into ``figures`` (a committed sweep's into a scratch folder: it needs no checkpoint once each
+    run keeps its geometry)."""
     runs: dict[tuple[str, float, int], dict] = {}
     fig8: dict[str, dict] = {}
     for cfg in cfgs:
@@ -220,32 +222,32 @@ def _measure(cfgs: list[RunConfig], sweep_dir: Path, console: Console) -> dict:
         geometry[(m, g)] = kept
         if m == "transformer":
             attention[g] = attention_at_init(r["cfg"], data)
-    _figures(runs, geometry, sweep_dir, cfgs)
+    _figures(runs, geometry, figures, cfgs)
     if fig8:
         plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name])
-                         for name, r in fig8.items()], sweep_dir / "figures" / "label-distribution",
+                         for name, r in fig8.items()], figures / "label-distribution",
                         f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
     return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention, "fig8": fig8}
 
 
-def _figures(runs: dict, geometry: dict, sweep_dir: Path, cfgs: list[RunConfig]) -> None:
+def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -> None:
     seed = min(c.seed for c in cfgs)
     panels = [(f"{m} γ={g} (seed {seed})", runs[(m, g, seed)]["rows"]) for m in ("transformer", "emb_mlp")
               for g in GAMMAS if (m, g, seed) in runs]
     caption = f"Profile: {cfgs[0].profile} / {cfgs[-1].profile}."
-    plot_source_curves(panels, sweep_dir / "figures" / "curves", caption)
+    plot_source_curves(panels, figures / "curves", caption)
     for (m, g), geo_run in geometry.items():
         tokens = [t for part in anchor_tokens(runs[(m, g, seed)]["cfg"]) for t in part]
         mats = [(f"{m} γ={g} epoch {geo_run[w]['epoch']}", geo_run[w]["cosine"]) for w in ("early", "final")]
         mats.append(("prediction cos(P_s − u, P_t − u)", geo_run["predicted"]))
-        plot_cosine_matrices(mats, tokens, sweep_dir / "figures" / f"cosine-{m}-g{g}")
+        plot_cosine_matrices(mats, tokens, figures / f"cosine-{m}-g{g}")
         plot_pca([(f"{m} γ={g} epoch {geo_run[w]['epoch']}", *geo_run[w]["pca"]) for w in ("early", "final")],
-                 sweep_dir / "figures" / f"pca-{m}-g{g}")
+                 figures / f"pca-{m}-g{g}")
         if "profile" in geo_run["final"]:
             span, centre, learned_final, theory = geo_run["final"]["profile"]
             learned_early = geo_run["early"]["profile"][2]
             plot_profiles(span, [("learned, early", learned_early), ("learned, final", learned_final),
-                                 ("Theorem 1 (eq. 14)", theory)], centre, sweep_dir / "figures" / f"profile-{m}-g{g}")
+                                 ("Theorem 1 (eq. 14)", theory)], centre, figures / f"profile-{m}-g{g}")
 
 
 def _num(value: float | None) -> str:
