@@ -409,6 +409,18 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")
     assert {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")} == before  # nothing retrained
 
+    # the figure comes back from the committed records alone (no checkpoint is committed), into any folder
+    import shutil
+
+    from reasonlab.studies import anchor_phase
+    from reasonlab.sweep.grid import sweep_configs
+    from reasonlab.sweep.runner import finished_rows, seed_axis
+    for ckpt in sweep_dir.glob("*/checkpoints"):
+        shutil.rmtree(ckpt)
+    configs = sweep_configs(anchor_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
+    cells, _, drawn = anchor_phase.draw(configs, finished_rows(configs, sweep_dir), tmp_path / "scratch")
+    assert len(cells) == 5 * 3 and (tmp_path / "scratch" / "phase.png") in drawn
+
 
 def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
     result = runner.invoke(app, ["reproduce", "anchor-phaze", "--out", str(tmp_path)])

@@ -14,7 +14,7 @@ from statistics import mean
 
 from rich.console import Console
 
-from reasonlab.config import raw_config
+from reasonlab.config import RunConfig, raw_config
 from reasonlab.report.markdown import header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.studies.anchor_figures import plot_complexity
@@ -55,18 +55,24 @@ def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
               seeds: list[int] | None = None) -> Path:
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    table = []
-    for r in rows:
-        table.append({"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],
-                      "fit_epoch": epochs_to_fit(report.sweep_dir / r["run_id"]),
-                      "epoch_90": epochs_to_fit(report.sweep_dir / r["run_id"], 0.9),
-                      "train_acc": r["final.train_acc"], "test_keys": r["final.seen_test_acc"], "run": r["run_id"]})
-    epochs = configs[0].train.epochs
-    plot_complexity(_by_gamma(table, epochs), epochs, report.sweep_dir / "figures" / "complexity", configs[0].profile)
+    table, epochs = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, table, epochs,
                                                                           report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
+
+
+def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> tuple[list[dict], int]:
+    """Epochs to fit per run (read from ``sweep_dir``'s metrics) and the complexity figure into ``figures``; the
+    table and the horizon, for the summary."""
+    table = [{"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],
+              "fit_epoch": epochs_to_fit(sweep_dir / r["run_id"]),
+              "epoch_90": epochs_to_fit(sweep_dir / r["run_id"], 0.9),
+              "train_acc": r["final.train_acc"], "test_keys": r["final.seen_test_acc"], "run": r["run_id"]}
+             for r in rows]
+    epochs = configs[0].train.epochs
+    plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
+    return table, epochs
 
 
 def _by_gamma(table: list[dict], epochs: int) -> dict[float, dict[int, tuple[float, float]]]:

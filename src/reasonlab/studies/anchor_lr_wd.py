@@ -13,7 +13,7 @@ from statistics import mean
 
 from rich.console import Console
 
-from reasonlab.config import raw_config
+from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.report.markdown import header
 from reasonlab.store import atomic_write_text
@@ -57,13 +57,17 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
               seeds: list[int] | None = None) -> Path:
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     base_lr = configs[0].train.base_lr
-    fig_base = report.sweep_dir / "figures" / "lr-wd"
-    plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS], base_lr,
-               fig_base, configs[0].profile)
+    draw(configs, rows, report.sweep_dir / "figures")
     atomic_write_text(report.sweep_dir / "summary.md",
                       summary_markdown(profile, configs[0].profile, rows, base_lr, report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
+
+
+def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> None:
+    """The learning rate × weight decay maps of the finished rows into ``figures`` (a store's or a scratch folder)."""
+    plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS],
+               configs[0].train.base_lr, figures / "lr-wd", configs[0].profile)
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float, report: SweepReport) -> str:

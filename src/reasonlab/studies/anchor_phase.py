@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from reasonlab.config import RunConfig
 from reasonlab.kinds.anchor.cells import Cell, phase_cells
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.figures import plot_phase
@@ -35,6 +36,19 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
+    cells, caption, figures = draw(configs, rows, report.sweep_dir / "figures")
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, cells, report,
+                                                                          caption, pair))
+    for p in figures:
+        console.print(f"figure: {p}")
+    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    return report.sweep_dir
+
+
+def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> tuple[list[Cell], str, list[Path]]:
+    """The phase cells of the finished rows, their caption, and the phase figure drawn into ``figures`` (a store's
+    or a scratch folder)."""
+    pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
     cells = phase_cells(rows, pair)
     caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "
                "accuracy over "
@@ -42,13 +56,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
                f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
                f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
                f"{configs[0].model.d_model}^-γ.")
-    figures = plot_phase(cells, report.sweep_dir / "figures" / "phase", caption, pair, fit=configs[0].thresholds.fit)
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, cells, report,
-                                                                          caption, pair))
-    for p in figures:
-        console.print(f"figure: {p}")
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
+    return cells, caption, plot_phase(cells, figures / "phase", caption, pair, fit=configs[0].thresholds.fit)
 
 
 def describe_depth(cells: list[Cell], depth: float) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from rich.console import Console
 
 from reasonlab.analysis.geometry import spearman
+from reasonlab.config import RunConfig
 from reasonlab.kinds.modular.evaluate import GOOD, ModularCell, modular_cells
 from reasonlab.kinds.modular.figures import plot_modular_phase, plot_shot_curves
 from reasonlab.report.markdown import failed_runs, header
@@ -45,7 +46,18 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     curves, and ``summary.md`` with a verdict per claim."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     label = configs[0].profile
-    fig_dir = report.sweep_dir / "figures"
+    cells, curves, identification = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
+    atomic_write_text(report.sweep_dir / "summary.md",
+                      summary_markdown(profile, label, rows, cells, curves, identification, report))
+    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
+    return report.sweep_dir
+
+
+def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path
+         ) -> tuple[dict[tuple[int, str], list[ModularCell]], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """One phase figure per depth (final and early-stopped) and the shot curves of the finished rows, drawn into
+    ``figures`` (a store's or a scratch folder); the cells and curves, for the summary."""
+    label = configs[0].profile
     cells: dict[tuple[int, str], list[ModularCell]] = {}
     for depth in sorted({r["model.depth"] for r in rows}):
         at_depth = [r for r in rows if r["model.depth"] == depth]
@@ -55,17 +67,14 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
             seeds = sorted({r["seed"] for r in at_depth})
             caption = (f"Profile: {label}. Depth {depth}; {when}; cells average seeds {seeds}; thresholds: fitted = "
                        f"i.d.-train last-shot ≥ {configs[0].thresholds.fit}, ✓ = last-shot ≥ {GOOD}.")
-            plot_modular_phase(cells[(depth, at)], fig_dir / f"phase-L{depth}-{at}", caption)
-    curves = shot_curves(rows, report.sweep_dir)
-    identification = shot_curves(rows, report.sweep_dir, "id/train")
+            plot_modular_phase(cells[(depth, at)], figures / f"phase-L{depth}-{at}", caption)
+    curves = shot_curves(rows, sweep_dir)
+    identification = shot_curves(rows, sweep_dir, "id/train")
     if curves:
-        plot_shot_curves({**curves, **identification}, {}, fig_dir / "shots",
+        plot_shot_curves({**curves, **identification}, {}, figures / "shots",
                          f"{label}: accuracy per shot of the best run per depth on o.o.d.-test and on i.d.-train "
                          "(final evaluation)")
-    atomic_write_text(report.sweep_dir / "summary.md",
-                      summary_markdown(profile, label, rows, cells, curves, identification, report))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
+    return cells, curves, identification
 
 
 def final_shot_curve(run_dir: Path, split: str = "ood/test") -> np.ndarray:

@@ -323,6 +323,11 @@ def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overr
     console.print(f"{spec.name}: {len(configs)} runs ({' × '.join(axes)}) with {executor.workers} workers × "
                   f"{executor.threads} threads; store {Path(out) / spec.name}")
     report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
+    return configs, report, finished_rows(configs, report.sweep_dir)
+
+
+def finished_rows(configs: list[RunConfig], sweep_dir: Path) -> list[dict]:
+    """The results rows of these configs' finished runs in ``sweep_dir`` (a store may hold other runs beside
+    them): what a study draws, from its store or from its committed runs alike."""
     ids = {c.run_id() for c in configs}
-    rows = [r for r in read_results(report.sweep_dir) if r["run_id"] in ids and r.get("status") == "finished"]
-    return configs, report, rows
+    return [r for r in read_results(sweep_dir) if r["run_id"] in ids and r.get("status") == "finished"]
