@@ -41,7 +41,7 @@ from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
-from reasonlab.studies import demo, reasoning_bias
+from reasonlab.studies import anchor_complexity, anchor_lr_wd, anchor_phase, demo, modular_phase, reasoning_bias
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import (
     FITTED,
@@ -50,7 +50,9 @@ from reasonlab.studies.anchor_trajectory import (
     shows_logged_outcome,
     summary_markdown,
 )
+from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.runner import finished_rows
 
 REPO = Path(__file__).resolve().parents[1]
 FIGURES = "docs/figures"
@@ -626,6 +628,39 @@ def _draw_rb(scratch: Path) -> None:
     reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch)
 
 
+# ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
+
+@dataclass(frozen=True)
+class CpuSweep:
+    """A study's cpu sweep: its module (``spec_for``, ``draw``) and which drawn file each docs figure is."""
+    study: object
+    figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
+    needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
+
+    @property
+    def folder(self) -> str:
+        return f"results/{self.study.spec_for('cpu').name}"
+
+    def configs(self) -> list[RunConfig]:
+        return sweep_configs(self.study.spec_for("cpu"))[0]
+
+    def inputs(self) -> list[str]:
+        return [f"{self.folder}/{c.run_id()}/{f}" for c in self.configs()
+                for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
+    def draw(self, scratch: Path) -> None:
+        configs, sweep = self.configs(), REPO / self.folder
+        rows = finished_rows(configs, sweep)
+        self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
+
+
+CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}),
+              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True),
+              CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}),
+              CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
+                       needs_runs=True))
+
+
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
 
 def _sql(root: str) -> str:
@@ -970,6 +1005,8 @@ FIGURE_GENERATORS: dict[str, Figures] = {
                                       partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
     **({name: Figures(_rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb)
         for name, made in RB_FIGURES.items()} if (REPO / RB_CPU).is_dir() else {}),  # else PENDING, below
+    **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
+       for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
 }
 
 TABLES: dict[str, Table] = {
