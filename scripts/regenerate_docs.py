@@ -35,6 +35,7 @@ from trajectory_figure import committed
 
 from reasonlab.config import RunConfig, load_yaml
 from reasonlab.errors import UserError
+from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.kinds.modular import figures as modular_figures
 from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
@@ -661,6 +662,34 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}),
                        needs_runs=True))
 
 
+# ---- the anchor mechanism pair: flow and representations of two cpu-phase runs, from their committed analyses --
+
+ANCHOR_PROBED = {"symmetric": "6481c657be98", "inferential": "628dca9517d0"}  # the docs' pair, by run id
+
+
+def _probed(which: str) -> str:
+    return f"results/{anchor_phase.spec_for('cpu').name}/{ANCHOR_PROBED[which]}/analysis/final"
+
+
+def _draw_probed(which: str, scratch: Path) -> None:
+    folder = REPO / _probed(which)
+    with np.load(folder / "flow.npz") as arrays:
+        anchor_probes.draw_flow(read_json(folder / "flow.json", "flow"), arrays["pattern"],
+                                scratch / f"anchor-flow-{which}")
+    with np.load(folder / "representations.npz") as arrays:
+        anchor_probes.draw_representations(read_json(folder / "representations.json", "representations"),
+                                           dict(arrays), scratch / f"anchor-representations-{which}")
+
+
+def _probed_figures() -> dict[str, Figures]:
+    """Registered once the pair's analyses are committed (else PENDING, below)."""
+    return {which: Figures(lambda w=which: [f"{_probed(w)}/{name}.{ext}" for name in ("flow", "representations")
+                                            for ext in ("json", "npz")],
+                           {f"{FIGURES}/anchor-{probe}-{which}.png": f"anchor-{probe}-{which}.png"
+                            for probe in ("flow", "representations")}, partial(_draw_probed, which))
+            for which in ANCHOR_PROBED if (REPO / _probed(which) / "representations.json").is_file()}
+
+
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
 
 def _sql(root: str) -> str:
@@ -1007,7 +1036,10 @@ FIGURE_GENERATORS: dict[str, Figures] = {
         for name, made in RB_FIGURES.items()} if (REPO / RB_CPU).is_dir() else {}),  # else PENDING, below
     **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
        for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
+    **{f"anchor-mechanism-{which}": figures for which, figures in _probed_figures().items()},
 }
+
+DRAWN = {target for g in FIGURE_GENERATORS.values() for target in g.outputs}
 
 TABLES: dict[str, Table] = {
     "anchor-trajectory-summary": Table(f"{TRAJECTORY}/summary.md", _trajectory_inputs, _trajectory_summary, True),
@@ -1138,7 +1170,7 @@ def main() -> int:
             raise UserError("--draw goes with --check (without --check every figure is drawn anyway)")
         if args.pending:
             for name, p in PENDING.items():
-                if name in FIGURE_GENERATORS:  # its runs are committed now: no longer pending
+                if f"{FIGURES}/{name}.png" in DRAWN:  # its runs are committed now: no longer pending
                     continue
                 print(f"{name}: {p.command}  [{p.cost}; {p.section}]")
             return 0

@@ -98,6 +98,15 @@ def test_analyze_cli_runs_every_anchor_analysis(tmp_path):
     flow = json.loads((out / "flow.json").read_text())
     assert flow["key"] == 40 and flow["pair"] == [4, 3] and flow["tokens"][4:6] == [4, 3]  # middle key position 3
     assert set(flow["mean_flow"]) == {"last->key", "last->a1", "last->a2", "a1->key", "a2->key"}
+    assert flow["roles"] == {"3": "key", "4": "a1", "5": "a2"}
+    # both figures come back from the saved files alone (what a committed analysis holds), into any folder
+    from reasonlab.kinds.anchor.probes import draw_flow, draw_representations
+    with np.load(out / "flow.npz") as arrays:
+        assert tmp_path / "again" / "flow.png" in draw_flow(flow, arrays["pattern"], tmp_path / "again" / "flow")
+    with np.load(out / "representations.npz") as arrays:
+        drawn = draw_representations(json.loads((out / "representations.json").read_text()), dict(arrays),
+                                     tmp_path / "again" / "representations")
+    assert tmp_path / "again" / "representations.png" in drawn
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--pair", "9,9"])
     assert bad.exit_code == 2 and "--pair" in bad.output and "Traceback" not in bad.output
 

@@ -6,6 +6,7 @@ probe inputs from the run's task, computes the numbers with ``analysis.anchor`` 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -87,11 +88,20 @@ def probe_flow(run: Loaded) -> dict:
     edges = an.flow_edges(pattern, threshold)
     many, _, positions = _sequences(run, pair, 1000, seed + 1)
     summary = an.flow_summary(_patterns(run, many), positions.numpy())
-    roles = {int(pos[0]): "key", int(pos[0]) + 1: "a1", int(pos[0]) + 2: "a2"}
-    plots.plot_flow(pattern, one[0].tolist(), roles, edges, threshold,
-                    f"pair {pair.caption}, key {key}: edges with attention ≥ {threshold}", run.out / "flow")
-    return save(run, "flow", {"pair": list(pair), "key": key, "tokens": one[0].tolist(),
-                              "edges": [e.__dict__ for e in edges], "mean_flow": summary}, {"pattern": pattern})
+    roles = {str(int(pos[0]) + i): role for i, role in enumerate(("key", "a1", "a2"))}
+    numbers = {"pair": list(pair), "key": key, "tokens": one[0].tolist(), "threshold": threshold, "roles": roles,
+               "edges": [e.__dict__ for e in edges], "mean_flow": summary}
+    draw_flow(numbers, pattern, run.out / "flow")
+    return save(run, "flow", numbers, {"pattern": pattern})
+
+
+def draw_flow(numbers: dict, pattern: np.ndarray, out_base: Path) -> list[Path]:
+    """The flow figure from the probe's saved numbers and pattern (``flow.json``, ``flow.npz``): drawn again from
+    committed files, without the run's weights."""
+    threshold, pair = numbers["threshold"], Pair(*numbers["pair"])
+    return plots.plot_flow(pattern, numbers["tokens"], {int(k): v for k, v in numbers["roles"].items()},
+                           an.flow_edges(pattern, threshold), threshold,
+                           f"pair {pair.caption}, key {numbers['key']}: edges with attention ≥ {threshold}", out_base)
 
 
 def probe_representations(run: Loaded) -> dict:
@@ -105,11 +115,19 @@ def probe_representations(run: Loaded) -> dict:
     vectors = _cache(run, tokens)["blocks.0.hook_resid_mid"][:, -1].numpy()
     merge = an.mirror_merge(vectors, labels)
     scores, explained = pca(torch.as_tensor(vectors), k=2)
-    plots.plot_pair_scatter(scores, labels, f"after attention block 1, last position; mirror merge {merge:.2f} "
-                            f"(0 = mirror pairs coincide); PCs explain {explained.sum():.0%}",
-                            run.out / "representations")
-    return save(run, "representations", {"mirror_merge": merge, "pca_explained": explained.tolist()},
-                {"pca": scores, "pairs": np.array(labels)})
+    numbers = {"mirror_merge": merge, "pca_explained": explained.tolist()}
+    arrays = {"pca": scores, "pairs": np.array(labels)}
+    draw_representations(numbers, arrays, run.out / "representations")
+    return save(run, "representations", numbers, arrays)
+
+
+def draw_representations(numbers: dict, arrays: dict[str, np.ndarray], out_base: Path) -> list[Path]:
+    """The representations scatter from the probe's saved numbers and arrays (``representations.json``, ``.npz``):
+    drawn again from committed files, without the run's weights."""
+    return plots.plot_pair_scatter(arrays["pca"], [Pair(*map(int, row)) for row in arrays["pairs"]],
+                                   f"after attention block 1, last position; mirror merge "
+                                   f"{numbers['mirror_merge']:.2f} (0 = mirror pairs coincide); PCs explain "
+                                   f"{sum(numbers['pca_explained']):.0%}", out_base)
 
 
 def _fused(run: Loaded, pair: tuple[int, int], keys: list[int]) -> np.ndarray:
