@@ -38,6 +38,7 @@ from reasonlab.errors import UserError
 from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.kinds.modular import figures as modular_figures
+from reasonlab.kinds.modular import probes as modular_probes
 from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
@@ -690,6 +691,17 @@ def _probed_figures() -> dict[str, Figures]:
             for which in ANCHOR_PROBED if (REPO / _probed(which) / "representations.json").is_file()}
 
 
+# ---- the modular cpu memorizer's k-shot grid (i.d. tasks), from its committed analysis --------------------------
+
+GRID_MEMORIZER = f"results/{modular_phase.spec_for('cpu').name}/183d5f788a34/analysis/final"  # 8 tasks, α 0.5, d 2, s 2
+
+
+def _draw_memorizer_grid(scratch: Path) -> None:
+    folder = REPO / GRID_MEMORIZER
+    with np.load(folder / "grid.npz") as arrays:
+        modular_probes.draw_grid(read_json(folder / "grid.json", "grid"), dict(arrays), scratch)
+
+
 # ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
 
 def _sql(root: str) -> str:
@@ -1037,6 +1049,9 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
        for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
     **{f"anchor-mechanism-{which}": figures for which, figures in _probed_figures().items()},
+    **({"modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
+                                       {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid)}
+       if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
 }
 
 DRAWN = {target for g in FIGURE_GENERATORS.values() for target in g.outputs}

@@ -225,6 +225,10 @@ def test_analyze_cli_runs_every_probe_on_a_saved_run(tmp_path):
     test_pairs = set(make_task(resolve(load_run(run_dir)[1])).test_pairs.tolist())
     held_out = grid["unseen_context"]
     assert {x * 7 + y for x, y in held_out["context"]} <= test_pairs and set(held_out["ood"]) <= set(grid["ood"])
+    from reasonlab.kinds.modular.probes import draw_grid
+    with np.load(out / "grid.npz") as arrays:  # the figures come back from the saved files alone
+        drawn = draw_grid(grid, dict(arrays), tmp_path / "again")
+    assert {tmp_path / "again" / f"grid-{g}.png" for g in ("id", "ood")} <= set(drawn)
     bad = CliRunner().invoke(app, ["analyze", str(run_dir), "--probe", "nope"])
     assert bad.exit_code == 2 and "unknown probe 'nope'" in bad.output and "Traceback" not in bad.output
     summary = json.loads((run_dir / "summary.json").read_text())

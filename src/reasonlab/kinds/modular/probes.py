@@ -6,6 +6,7 @@ both. Tasks with a zero component are left out and i.d. and o.o.d. tasks are rep
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -96,11 +97,24 @@ def probe_grid(run: Loaded) -> dict:
             tasks = [focus, *tasks[:-1]]
         grids = _shot_grids(run, tasks, context)
         numbers[group] = {str(g.k): g.scores(unseen) for g in grids}
-        arrays.update({f"{group}_k{g.k}": g.correct for g in grids})
+        for g in grids:
+            arrays.update({f"{group}_k{g.k}": g.correct, f"{group}_k{g.k}_rm": g.rm, f"{group}_k{g.k}_mr": g.mr})
         numbers["unseen_context"][group] = {str(g.k): g.scores(unseen) for g in _shot_grids(run, tasks, held_out)}
         index = tasks.index(focus) if focus in tasks else 0
-        plots.plot_shot_grids(grids, tasks[index], index, run.out / f"grid-{group}")
+        numbers.setdefault("figure", {})[group] = {"task": list(tasks[index]), "index": index}
+    draw_grid(numbers, arrays, run.out)
     return save(run, "grid", numbers, arrays)
+
+
+def draw_grid(numbers: dict, arrays: dict[str, np.ndarray], out: Path) -> list[Path]:
+    """The k-shot grid figures (``grid-<group>``) from the probe's saved numbers and arrays (``grid.json``,
+    ``grid.npz``): drawn again from committed files, without the run's weights."""
+    drawn = []
+    for group, focus in numbers["figure"].items():
+        grids = [mod.ShotGrid(int(k), arrays[f"{group}_k{k}"], arrays[f"{group}_k{k}_rm"], arrays[f"{group}_k{k}_mr"])
+                 for k in sorted(numbers[group], key=int)]
+        drawn += plots.plot_shot_grids(grids, tuple(focus["task"]), focus["index"], out / f"grid-{group}")
+    return drawn
 
 
 def probe_attention(run: Loaded) -> dict:
