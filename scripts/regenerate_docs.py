@@ -1076,34 +1076,43 @@ TABLES: dict[str, Table] = {
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
 
-_PHASE = "reasonlab reproduce anchor-phase --profile cpu --out results"
-_RB = "reasonlab reproduce reasoning-bias --profile cpu --out results"
-_MOD = "reasonlab reproduce modular-phase --profile cpu --out results"
+def _train_pack(study: str) -> str:
+    """Train a study's cpu arm in a store outside the work tree, then pack its records into results/."""
+    return (f"reasonlab reproduce {study} --profile cpu --out ~/reasonlab-runs && reasonlab pack "
+            f"~/reasonlab-runs/{study}-cpu results/{study}-cpu")
+
+
+def _analyze_pack(study: str, run: str, probes: str) -> str:
+    return (f"{_train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run} {probes} and the same "
+            "pack again (it adds the analysis files)")
+
+
+_PHASE, _RB, _MOD = _train_pack("anchor-phase"), _train_pack("reasoning-bias"), _train_pack("modular-phase")
+_MECHANISM = "--probe flow --probe representations"
 PENDING: dict[str, Pending] = {
     "anchor-phase-cpu": Pending(_PHASE, "45 runs, 3 seeds, about 55 min on 2 cores",
                                 "anchor-composition.md, the cpu profile"),
-    "anchor-flow-symmetric": Pending(f"{_PHASE}, then reasonlab analyze results/anchor-phase-cpu/6481c657be98 "
-                                     "--probe flow --probe representations", "the phase sweep, then seconds",
+    "anchor-flow-symmetric": Pending(_analyze_pack("anchor-phase", ANCHOR_PROBED["symmetric"], _MECHANISM),
+                                     "the phase sweep, then seconds",
                                      "anchor-composition.md, symmetric vs inferential"),
-    "anchor-flow-inferential": Pending(f"{_PHASE}, then reasonlab analyze results/anchor-phase-cpu/628dca9517d0 "
-                                       "--probe flow --probe representations", "the phase sweep, then seconds",
+    "anchor-flow-inferential": Pending(_analyze_pack("anchor-phase", ANCHOR_PROBED["inferential"], _MECHANISM),
+                                       "the phase sweep, then seconds",
                                        "anchor-composition.md, symmetric vs inferential"),
-    "anchor-representations-symmetric": Pending("as anchor-flow-symmetric (--probe representations)",
-                                                "as anchor-flow-symmetric", "anchor-composition.md"),
-    "anchor-representations-inferential": Pending("as anchor-flow-inferential (--probe representations)",
-                                                  "as anchor-flow-inferential", "anchor-composition.md"),
-    "anchor-complexity-cpu": Pending("reasonlab reproduce anchor-complexity --profile cpu --out results",
-                                     "63 runs, 3 seeds, about 84 min",
+    "anchor-representations-symmetric": Pending("as anchor-flow-symmetric", "as anchor-flow-symmetric",
+                                                "anchor-composition.md"),
+    "anchor-representations-inferential": Pending("as anchor-flow-inferential", "as anchor-flow-inferential",
+                                                  "anchor-composition.md"),
+    "anchor-complexity-cpu": Pending(_train_pack("anchor-complexity"), "63 runs, 3 seeds, about 84 min on 2 cores",
                                      "anchor-composition.md, inferential complexity"),
-    "anchor-lr-wd-cpu": Pending("reasonlab reproduce anchor-lr-wd --profile cpu --out results",
-                                "27 runs, 3 seeds, about 39 min",
+    "anchor-lr-wd-cpu": Pending(_train_pack("anchor-lr-wd"), "27 runs, 3 seeds, about 39 min on 2 cores",
                                 "anchor-composition.md, learning rate × weight decay"),
-    "modular-phase-cpu-L2": Pending(_MOD, "48 runs, 3 seeds, about 72 min", "modular-icl.md, the cpu profile"),
+    "modular-phase-cpu-L2": Pending(_MOD, "48 runs, 3 seeds, about 72 min on 2 cores",
+                                    "modular-icl.md, the cpu profile"),
     "modular-phase-cpu-shots": Pending(_MOD, "the same sweep", "modular-icl.md, the cpu profile"),
-    "modular-grid-id-cpu": Pending(f"{_MOD}, then reasonlab analyze results/modular-phase-cpu/<the depth-2 "
-                                   "memorizer> --probe grid", "the sweep, then about a minute",
-                                   "modular-icl.md, k-shot grids"),
-    "reasoning-bias-cpu-curves": Pending(_RB, "14 runs, 3 seeds, about 38 min", "reasoning-bias.md, cpu profile"),
+    "modular-grid-id-cpu": Pending(_analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2], "--probe grid"),
+                                   "the sweep, then about a minute", "modular-icl.md, k-shot grids"),
+    "reasoning-bias-cpu-curves": Pending(_RB, "14 runs, 3 seeds, about 38 min on 2 cores",
+                                         "reasoning-bias.md, cpu profile"),
     "reasoning-bias-cpu-label-distribution": Pending(_RB, "the same sweep", "reasoning-bias.md, Fig. 8"),
     "reasoning-bias-cpu-cosine-emb_mlp-g0.8": Pending(_RB, "the same sweep", "reasoning-bias.md, Emb-MLP cosines"),
 }
