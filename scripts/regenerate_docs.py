@@ -571,6 +571,32 @@ def _grok_beyond_rm() -> str:
         f"\nChance 1/{_grok_p()} = {1 / _grok_p():.3f}; the grid columns are o.o.d. tasks at k = {last}.\n"
 
 
+def _grok_over_time() -> str:
+    """Each R3 seed's committed ``--over-time`` analysis in one line: the range over its analysed steps of the
+    o.o.d.-test accuracy on queries ratio matching cannot answer, and of the grid's o.o.d. and i.d. composition
+    cells at the last k (the shots probe at the run's own evaluation batches there)."""
+    lines = []
+    for seed, run in sorted(_seeds(GROK).items()):
+        path = run / "analysis" / "dynamics" / "dynamics.json"
+        if not path.is_file():
+            continue
+        series = read_json(path, "dynamics")
+        steps = sorted(map(int, series["grid"]))
+        last = max(int(k.split(".")[1]) for k in series["grid"][str(steps[-1])] if k.startswith("ood."))
+
+        def span(probe: str, key: str, series: dict = series) -> str:
+            values = [v[key] for v in series[probe].values() if v.get(key) is not None]
+            return f"{min(values):.3f}–{max(values):.3f}"
+
+        lines.append(f"- seed {seed}, steps {steps[0]:,}–{steps[-1]:,} ({len(steps)} checkpoints): o.o.d.-test "
+                     f"last-shot {span('shots', 'ood/test.last_shot')}, on the queries RM cannot answer "
+                     f"{span('shots', 'ood/test.beyond_rm.last_shot')}; grid at k = {last}, o.o.d. composition "
+                     f"cells {span('grid', f'ood.{last}.composition')} (a context of test pairs: "
+                     f"{span('grid', f'unseen_context.ood.{last}.composition')}), i.d. composition cells "
+                     f"{span('grid', f'id.{last}.composition')}")
+    return "\n".join(lines) + "\n"
+
+
 def _grok_contexts_line(folder: Path, grids: dict[int, dict]) -> str:
     """The grid probe over every committed context, o.o.d. tasks at the last k: composition and RM cells over all
     queries, and composition on the unseen pairs alone, weighted by their cells (a context may have none)."""
@@ -1072,6 +1098,9 @@ TABLES: dict[str, Table] = {
     "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
     "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
     "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
+    "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
+        str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
+        if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
