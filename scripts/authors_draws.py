@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasonlab.store import atomic_write_bytes
+from reasonlab.store import atomic_write_bytes, write_npz
 
 AUTHORS_COMMIT = "3bc8533cf019d8bec78325ee572ab624d69137f6"
 # git blob ids of the files used, at that commit (computed with LF line endings, as git stores them)
@@ -96,9 +96,7 @@ def generate_draws(code: SimpleNamespace, gamma: str, out: Path) -> tuple[Path, 
         made = f"{init_path.name} (their data, already in {out}, generated again and equal)"
     else:
         made = f"{data_path.name} and {init_path.name}"
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(data_path, buf.getvalue())
+        write_npz(data_path, arrays)
     save_init(init_path, state, rng)
     print(f"stage 1: wrote {made} with the authors' code", flush=True)
     return data_path, init_path

@@ -531,8 +531,8 @@ def _grok_probes() -> str:
     wrote them into its committed JSON, with the grid over every context drawn for it."""
     blocks = []
     for (seed, cp), folder in _grok_analyses().items():
-        lines = [f"**{_grok_at(seed, cp)[0].upper()}{_grok_at(seed, cp)[1:]}** "
-                 f"(`{folder.relative_to(REPO)}/`):", ""]
+        at = _grok_at(seed, cp)
+        lines = [f"**{at[:1].upper()}{at[1:]}** (`{folder.relative_to(REPO)}/`):", ""]
         lines += [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
                   for name in PROBES if (folder / f"{name}.json").is_file()]
         grids = _grok_grids(folder)
@@ -550,15 +550,16 @@ def _grok_beyond_rm() -> str:
     def cell(value: float | None, n: int | None = None) -> str:
         return "—" if value is None else f"{value:.3f}" + (f" ({n:,})" if n is not None else "")
 
-    rows = []
+    rows, ks = [], set()
     for (seed, cp), folder in _grok_analyses().items():
         shots = read_json(folder / "shots.json", "shots")
         test = shots["ood/test"]
         beyond = test.get("beyond_rm", {})
-        grid = read_json(folder / "grid.json", "grid")
-        last = max(grid["ood"], key=int)
-        tests_only = grid.get("unseen_context", {}).get("ood", {}).get(last, {})
         grids = _grok_grids(folder)
+        grid = grids[0]  # the default context's; the others are the grid's --seed contexts
+        last = max(grid["ood"], key=int)
+        ks.add(last)
+        tests_only = grid.get("unseen_context", {}).get("ood", {}).get(last, {})
         comp = [g["ood"][last]["composition"] for g in grids.values()]
         rows.append((_grok_at(seed, cp), cell(test["last_shot"]), cell(shots["ceilings"]["rm"][-1]),
                      cell(beyond.get("last_shot"), beyond.get("queries")), cell(grid["ood"][last]["on_rm"]),
@@ -568,7 +569,8 @@ def _grok_beyond_rm() -> str:
     return markdown_table(["analysis", "o.o.d.-test last-shot", "RM could answer", "on queries RM cannot (n)",
                            "grid: RM cells", "grid: composition cells", "test-pair context: RM cells",
                            "test-pair context: composition cells", "grid composition, mean over contexts"], rows) + \
-        f"\nChance 1/{_grok_p()} = {1 / _grok_p():.3f}; the grid columns are o.o.d. tasks at k = {last}.\n"
+        f"\nChance 1/{_grok_p()} = {1 / _grok_p():.3f}; the grid columns are o.o.d. tasks at k = " \
+        f"{', '.join(sorted(ks, key=int))}.\n"
 
 
 def _grok_over_time() -> str:

@@ -48,7 +48,16 @@ class Marker(SnapshotMarker):
     wall_time_s: float
 
 
-def read_marker(path: Path, model: type[SnapshotMarker] = Marker) -> dict:
+class BestMarker(BaseModel):
+    """``best.json``, as ``save_best`` writes it: where the early-stopping pick fell (and, beside it, the value it
+    was picked by)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+    step: int
+    epoch: int
+
+
+def read_marker(path: Path, model: type[BaseModel] = Marker) -> dict:
     """A marker as its writer wrote it, or ValueError naming the file and what is wrong."""
     try:
         marker = read_json(path, "checkpoint marker")

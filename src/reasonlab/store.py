@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import glob
+import io
 import json
 import math
 import os
@@ -95,6 +96,15 @@ def finite(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [finite(v) for v in obj]
     return obj
+
+
+def write_npz(path: Path, arrays: dict[str, Any]) -> None:
+    """Arrays as one compressed ``.npz``, written whole or not at all (``atomic_write_bytes``)."""
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def write_json(path: Path, obj: Any) -> None:

@@ -9,7 +9,6 @@ Layer: analysis; imports config, build, checkpoint, store, tasks.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,18 @@ import numpy as np
 import torch
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
+from reasonlab.checkpoint import (
+    BestMarker,
+    checkpoint_at,
+    complete_steps,
+    load_weights,
+    read_marker,
+    snapshot_steps,
+)
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
 from reasonlab.records import load_run
-from reasonlab.store import atomic_write_bytes, read_json, write_json
+from reasonlab.store import write_json, write_npz
 from reasonlab.tasks.base import TaskData
 
 
@@ -80,12 +86,11 @@ def checkpoint_step(run_dir: Path, name: str) -> int:
         return complete_steps(ckpt)[-1]
     if name != "best":
         return int(name.rsplit("-", 1)[1])
-    marker = read_json(ckpt / "best.json", "best-checkpoint marker")  # a damaged file: one line, from the store
-    step = marker.get("step") if isinstance(marker, dict) else None
-    if not isinstance(step, int) or isinstance(step, bool):
-        raise ConfigError(f"{ckpt / 'best.json'}: damaged (no integer step); analyze another checkpoint "
-                          "(--checkpoint final or a saved step)")
-    return step
+    try:
+        return read_marker(ckpt / "best.json", BestMarker)["step"]
+    except ValueError as e:
+        raise ConfigError(f"{ckpt / 'best.json'}: damaged, so the best checkpoint's step is unknown ({e}); analyze "
+                          "another checkpoint (--checkpoint final or a saved step)") from None
 
 
 def task_data(run_dir: Path, eval_batches: int | None = None) -> TaskData:
@@ -115,7 +120,5 @@ def save(run: Loaded, name: str, numbers: dict, arrays: dict[str, np.ndarray]) -
     run.out.mkdir(parents=True, exist_ok=True)
     write_json(run.out / f"{name}.json", numbers)
     if arrays:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(run.out / f"{name}.npz", buf.getvalue())
+        write_npz(run.out / f"{name}.npz", arrays)
     return numbers

@@ -9,7 +9,6 @@ theoretical embedding profile (T4). ``summary.md`` states every number and wheth
 
 from __future__ import annotations
 
-import io
 import zipfile
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import header
-from reasonlab.store import Metrics, atomic_write_bytes, atomic_write_text, read_json, write_json
+from reasonlab.store import Metrics, atomic_write_text, read_json, write_json, write_npz
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
@@ -134,10 +133,8 @@ def save_geometry(run_dir: Path, geometry: dict) -> None:
     """Keep a run's geometry (``geometry_of``) beside its record: numbers in JSON, matrices in npz."""
     arrays: dict[str, np.ndarray] = {}
     numbers = _split(geometry, "g", arrays)
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
     (run_dir / GEOMETRY).mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(run_dir / GEOMETRY / "geometry.npz", buf.getvalue())
+    write_npz(run_dir / GEOMETRY / "geometry.npz", arrays)
     write_json(run_dir / GEOMETRY / "geometry.json", numbers)  # last: its presence says the pair is whole
 
 
