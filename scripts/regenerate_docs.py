@@ -42,6 +42,7 @@ from reasonlab.kinds.modular import probes as modular_probes
 from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
+from reasonlab.report.markdown import epoch_cell
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies import anchor_complexity, anchor_lr_wd, anchor_phase, demo, modular_phase, reasoning_bias
 from reasonlab.studies import prontoqa_tinystories as lm
@@ -745,13 +746,9 @@ def _mixture_rows() -> list[dict]:
     return [dict(zip(columns, r, strict=True)) for r in rows]
 
 
-def _epoch(v: int | None) -> str:
-    return "—" if v is None else str(v)
-
-
 def _mixture_runs_table() -> str:
-    rows = [(r["g"], r["seed"], f"{_epoch(r['mem50'])} / {_epoch(r['mem90'])}",
-             f"{_epoch(r['rsn50'])} / {_epoch(r['rsn90'])}", f"{_epoch(r['test50'])} / {_epoch(r['test90'])}",
+    rows = [(r["g"], r["seed"],
+             *(f"{epoch_cell(r[f'{x}50'])} / {epoch_cell(r[f'{x}90'])}" for x in ("mem", "rsn", "test")),
              f"{r['memory']:.3f}", f"{r['test']:.3f}", f"{r['s']:.0f}", r["run_id"]) for r in _mixture_rows()]
     return markdown_table(["γ", "seed", "t50 / t90 memory", "t50 / t90 reasoning-train", "t50 / t90 reasoning-test",
                            "final memory acc", "final reasoning-test acc", "s", "run"], rows)

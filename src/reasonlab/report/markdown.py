@@ -25,6 +25,11 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
+def epoch_cell(epoch: int | None) -> str:
+    """An epoch (or step) in a table, "—" for never within the run."""
+    return "—" if epoch is None else str(epoch)
+
+
 def failed_runs(report: Any) -> list[str]:
     """A "Failed runs" section listing each failed run and its error, or nothing."""
     failed = getattr(report, "failed", [])

@@ -24,7 +24,7 @@ from reasonlab.errors import StoreError
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
-from reasonlab.report.markdown import header
+from reasonlab.report.markdown import epoch_cell, header, table
 from reasonlab.store import Metrics, atomic_write_text, read_json, write_json, write_npz
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -189,10 +189,10 @@ def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None)
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
 
 
-def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path) -> dict:
-    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of the first seed;
-    draw the figures into ``figures`` (a committed sweep's into a scratch folder: it needs no checkpoint once each
-    run keeps its geometry)."""
+def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None) -> dict:
+    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of every mixture run;
+    draw the figures (the first seed's) into ``figures`` unless it is None. A committed sweep needs no checkpoint:
+    each run keeps its geometry the first time it is read."""
     runs: dict[tuple[str, float, int], dict] = {}
     fig8: dict[str, dict] = {}
     for cfg in cfgs:
@@ -207,24 +207,54 @@ def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path) -> dict:
         runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = read_mixture_run(cfg, run_dir, rows)
     criteria = {(m, s): reasoning_bias_criteria(runs[(m, 0.8, s)], runs[(m, 0.3, s)])
                 for (m, g, s) in runs if g == 0.8 and (m, 0.3, s) in runs}
+    first = min(c.seed for c in cfgs)
     geometry, attention = {}, {}
     for (m, g, s), r in runs.items():
-        if s != min(c.seed for c in cfgs):
-            continue
         data = build_task(r["cfg"])
         kept = load_geometry(r["dir"])
         if kept is None:  # read from the checkpoints once, then kept with the run (they are not committed)
             kept = geometry_of(r["cfg"], r["dir"], data)
             save_geometry(r["dir"], kept)
-        geometry[(m, g)] = kept
-        if m == "transformer":
+        geometry[(m, g, s)] = kept
+        if m == "transformer" and s == first:
             attention[g] = attention_at_init(r["cfg"], data)
-    _figures(runs, geometry, figures, cfgs)
-    if fig8:
-        plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name])
-                         for name, r in fig8.items()], figures / "label-distribution",
-                        f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
-    return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention, "fig8": fig8}
+    if figures is not None:
+        _figures(runs, geometry, figures, cfgs)
+        if fig8:
+            plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name])
+                             for name, r in fig8.items()], figures / "label-distribution",
+                            f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
+    return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention, "fig8": fig8,
+            "checks": theory_checks(geometry)}
+
+
+# Pass thresholds of the theory checks (spec §5, its starting values).
+T2_MEMORY_MEAN, T2_MEMORY_STD, T2_SPEARMAN, T2_PEARSON = 0.8, 0.1, -0.8, 0.7
+T3_SIGMA_RATIO, T3_REASONING_OVER_MEMORY = 2.0, 3.0
+T4_PROFILE_PEARSON, T4_PC1_SPEARMAN = 0.7, 0.9
+
+
+def theory_checks(geometry: dict[tuple[str, float, int], dict]) -> dict[tuple[str, str], dict[int, bool]]:
+    """(check, model) → seed → passed, for every γ 0.8 run with geometry: T2 at the early checkpoint (all three
+    thresholds), and for the transformer T3 at the end and T4 (profile) early and at the end; Fig. 5B (PC1) too."""
+    out: dict[tuple[str, str], dict[int, bool]] = {}
+    for (m, g, s), gr in sorted(geometry.items()):
+        if g != FIG8_GAMMA:
+            continue
+        early, final = gr["early"], gr["final"]
+        checks = {"T2 (early)": early["memory_mean"] >= T2_MEMORY_MEAN and early["memory_std"] <= T2_MEMORY_STD
+                  and early["reasoning_spearman_vs_distance"] <= T2_SPEARMAN
+                  and early["pearson_vs_prediction"] >= T2_PEARSON,
+                  "Fig. 5B PC1 (end)": final["pc1_spearman"] >= T4_PC1_SPEARMAN}
+        if "sigma_ratio" in final:
+            checks["T3 (end)"] = (final["sigma_ratio"] >= T3_SIGMA_RATIO
+                                  and final["reasoning_over_memory"] >= T3_REASONING_OVER_MEMORY)
+            for when in ("early", "final"):
+                checks[f"T4 ({'end' if when == 'final' else when})"] = (gr[when]["profile_pearson"]
+                                                                       >= T4_PROFILE_PEARSON)
+        for name, passed in checks.items():
+            out.setdefault((name, m), {})[s] = bool(passed)
+    return out
 
 
 def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -> None:
@@ -233,7 +263,9 @@ def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -
               for g in GAMMAS if (m, g, seed) in runs]
     caption = f"Profile: {cfgs[0].profile} / {cfgs[-1].profile}."
     plot_source_curves(panels, figures / "curves", caption)
-    for (m, g), geo_run in geometry.items():
+    for (m, g, s), geo_run in geometry.items():
+        if s != seed:
+            continue
         tokens = [t for part in anchor_tokens(runs[(m, g, seed)]["cfg"]) for t in part]
         mats = [(f"{m} γ={g} epoch {geo_run[w]['epoch']}", geo_run[w]["cosine"]) for w in ("early", "final")]
         mats.append(("prediction cos(P_s − u, P_t − u)", geo_run["predicted"]))
@@ -261,64 +293,103 @@ def _yes(flag: bool) -> str:
     return "**held**" if flag else "**did not hold**"
 
 
-def _fig8_lines(fig8: dict[str, dict]) -> list[str]:
-    lines = ["", "## Label distribution (E4, Fig. 8)", "", "![label distribution](figures/label-distribution.png)", "",
-             "| experiment | group | epoch in-range ≥ 0.9 | accuracy then | t50 | final accuracy | final in-range |",
-             "|---|---|---|---|---|---|---|"]
+CRITERIA = {"small_init_reasons_first": "small init reasons first (t50 ratio ≤ 0.5)",
+            "small_init_generalizes": "small init generalizes (test ≥ 0.9)",
+            "large_init_no_bias": "large init shows no bias (t50 ratio in [0.5, 2])",
+            "large_init_generalizes_less": "large init generalizes ≥ 0.5 less"}
+
+
+def _held_in(per_seed: dict[int, bool]) -> str:
+    """"k of n seeds (seeds …)": how many seeds a criterion held in, naming them."""
+    held = [s for s, ok in sorted(per_seed.items()) if ok]
+    if not 0 < len(held) < len(per_seed):
+        return f"{len(held)} of {len(per_seed)}"
+    return f"{len(held)} of {len(per_seed)} (seed{'s' if len(held) > 1 else ''} {', '.join(map(str, held))})"
+
+
+def runs_table(runs: dict) -> list[str]:
+    """E1's table: per model, γ and seed the t50s and final accuracies."""
+    return table(["model", "γ", "seed", "t50 memory", "t50 reasoning-train", "t50 reasoning-test", "final memory acc",
+                  "final reasoning-test acc"],
+                 [(m, g, s, epoch_cell(r["t50_memory"]), epoch_cell(r["t50_reasoning_train"]),
+                   epoch_cell(r["t50_reasoning_test"]), _num(r["memory_acc"]), _num(r["reasoning_test_acc"]))
+                  for (m, g, s), r in sorted(runs.items())])
+
+
+def criteria_table(criteria: dict) -> list[str]:
+    """E1's four criteria per model: in how many seeds each held, and what each seed read."""
+    rows = []
+    for m in sorted({m for m, _ in criteria}):
+        mine = {s: c for (mm, s), c in sorted(criteria.items()) if mm == m}
+        rows += [(m, name, _held_in({s: c[key] for s, c in mine.items()}),
+                  ", ".join(f"{s}: {_detail(c, key)}" for s, c in mine.items())) for key, name in CRITERIA.items()]
+    return table(["model", "criterion", "held in (seeds)", "per seed"], rows)
+
+
+def _detail(criteria: dict, key: str) -> str:
+    """What a criterion read in one seed: its t50 ratio where it has one, else yes / no."""
+    which = {"small_init_reasons_first": "small", "large_init_no_bias": "large"}.get(key)
+    return _ratio(criteria, which) if which else ("yes" if criteria[key] else "no")
+
+
+def geometry_lines(results: dict) -> list[str]:
+    """T1's number, every run's geometry (early and final), and in how many seeds each γ 0.8 check passed."""
+    lines = ["T1, first-layer attention at initialization, max |A_ij − 1/i| over 5 init seeds (pass: < 1e-3 at γ 0.8, "
+             "> 0.05 at γ 0.3): " + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(results["attention"].items())),
+             ""]
+    rows = []
+    for (m, g, s), gr in sorted(results["geometry"].items()):
+        for when in ("early", "final"):
+            e = gr[when]
+            extra = ((f"{e['sigma_ratio']:.2f}", f"{e['reasoning_over_memory']:.2f}", f"{e['profile_pearson']:.3f}")
+                     if "sigma_ratio" in e else ("—",) * 3)
+            rows.append((m, g, s, f"{when} ({e['epoch']})", f"{e['memory_mean']:.3f} ({e['memory_std']:.3f})",
+                         f"{e['reasoning_spearman_vs_distance']:.3f}", f"{e['pearson_vs_prediction']:.3f}",
+                         f"{e['pc1_spearman']:.3f}", *extra))
+    lines += table(["model", "γ", "seed", "when (epoch)", "memory block mean (std)", "reasoning Spearman vs distance",
+                    "Pearson vs prediction", "PC1 rank corr. (abs.)", "W_V σ1/σ2", "r_rsn / r_mem", "profile Pearson"],
+                   rows)
+    lines += ["", *table([f"check at γ {FIG8_GAMMA}", "model", "passed in (seeds)"],
+                         [(name, m, _held_in(per_seed)) for (name, m), per_seed in sorted(results["checks"].items())])]
+    lines += ["", f"Pass thresholds (spec §5): memory block mean ≥ {T2_MEMORY_MEAN} with std ≤ {T2_MEMORY_STD}, "
+              f"reasoning Spearman ≤ {T2_SPEARMAN}, Pearson vs prediction ≥ {T2_PEARSON} (T2, at the early "
+              f"checkpoint); σ1/σ2 ≥ {T3_SIGMA_RATIO:g} and r_rsn ≥ {T3_REASONING_OVER_MEMORY:g}·r_mem (T3); profile "
+              f"Pearson ≥ {T4_PROFILE_PEARSON} (T4) and PC1 |Spearman| vs token value over tokens 11..120 ≥ "
+              f"{T4_PC1_SPEARMAN} (Fig. 5B)."]
+    return lines
+
+
+def fig8_lines(fig8: dict[str, dict]) -> list[str]:
+    """E4's table per experiment and group, and whether each of its two claims held (one seed: its runs')."""
+    rows = []
     for name, r in fig8.items():
-        for g in r["groups"]:
-            last = r["rows"].last_epoch()
-            final_acc = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_acc")
-            final_in = r["rows"].at(last, "pooled", f"memory_group_{g['group']}_in_range")
-            lines.append(f"| {name} | {GROUP_NAMES[name][g['group'] - 1]} | {g['epoch_in_range']} | "
-                         f"{_num(g['acc_then'])} | {g['t50']} | {_num(final_acc)} | {_num(final_in)} |")
-    lines.append("")
+        last = r["rows"].last_epoch()
+        rows += [(name, GROUP_NAMES[name][g["group"] - 1], epoch_cell(g["epoch_in_range"]), _num(g["acc_then"]),
+                  epoch_cell(g["t50"]), _num(r["rows"].at(last, "pooled", f"memory_group_{g['group']}_acc")),
+                  _num(r["rows"].at(last, "pooled", f"memory_group_{g['group']}_in_range"))) for g in r["groups"]]
+    lines = [*table(["experiment", "group", "epoch in-range ≥ 0.9", "accuracy then", "t50", "final accuracy",
+                     "final in-range"], rows), ""]
+    seed = next(iter(fig8.values()))["cfg"].seed
     if "ranges" in fig8:
         groups = fig8["ranges"]["groups"]
         lines.append("- (i) The in-range rate nears 1 while accuracy is still low (in-range ≥ 0.9 reached while "
                      f"accuracy < 0.5, in every group): {_yes(all(g['held'] for g in groups))} "
-                     f"({sum(g['held'] for g in groups)} of {len(groups)} groups).")
+                     f"({sum(g['held'] for g in groups)} of {len(groups)} groups; 1 seed, seed {seed}).")
     if "rules" in fig8:
         g1, g2 = (g["t50"] for g in fig8["rules"]["groups"])
         held = g2 is not None and (g1 is None or g2 <= 0.5 * g1)
         lines.append(f"- (ii) F_mem,2 (labels near the key) is learned much faster than F_mem,1 (t50 {g2} vs {g1}; "
-                     f"criterion t50 ratio ≤ 0.5, a run that never reaches 0.5 counting as slower): {_yes(held)}.")
+                     f"criterion t50 ratio ≤ 0.5, a run that never reaches 0.5 counting as slower): {_yes(held)} "
+                     f"(1 seed, seed {seed}).")
     return lines
 
 
 def summary_markdown(profile: str, cfgs: list[RunConfig], results: dict, timing: str) -> str:
-    runs, criteria, geometry = results["runs"], results["criteria"], results["geometry"]
     lines = [*header("reasoning-bias", profile, sorted({c.profile for c in cfgs}), timing),
-             "![curves](figures/curves.png)", "", "## Training order (E1)", "",
-             "| model | γ | seed | t50 memory | t50 reasoning-train | t50 reasoning-test | final memory acc | "
-             "final reasoning-test acc |", "|---|---|---|---|---|---|---|---|"]
-    for (m, g, s), r in sorted(runs.items()):
-        lines.append(f"| {m} | {g} | {s} | {r['t50_memory']} | {r['t50_reasoning_train']} | "
-                     f"{r['t50_reasoning_test']} | {_num(r['memory_acc'])} | {_num(r['reasoning_test_acc'])} |")
-    lines += ["", "Criteria (spec §6 E1; t50 = first epoch with accuracy ≥ 0.5):", ""]
-    for (m, s), c in sorted(criteria.items()):
-        lines.append(f"- {m}, seed {s}: small init reasons first (t50 ratio {_ratio(c, 'small')}) "
-                     f"{_yes(c['small_init_reasons_first'])}; small init generalizes (≥ 0.9) "
-                     f"{_yes(c['small_init_generalizes'])}; large init shows no bias (ratio "
-                     f"{_ratio(c, 'large')} in [0.5, 2]) {_yes(c['large_init_no_bias'])}; large init "
-                     f"generalizes ≥ 0.5 less {_yes(c['large_init_generalizes_less'])}.")
-    lines += ["", "## Geometry (T1–T4)", "", "T1, first-layer attention at initialization, max |A_ij − 1/i| "
-              "(pass: < 1e-3 at γ 0.8, > 0.05 at γ 0.3): "
-              + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(results["attention"].items())), "",
-              "| model | γ | when (epoch) | memory block mean (std) | reasoning Spearman vs distance | "
-              "Pearson vs prediction | PC1 rank corr. (abs.) | W_V σ1/σ2 | r_rsn / r_mem | profile Pearson |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for (m, g), gr in sorted(geometry.items()):
-        for when in ("early", "final"):
-            e = gr[when]
-            extra = (f"{e['sigma_ratio']:.2f} | {e['reasoning_over_memory']:.2f} | {e['profile_pearson']:.3f}"
-                     if "sigma_ratio" in e else "— | — | —")
-            lines.append(f"| {m} | {g} | {when} ({e['epoch']}) | {e['memory_mean']:.3f} ({e['memory_std']:.3f}) | "
-                         f"{e['reasoning_spearman_vs_distance']:.3f} | {e['pearson_vs_prediction']:.3f} | "
-                         f"{e['pc1_spearman']:.3f} | {extra} |")
+             "![curves](figures/curves.png)", "", "## Training order (E1)", "", *runs_table(results["runs"]), "",
+             "Criteria (spec §6 E1; t50 = first epoch with accuracy ≥ 0.5):", "",
+             *criteria_table(results["criteria"]), "", "## Geometry (T1–T4)", "", *geometry_lines(results)]
     if results["fig8"]:
-        lines += _fig8_lines(results["fig8"])
-    lines += ["", "Pass thresholds (spec §5): memory block mean ≥ 0.8 with std ≤ 0.1, reasoning Spearman ≤ −0.8, "
-              "Pearson vs prediction ≥ 0.7 (T2, at the early checkpoint, γ 0.8); σ1/σ2 ≥ 2 and r_rsn ≥ 3·r_mem (T3); "
-              "profile Pearson ≥ 0.7 and PC1 |Spearman| vs token value over tokens 11..120 ≥ 0.9 (T4, Fig. 5B)."]
+        lines += ["", "## Label distribution (E4, Fig. 8)", "", "![label distribution](figures/label-distribution.png)",
+                  "", *fig8_lines(results["fig8"])]
     return "\n".join(lines) + "\n"

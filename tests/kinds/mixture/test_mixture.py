@@ -174,6 +174,38 @@ def test_e1_criteria_read_memory_never_learned_as_a_bound():
     assert c["large_init_no_bias"] and not c["t50_ratio_large_init_bound"]
 
 
+def test_theory_checks_apply_the_spec_thresholds_per_seed():
+    """T2 needs all three thresholds at the early checkpoint; T3 and T4 apply to the transformer only; a check is
+    counted per seed, and γ 0.3 runs are not checked."""
+    from reasonlab.studies.reasoning_bias import criteria_table, theory_checks
+
+    def entry(mean=0.9, std=0.05, spearman=-0.9, pearson=0.8, pc1=0.95, **transformer):
+        return {"memory_mean": mean, "memory_std": std, "reasoning_spearman_vs_distance": spearman,
+                "pearson_vs_prediction": pearson, "pc1_spearman": pc1, **transformer}
+
+    t = {"sigma_ratio": 3.0, "reasoning_over_memory": 4.0, "profile_pearson": 0.8}
+    geometry = {("emb_mlp", 0.8, 1): {"early": entry(), "final": entry()},
+                ("emb_mlp", 0.8, 2): {"early": entry(std=0.11), "final": entry(pc1=0.5)},
+                ("emb_mlp", 0.3, 1): {"early": entry(mean=0.0), "final": entry()},
+                ("transformer", 0.8, 1): {"early": entry(**t), "final": entry(**{**t, "reasoning_over_memory": 2.9})}}
+    checks = theory_checks(geometry)
+    assert checks[("T2 (early)", "emb_mlp")] == {1: True, 2: False}
+    assert checks[("Fig. 5B PC1 (end)", "emb_mlp")] == {1: True, 2: False}
+    assert checks[("T3 (end)", "transformer")] == {1: False}
+    assert checks[("T4 (early)", "transformer")] == checks[("T4 (end)", "transformer")] == {1: True}
+    assert ("T3 (end)", "emb_mlp") not in checks
+
+    def crit(first: bool) -> dict:
+        return {"t50_ratio_small_init": 0.4 if first else 0.8, "t50_ratio_small_init_bound": False,
+                "t50_ratio_large_init": 1.0, "t50_ratio_large_init_bound": False, "small_init_reasons_first": first,
+                "small_init_generalizes": True, "large_init_no_bias": True, "large_init_generalizes_less": False}
+
+    lines = criteria_table({("emb_mlp", 1): crit(True), ("emb_mlp", 2): crit(False), ("emb_mlp", 3): crit(True)})
+    assert "| emb_mlp | small init reasons first (t50 ratio ≤ 0.5) | 2 of 3 (seeds 1, 3) | 1: 0.400, 2: 0.800, " \
+           "3: 0.400 |" in lines
+    assert "| emb_mlp | large init generalizes ≥ 0.5 less | 0 of 3 | 1: no, 2: no, 3: no |" in lines
+
+
 @pytest.mark.slow
 def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     tiny = ["task.n_samples=2000", "model.d_model=40", "model.d_ff=48", "train.epochs=4", "train.warmup_epochs=1",
@@ -193,7 +225,7 @@ def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     # are never committed): the same numbers, the figures drawn again
     import shutil
     kept = sorted(sweep_dir.glob("*/analysis/geometry/geometry.json"))
-    assert len(kept) == 4  # seed 1: two models × two γ
+    assert len(kept) == 8  # every mixture run: two models × two γ × two seeds
     for run in sweep_dir.iterdir():
         shutil.rmtree(run / "checkpoints", ignore_errors=True)
     shutil.rmtree(sweep_dir / "figures")
