@@ -44,7 +44,15 @@ from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.report.markdown import epoch_cell
 from reasonlab.store import read_json, read_metrics
-from reasonlab.studies import anchor_complexity, anchor_lr_wd, anchor_phase, demo, modular_phase, reasoning_bias
+from reasonlab.studies import (
+    anchor_complexity,
+    anchor_lr_wd,
+    anchor_phase,
+    benchmarks,
+    demo,
+    modular_phase,
+    reasoning_bias,
+)
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import (
     FITTED,
@@ -646,20 +654,56 @@ RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-d
 
 
 def _rb_inputs() -> list[str]:
-    """Every run's record and, for the first seed's mixture runs, the geometry each kept (no checkpoint is
-    committed): the runs ``reasoning_bias.measure`` reads."""
+    """Every run's record and, for each mixture run, the geometry it kept (no checkpoint is committed): the runs
+    ``reasoning_bias.measure`` reads."""
     cfgs = reasoning_bias.study_configs("cpu")
-    first = min(c.seed for c in cfgs)
     return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in ("config.yaml", "summary.json", "metrics.parquet")] + [
         f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
-        if c.seed == first and reasoning_bias.is_fig8(c) is None]
+        if reasoning_bias.is_fig8(c) is None]
+
+
+@cache
+def _rb_results() -> dict:
+    return reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, None)
 
 
 def _draw_rb(scratch: Path) -> None:
     reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch)
 
 
+def _rb_e1() -> str:
+    results = _rb_results()
+    return "\n".join([*reasoning_bias.runs_table(results["runs"]), "",
+                      *reasoning_bias.criteria_table(results["criteria"])]) + "\n"
+
+
+def _rb_held(per_seed: dict[int, bool]) -> str:
+    return f"{sum(per_seed.values())} of {len(per_seed)}"
+
+
+def _rb_headline() -> str:
+    """The results table's line for the committed cpu sweep: E1's criteria and the theory checks, in how many
+    seeds each held, and Fig. 8's two claims (1 seed)."""
+    results = _rb_results()
+    parts = []
+    for model, name in (("emb_mlp", "Emb-MLP"), ("transformer", "transformer")):
+        mine = {s: c for (m, s), c in results["criteria"].items() if m == model}
+        parts.append(f"{name}, E1 criteria held in (of {len(mine)} seeds): " + ", ".join(
+            f"{label.split(' (')[0]} {sum(c[key] for c in mine.values())}"
+            for key, label in reasoning_bias.CRITERIA.items()))
+    checks = [f"{name} ({m}) {_rb_held(per_seed)}" for (name, m), per_seed in sorted(results["checks"].items())]
+    fig8 = reasoning_bias.fig8_held(results["fig8"])
+    return ("; ".join(parts) + f"; theory checks at γ 0.8, passed in: {', '.join(checks)}; Fig. 8 (1 seed): (i) "
+            f"{'held' if fig8['ranges'] else 'did not hold'}, (ii) {'held' if fig8['rules'] else 'did not hold'}")
+
+
 # ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
+
+def _sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
+    """A committed sweep's table of results and each run's record."""
+    return [f"{folder}/results.parquet"] + [f"{folder}/{c.run_id()}/{f}" for c in configs
+                                            for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
 
 @dataclass(frozen=True)
 class CpuSweep:
@@ -676,8 +720,7 @@ class CpuSweep:
         return sweep_configs(self.study.spec_for("cpu"))[0]
 
     def inputs(self) -> list[str]:
-        return [f"{self.folder}/{c.run_id()}/{f}" for c in self.configs()
-                for f in ("config.yaml", "summary.json", "metrics.parquet")]
+        return _sweep_inputs(self.folder, self.configs())
 
     def draw(self, scratch: Path) -> None:
         configs, sweep = self.configs(), REPO / self.folder
@@ -690,6 +733,37 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}),
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
                        needs_runs=True))
+
+
+# ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------
+
+def _bench_folder(study: benchmarks.BenchmarkStudy) -> str:
+    return f"results/{study.spec_for('cpu').name}"
+
+
+def _bench_configs(study: benchmarks.BenchmarkStudy) -> list[RunConfig]:
+    return sweep_configs(study.spec_for("cpu"))[0]
+
+
+def _bench_table(study: benchmarks.BenchmarkStudy) -> list[dict]:
+    rows = finished_rows(_bench_configs(study), REPO / _bench_folder(study))
+    return benchmarks.runs_table(rows, study.plans["cpu"])
+
+
+def _bench_inputs(study: benchmarks.BenchmarkStudy) -> list[str]:
+    return _sweep_inputs(_bench_folder(study), _bench_configs(study))
+
+
+def _bench_report(study: benchmarks.BenchmarkStudy) -> str:
+    return "\n".join(benchmarks.report_lines(_bench_table(study), level=4)) + "\n"
+
+
+def _draw_bench(study: benchmarks.BenchmarkStudy, scratch: Path) -> None:
+    benchmarks.benchmark_figure(_bench_table(study), study.name, scratch / study.name,
+                                _bench_configs(study)[0].profile)
+
+
+BENCHMARKS = [s for s in benchmarks.STUDIES.values() if (REPO / _bench_folder(s)).is_dir()]  # the committed ones
 
 
 # ---- the anchor mechanism pair: flow and representations of two cpu-phase runs, from their committed analyses --
@@ -952,11 +1026,12 @@ def _what_reproduces() -> str:
          "(paper App. E)",
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-         _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu",
-                        "14 runs, 3 seeds, about 38 min"),
-         "observed, runs not committed: the Emb-MLP's contrast appeared in 2 seeds (E1; its last criterion in 1 of "
-         "2; the demo's 3 committed seeds are the same setting); the transformer learned the rule first at both γ "
-         "(2 seeds); T1, T2 and T4 passed, T3 failed, Fig. 8 (i) held and (ii) did not (1 seed each)",
+         *((_counts([RB_CPU]), _rb_headline()) if (REPO / RB_CPU).is_dir() else (
+             _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu",
+                            "14 runs, 3 seeds, about 38 min"),
+             "observed, runs not committed: the Emb-MLP's contrast appeared in 2 seeds (E1; its last criterion in 1 "
+             "of 2; the demo's 3 committed seeds are the same setting); the transformer learned the rule first at "
+             "both γ (2 seeds); T1, T2 and T4 passed, T3 failed, Fig. 8 (i) held and (ii) did not (1 seed each)")),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
@@ -974,9 +1049,10 @@ def _what_reproduces() -> str:
          "observed, runs not committed: i.d. memorization only, o.o.d. generalization **did not appear**",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
-         _counts([MODULAR]), "o.o.d.-test stays near chance; depths 3–6 pass through o.o.d. memorization into i.d. "
-         "memorization; at p 13–17 the plateau outlasts the budget (the docs' table, re-evaluated on 64 batches "
-         "per set, from the committed analysis JSON)",
+         _counts([MODULAR]), "observed in 1 seed per setting: o.o.d.-test stays near chance; depths 3 and 4 "
+         "show the pattern of o.o.d. memorization below the spec's phase thresholds, then i.d. memorization; at p "
+         "13–17 the plateau outlasts the budget (the docs' table, re-evaluated on 64 batches per set, from the "
+         "committed analysis JSON)",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
          "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about 5 h a "
@@ -1008,8 +1084,9 @@ def _trajectory_short() -> str:
     theirs = {n: r["evaluations"][-1] for n, r in lines.items() if "authors' draws" in n}
     name, last = max(theirs.items(), key=lambda kv: kv[1]["epoch"])
     logged = {e["epoch"]: e for e in authors_log()["runs"]["0.8"]["evaluations"]}[last["epoch"]]
-    return (f"our step on the authors' γ 0.8 draws composes as their log (epoch {last['epoch']}: (4,3) inferential "
-            f"{last['heldout_inferential']:.3f}, log {logged['heldout_inferential']:.3f}); {_own_draws_g08(lines)}")
+    return (f"our step on the authors' γ 0.8 draws (their seed-1 draw, 1 run) composes as their log (epoch "
+            f"{last['epoch']}: (4,3) inferential {last['heldout_inferential']:.3f}, log "
+            f"{logged['heldout_inferential']:.3f}); {_own_draws_g08(lines)}")
 
 
 def _what_reproduces_short() -> str:
@@ -1030,7 +1107,8 @@ def _what_reproduces_short() -> str:
         ("anchor composition at paper scale", _short_counts([TRAJECTORY]), _trajectory_short(),
          "[anchor-composition](docs/anchor-composition.md#the-paper-scale-trajectory-on-this-cpu)"),
         ("anchor composition at reduced scale (phase, complexity, lr × wd)", "not committed yet",
-         "observed: the γ transition is not reproduced at reduced scale", "[anchor-composition]"
+         "observed in 2 seeds (phase; complexity and lr × wd 1 seed): the γ transition is not reproduced at reduced "
+         "scale", "[anchor-composition]"
          "(docs/anchor-composition.md#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("reasoning bias, transformer at the spec's data volume", _short_counts(
             [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
@@ -1053,7 +1131,8 @@ def _what_reproduces_short() -> str:
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *_regime_inputs(),
-            DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS)]
+            DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS),
+            *(_rb_inputs() if (REPO / RB_CPU).is_dir() else [])]
 
 
 FIGURE_GENERATORS: dict[str, Figures] = {
@@ -1074,6 +1153,9 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
        for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
     **{f"anchor-mechanism-{which}": figures for which, figures in _probed_figures().items()},
+    **{f"benchmark-{b.name}-cpu": Figures(partial(_bench_inputs, b), {f"{FIGURES}/benchmark-{b.name}-cpu.png":
+                                                                       f"{b.name}.png"}, partial(_draw_bench, b))
+       for b in BENCHMARKS},
     **({"modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
                                        {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid)}
        if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
@@ -1100,6 +1182,14 @@ TABLES: dict[str, Table] = {
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
         str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
+    **({"reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", _rb_inputs, _rb_e1),
+        "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", _rb_inputs,
+                                             lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
+        "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", _rb_inputs,
+                                         lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n")}
+       if (REPO / RB_CPU).is_dir() else {}),
+    **{f"benchmark-{b.name}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
+       for b in BENCHMARKS},
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
@@ -1115,6 +1205,7 @@ def _analyze_pack(study: str, run: str, probes: str) -> str:
             "pack again (it adds the analysis files)")
 
 
+BENCHMARK_MINUTES = {"addition": 54, "scan": 28, "cogs": 51, "prontoqa": 40}  # measured here, 2026-11
 _PHASE, _RB, _MOD = _train_pack("anchor-phase"), _train_pack("reasoning-bias"), _train_pack("modular-phase")
 _MECHANISM = "--probe flow --probe representations"
 PENDING: dict[str, Pending] = {
@@ -1139,6 +1230,8 @@ PENDING: dict[str, Pending] = {
     "modular-phase-cpu-shots": Pending(_MOD, "the same sweep", "modular-icl.md, the cpu profile"),
     "modular-grid-id-cpu": Pending(_analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2], "--probe grid"),
                                    "the sweep, then about a minute", "modular-icl.md, k-shot grids"),
+    **{f"benchmark-{name}-cpu": Pending(_train_pack(name), f"6 runs, 1 seed, about {minutes} min of training summed",
+                                        "benchmarks.md") for name, minutes in BENCHMARK_MINUTES.items()},
     "reasoning-bias-cpu-curves": Pending(_RB, "14 runs, 3 seeds, about 38 min on 2 cores",
                                          "reasoning-bias.md, cpu profile"),
     "reasoning-bias-cpu-label-distribution": Pending(_RB, "the same sweep", "reasoning-bias.md, Fig. 8"),

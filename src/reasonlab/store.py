@@ -107,6 +107,50 @@ def write_npz(path: Path, arrays: dict[str, Any]) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def _split(value: Any, key: str, arrays: dict[str, Any]) -> Any:
+    """``value`` as JSON, each array (numpy or torch) in it moved into ``arrays`` under ``key`` and named in its
+    place."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) or hasattr(value, "detach"):
+        arrays[key] = np.asarray(value.detach() if hasattr(value, "detach") else value)
+        return {"npz": key}
+    if isinstance(value, dict):
+        return {k: _split(v, f"{key}.{k}", arrays) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_split(v, f"{key}.{i}", arrays) for i, v in enumerate(value)]
+    return float(value) if isinstance(value, np.floating) else value
+
+
+def _join(value: Any, arrays: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        return arrays[value["npz"]] if set(value) == {"npz"} else {k: _join(v, arrays) for k, v in value.items()}
+    return [_join(v, arrays) for v in value] if isinstance(value, list) else value
+
+
+def write_with_arrays(path: Path, obj: Any) -> None:
+    """A nested record holding arrays: the numbers as JSON at ``path``, the arrays in the ``.npz`` beside it. The
+    JSON is written last, so its presence says the pair is whole."""
+    arrays: dict[str, Any] = {}
+    numbers = _split(obj, "g", arrays)
+    write_npz(path.with_suffix(".npz"), arrays)
+    write_json(path, numbers)
+
+
+def read_with_arrays(path: Path, what: str, fix: str) -> Any:
+    """What ``write_with_arrays`` wrote, or a one-line error naming the file and ``fix``."""
+    import zipfile
+
+    import numpy as np
+
+    numbers = read_json(path, what)
+    try:
+        with np.load(path.with_suffix(".npz"), allow_pickle=False) as npz:
+            return _join(numbers, dict(npz))
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        raise StoreError(f"{path.with_suffix('.npz')}: damaged {what} arrays; {fix}") from None
+
+
 def write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
 

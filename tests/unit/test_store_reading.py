@@ -233,3 +233,22 @@ def test_a_profile_label_with_markup_prints_after_train(tmp_path):
     result = _cli("train", path, "--out", tmp_path / "runs", "-q", "--set", "profile=cpu [reduced] [/x] \x1b[2J")
     assert result.exit_code == 0, result.output
     assert "cpu [reduced] [/x] \\x1b[2J" in result.output and not CONTROL.search(result.output)
+
+
+def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path):
+    """Numbers in JSON, arrays (numpy or torch) in the npz beside it; a damaged npz is a StoreError naming it."""
+    import numpy as np
+    import torch
+
+    from reasonlab.errors import StoreError
+    from reasonlab.store import read_with_arrays, write_with_arrays
+
+    record = {"early": {"epoch": 3, "cosine": np.eye(3), "pca": (list(range(4)), torch.ones(4, 2), np.float32(0.5))}}
+    write_with_arrays(tmp_path / "g.json", record)
+    back = read_with_arrays(tmp_path / "g.json", "geometry", "rerun it")
+    assert back["early"]["epoch"] == 3 and np.array_equal(back["early"]["cosine"], np.eye(3))
+    assert back["early"]["pca"][0] == [0, 1, 2, 3] and back["early"]["pca"][1].shape == (4, 2)
+    assert back["early"]["pca"][2] == 0.5
+    (tmp_path / "g.npz").write_bytes(b"not a zip")
+    with pytest.raises(StoreError, match=r"g\.npz: damaged geometry arrays; rerun it$"):
+        read_with_arrays(tmp_path / "g.json", "geometry", "rerun it")

@@ -19,6 +19,7 @@ from rich.console import Console
 from reasonlab.config import raw_config
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.report.markdown import header
+from reasonlab.report.markdown import table as md_table
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -148,37 +149,43 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
+    return "\n".join([*header(study.name, profile, label, report.timing(), study.what),
+                      f"![{study.name}](figures/{study.name}.png)", "", *report_lines(table)]) + "\n"
+
+
+def report_lines(table: list[dict], level: int = 2) -> list[str]:
+    """What a benchmark sweep showed (its summary's body, and the docs' section, whose headings are at ``level``):
+    the headline, every run, the categories at the largest size and, per size, whether small initialization
+    generalized better."""
+    h = "#" * level
     head = table[0]["headline"] if table else "ood_exact"
-    lines = [*header(study.name, profile, label, report.timing(), study.what),
-             f"![{study.name}](figures/{study.name}.png)", "",
-             f"Headline figure: `{head}` (exact match of the greedy decoding"
+    lines = [f"Headline figure: `{head}` (exact match of the greedy decoding"
              + (", read as the true/false judgement" if head.endswith("judgement") else "") + ").", "",
-             "## Runs", "",
-             "| setting | n_train | seed | train exact | id exact | ood exact | headline | fit step | "
-             "headline ≥ fit step | label | run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for t in sorted(table, key=lambda t: (SETTINGS.index(t["setting"]), t["n"], t["seed"])):
-        lines.append(f"| {t['setting']} | {t['n']} | {t['seed']} | {_fmt(t['train'])} | {_fmt(t['id'])} | "
-                     f"{_fmt(t['ood'])} | {_fmt(t['value'])} | {_fmt(t['fit_step'])} | "
-                     f"{_fmt(t['converge_step'])} | {t['label']} | {t['run']} |")
+             f"{h} Runs", "",
+             *md_table(["setting", "n_train", "seed", "train exact", "id exact", "ood exact", "headline", "fit step",
+                        "headline ≥ fit step", "label", "run"],
+                       [(t["setting"], t["n"], t["seed"], _fmt(t["train"]), _fmt(t["id"]), _fmt(t["ood"]),
+                         _fmt(t["value"]), _fmt(t["fit_step"]), _fmt(t["converge_step"]), t["label"], t["run"])
+                        for t in sorted(table, key=lambda t: (SETTINGS.index(t["setting"]), t["n"], t["seed"]))])]
     sizes = sorted({t["n"] for t in table})
     if sizes:
         n = sizes[-1]
         cats, means = category_means(table, n)
         present = [s for s in SETTINGS if any(t["setting"] == s for t in table)]
-        lines += ["", f"## Per category (`{head.split('_')[0]}` set, exact match, n_train = {n}, mean over seeds)",
-                  "", "| category | " + " | ".join(present) + " |", "|---|" + "---|" * len(present)]
-        for c in cats:
-            lines.append(f"| {c} | " + " | ".join(_fmt(means[s][c]) for s in present) + " |")
-    lines += ["", "## Did small initialization generalize better at this scale?", ""]
+        lines += ["", f"{h} Per category (`{head.split('_')[0]}` set, exact match, n_train = {n}, mean over seeds)",
+                  "", *md_table(["category", *present], [(c, *(_fmt(means[s][c]) for s in present)) for c in cats])]
+    lines += ["", f"{h} Did small initialization generalize better at this scale?", ""]
     for a, b in ((SETTINGS[1], SETTINGS[0]), (SETTINGS[2], SETTINGS[0])):
         comp = comparison(table, a, b)
         if not comp:
             continue
         better = sum(w.startswith("better") for *_, w in comp)
+        seeds = len({t["seed"] for t in table})
         lines.append(f"- **{a}** vs **{b}**: " + "; ".join(
             f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
-            + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none).")
-    return "\n".join(lines) + "\n"
+            + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none; "
+            + f"{seeds} seed{'s' if seeds > 1 else ''}).")
+    return lines
 
 
 def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:

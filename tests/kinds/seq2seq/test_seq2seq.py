@@ -252,7 +252,21 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     assert (sweep_dir / "figures" / "addition.png").is_file()
     assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
     assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
-    assert "Better at" in summary and "tiny addition" in summary
+    assert "Better at" in summary and "tiny addition" in summary and "(a difference under 0.02 counts as none; 1 " \
+        "seed)" in summary
+
+    # the docs' section comes back from the finished runs' records alone (checkpoints are never committed)
+    import shutil
+
+    from reasonlab.studies.benchmarks import report_lines, runs_table
+    from reasonlab.sweep.grid import sweep_configs
+    from reasonlab.sweep.runner import finished_rows
+
+    for run in sweep_dir.iterdir():
+        shutil.rmtree(run / "checkpoints", ignore_errors=True)
+    rows = finished_rows(sweep_configs(study.spec_for("cpu"), overrides=tiny)[0], sweep_dir)
+    assert len(rows) == 6
+    assert summary.endswith("\n".join(report_lines(runs_table(rows, study.plans["cpu"]))) + "\n")
 
 
 @pytest.mark.parametrize(("positions", "norm"), [("learned", "post"), ("rope", "pre"), ("none", "post")])
