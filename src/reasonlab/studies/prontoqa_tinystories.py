@@ -340,7 +340,7 @@ def _means(by_gamma: dict[float, list[float]]) -> str:
 def ordering_verdict(by_gamma: dict[float, list[float]]) -> str:
     """Whether a figure rises with γ: **held** when the seed means rise and the seed ranges of neighbouring γ do
     not overlap, **not separable from noise** when the means rise but the ranges overlap, **did not hold**
-    otherwise; one seed per γ cannot show a spread, and the verdict says so."""
+    otherwise; one seed per γ cannot show a spread, so rising means there are an observation, not "held"."""
     gammas = sorted(g for g, v in by_gamma.items() if v)
     if len(gammas) < 2:
         return "not testable (fewer than two γ measured)"
@@ -348,7 +348,7 @@ def ordering_verdict(by_gamma: dict[float, list[float]]) -> str:
     if not all(a < b for a, b in zip(means, means[1:], strict=False)):
         return "**did not hold**"
     if any(len(by_gamma[g]) < 2 for g in gammas):
-        return "**held** in the means (one seed at some γ: no spread to separate it from noise)"
+        return "rose in the seed means (1 seed at some γ: an observation, with no spread to separate it from noise)"
     apart = all(max(by_gamma[a]) < min(by_gamma[b]) for a, b in zip(gammas, gammas[1:], strict=False))
     return "**held**" if apart else "**not separable from noise** (the means rise, the seed ranges overlap)"
 

@@ -233,8 +233,8 @@ def test_regime_report_verdicts_on_synthetic_runs():
     assert "Lowest over the window: PrOntoQA at γ 0.5, TinyStories at γ 0.3." in text
     for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
         assert f"## {title}" in text
-    assert "ΔL̄ rises with γ at peak lr 3e-05 (mean over seeds per γ: 0.3: 0.310, 0.5: 0.510, 0.8: 0.810): **held** " \
-           "in the means (one seed" in text
+    assert "ΔL̄ rises with γ at peak lr 3e-05 (mean over seeds per γ: 0.3: 0.310, 0.5: 0.510, 0.8: 0.810): rose in " \
+           "the seed means (1 seed at some γ: an observation" in text
     # the seeds overlap: the means rise, but not beyond the spread; a fall: did not hold
     noisy = _synthetic(groups, lambda g, s: g + 0.3 * s, cosine)
     assert "0.8 in the seed means" in (t := study.summary_markdown("regime", groups, noisy, "timing"))
