@@ -87,7 +87,7 @@ DL_SEARCH = "results/reasoning-bias/dl-search"
 MODULAR = "results/modular"
 CELL = "results/modular/cell"
 DEMO = "results/demo"
-RB_CPU = "results/reasoning-bias-cpu"  # where the PENDING command below trains the synthetic study's cpu profile
+RB_CPU = "results/reasoning-bias-cpu"  # the synthetic study's cpu profile, committed
 
 
 @dataclass(frozen=True)
@@ -673,7 +673,11 @@ def _draw_rb(scratch: Path) -> None:
 
 def _rb_e1() -> str:
     results = _rb_results()
-    return "\n".join([*reasoning_bias.runs_table(results["runs"]), "",
+    walls = [read_json(run / "summary.json", "run summary")["wall_time_s"] for run in _runs(RB_CPU)]
+    return "\n".join([f"Committed: {_counts([RB_CPU])}; {sum(walls) / 60:.0f} min of training summed over the "
+                      f"runs (one thread each, beside other work).", "", *reasoning_bias.runs_table(results["runs"]),
+                      "", "(t50 = first evaluated epoch, every 2 epochs, with accuracy ≥ 0.5; — = never within the "
+                      "run.) E1's criteria (spec §6), per model over the seeds:", "",
                       *reasoning_bias.criteria_table(results["criteria"])]) + "\n"
 
 
@@ -700,9 +704,8 @@ def _rb_headline() -> str:
 # ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
 
 def _sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
-    """A committed sweep's table of results and each run's record."""
-    return [f"{folder}/results.parquet"] + [f"{folder}/{c.run_id()}/{f}" for c in configs
-                                            for f in ("config.yaml", "summary.json", "metrics.parquet")]
+    """Each run's record in a committed sweep (its results table is rebuilt from them: packs carry none)."""
+    return [f"{folder}/{c.run_id()}/{f}" for c in configs for f in ("config.yaml", "summary.json", "metrics.parquet")]
 
 
 @dataclass(frozen=True)
@@ -1026,12 +1029,7 @@ def _what_reproduces() -> str:
          "(paper App. E)",
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-         *((_counts([RB_CPU]), _rb_headline()) if (REPO / RB_CPU).is_dir() else (
-             _not_committed("10 runs, 2 seeds, 27 min", "reasonlab reproduce reasoning-bias --profile cpu",
-                            "14 runs, 3 seeds, about 38 min"),
-             "observed, runs not committed: the Emb-MLP's contrast appeared in 2 seeds (E1; its last criterion in 1 "
-             "of 2; the demo's 3 committed seeds are the same setting); the transformer learned the rule first at "
-             "both γ (2 seeds); T1, T2 and T4 passed, T3 failed, Fig. 8 (i) held and (ii) did not (1 seed each)")),
+         _counts([RB_CPU]), _rb_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
@@ -1132,7 +1130,7 @@ def _what_reproduces_short() -> str:
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *_regime_inputs(),
             DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *(_rb_inputs() if (REPO / RB_CPU).is_dir() else [])]
+            *_rb_inputs()]
 
 
 FIGURE_GENERATORS: dict[str, Figures] = {
@@ -1149,7 +1147,7 @@ FIGURE_GENERATORS: dict[str, Figures] = {
                                       {f"{FIGURES}/{_grok_shots_name(*at)}.png": f"{_grok_shots_name(*at)}.png"},
                                       partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
     **({name: Figures(_rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb)
-        for name, made in RB_FIGURES.items()} if (REPO / RB_CPU).is_dir() else {}),  # else PENDING, below
+        for name, made in RB_FIGURES.items()}),
     **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
        for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
     **{f"anchor-mechanism-{which}": figures for which, figures in _probed_figures().items()},
@@ -1182,12 +1180,11 @@ TABLES: dict[str, Table] = {
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
         str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
-    **({"reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", _rb_inputs, _rb_e1),
-        "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", _rb_inputs,
-                                             lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
-        "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", _rb_inputs,
-                                         lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n")}
-       if (REPO / RB_CPU).is_dir() else {}),
+    "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", _rb_inputs, _rb_e1),
+    "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", _rb_inputs,
+                                         lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
+    "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", _rb_inputs,
+                                     lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
     **{f"benchmark-{b.name}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
        for b in BENCHMARKS},
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
@@ -1206,7 +1203,7 @@ def _analyze_pack(study: str, run: str, probes: str) -> str:
 
 
 BENCHMARK_MINUTES = {"addition": 54, "scan": 28, "cogs": 51, "prontoqa": 40}  # measured here, 2026-11
-_PHASE, _RB, _MOD = _train_pack("anchor-phase"), _train_pack("reasoning-bias"), _train_pack("modular-phase")
+_PHASE, _MOD = _train_pack("anchor-phase"), _train_pack("modular-phase")
 _MECHANISM = "--probe flow --probe representations"
 PENDING: dict[str, Pending] = {
     "anchor-phase-cpu": Pending(_PHASE, "45 runs, 3 seeds, about 55 min on 2 cores",
@@ -1232,10 +1229,6 @@ PENDING: dict[str, Pending] = {
                                    "the sweep, then about a minute", "modular-icl.md, k-shot grids"),
     **{f"benchmark-{name}-cpu": Pending(_train_pack(name), f"6 runs, 1 seed, about {minutes} min of training summed",
                                         "benchmarks.md") for name, minutes in BENCHMARK_MINUTES.items()},
-    "reasoning-bias-cpu-curves": Pending(_RB, "14 runs, 3 seeds, about 38 min on 2 cores",
-                                         "reasoning-bias.md, cpu profile"),
-    "reasoning-bias-cpu-label-distribution": Pending(_RB, "the same sweep", "reasoning-bias.md, Fig. 8"),
-    "reasoning-bias-cpu-cosine-emb_mlp-g0.8": Pending(_RB, "the same sweep", "reasoning-bias.md, Emb-MLP cosines"),
 }
 
 

@@ -232,9 +232,9 @@ def theory_checks(geometry: dict[tuple[str, float, int], dict]) -> dict[tuple[st
 
 def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -> None:
     seed = min(c.seed for c in cfgs)
-    panels = [(f"{m} γ={g} (seed {seed})", runs[(m, g, seed)]["rows"]) for m in ("transformer", "emb_mlp")
-              for g in GAMMAS if (m, g, seed) in runs]
-    caption = f"Profile: {cfgs[0].profile} / {cfgs[-1].profile}."
+    shown = [runs[(m, g, seed)] for m in ("transformer", "emb_mlp") for g in GAMMAS if (m, g, seed) in runs]
+    panels = [(f"{r['cfg'].model.kind} γ={r['cfg'].init.gamma} (seed {seed})", r["rows"]) for r in shown]
+    caption = "Profiles: " + " / ".join(dict.fromkeys(r["cfg"].profile for r in shown)) + "."
     plot_source_curves(panels, figures / "curves", caption)
     for (m, g, s), geo_run in geometry.items():
         if s != seed:
