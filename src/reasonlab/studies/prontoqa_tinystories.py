@@ -465,16 +465,18 @@ def stage_pairs(ms: list[dict]) -> dict[str, list[tuple[float, float]]]:
 def contrast_verdict(pairs: dict[str, list[tuple[float, float]]]) -> str:
     """Whether PrOntoQA-only tokens are less aligned than TinyStories-only ones (lower mean pairwise cosine) in
     every seed: **held** early at the trained stages before the end where it is so (naming them), else **did not
-    hold**; and at the end."""
+    hold**; and at the end. With one seed it is an observation: "showed" / "did not show"."""
     early = [s for s in pairs if s != "init" and not s.startswith("final")]
     held = [s for s, v in pairs.items() if v and all(p < t for p, t in v)]
+    yes, no = (("showed", "did not show") if all(len(v) == 1 for v in pairs.values() if v)
+               else ("held", "did not hold"))
     if not early:
         head = "not testable early (no stage between initialization and the end)"
     elif held_early := [s for s in early if s in held]:
-        head = f"**held** early at {', '.join(held_early)}"
+        head = f"**{yes}** early at {', '.join(held_early)}"
         if len(held_early) < len(early):
             head += f" (not at {', '.join(s for s in early if s not in held)})"
     else:
-        head = f"**did not hold** early (at none of {', '.join(early)})"
+        head = f"**{no}** early (at none of {', '.join(early)})"
     final = [s for s in pairs if s.startswith("final")]
-    return head + "".join(f"; at the end ({s}): {'held' if s in held else 'did not hold'}" for s in final)
+    return head + "".join(f"; at the end ({s}): {yes if s in held else no}" for s in final)

@@ -226,7 +226,7 @@ def test_regime_report_verdicts_on_synthetic_runs():
     assert "| main | 0.8 | step 500 | 3 | 46 / 200 | 0.100 [0.100, 0.100] | 0.400 [0.400, 0.400] |" in text
     assert "| paper | small init | early | | | 0.123 | 0.531 | 0.408 |" in text
     assert ("- bpe, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only, 1 "
-            "seed: an observation, with no spread to test it against): **held** early") in text  # a one-seed arm
+            "seed: an observation, with no spread to test it against): **showed** early") in text  # a one-seed arm
     # each source's own loss beside the ratio, and the γ at which each is lowest over the window
     assert "| 0.8 | 3 | 1.300 [1.300, 1.300] | 3.800 [3.800, 3.800] | 0.500 [0.500, 0.500] | 2.200 [2.100, 2.300] |" \
         in text
@@ -272,6 +272,9 @@ def test_contrast_verdict_needs_every_seed():
     assert study.contrast_verdict(pairs) == "**did not hold** early (at none of step 500); at the end " \
                                             "(final (step 900)): held"
     assert study.contrast_verdict({"init": [(0.0, 0.1)]}).startswith("not testable early")
+    # one seed: an observation, not "held"
+    assert study.contrast_verdict({"step 500": [(0.1, 0.4)], "final (step 900)": [(0.3, 0.2)]}) == \
+        "**showed** early at step 500; at the end (final (step 900)): did not show"
 
 
 @pytest.mark.slow
