@@ -714,6 +714,8 @@ class CpuSweep:
     study: object
     figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
+    doc: str | None = None  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
+    report: Callable[[list[RunConfig], list[dict]], list[str]] | None = None
 
     @property
     def folder(self) -> str:
@@ -730,10 +732,15 @@ class CpuSweep:
         rows = finished_rows(configs, sweep)
         self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
 
+    def table(self) -> str:
+        configs = self.configs()
+        return "\n".join(self.report(configs, finished_rows(configs, REPO / self.folder))) + "\n"
+
 
 CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}),
               CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True),
-              CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}),
+              CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
                        needs_runs=True))
 
@@ -1187,6 +1194,8 @@ TABLES: dict[str, Table] = {
                                      lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
     **{f"benchmark-{b.name}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
        for b in BENCHMARKS},
+    **{sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in CPU_SWEEPS
+       if sweep.report is not None and (REPO / sweep.folder).is_dir()},
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }

@@ -37,3 +37,25 @@ def test_language_figures_from_plain_records(tmp_path):
     assert _written(plot_embedding_cosine({"γ=0.3": {"prontoqa": stages, "tinystories": stages}},
                                           {"prontoqa": 0.123, "tinystories": 0.531}, tmp_path / "cosine",
                                           "profile: tiny"))
+
+
+def test_lr_wd_report_counts_the_trend_per_seed():
+    """The cells are means over seeds; a trend along an axis is counted seed by seed (seed 2 runs the other way
+    along the learning rate), and every run is listed."""
+    from reasonlab.studies.anchor_lr_wd import report_lines
+
+    rows = []
+    for seed in (1, 2, 3):
+        for m in (25, 50):
+            for wd in (0.01, 1.0):
+                lr_gain = (0.2 if m == 50 else 0.0) * (-1 if seed == 2 else 1)
+                value = 0.3 + lr_gain + (0.1 if wd == 1.0 else 0.0)
+                rows.append({"train.lr_multiplier": m, "train.weight_decay": wd, "seed": seed, "label": "x",
+                             "run_id": f"r{seed}{m}{wd}", "outcome.4-3.inferential": value,
+                             "outcome.3-4.inferential": value})
+    text = "\n".join(report_lines(rows, 1e-5, level=4))
+    assert "#### Cells" in text and "| 5.0e-04 | 0.37 / 0.37 | 0.47 / 0.47 |" in text
+    assert "(4,3) inferential accuracy per peak lr (mean over the other axis and the seeds): 2.5e-04: 0.350, " \
+           "5.0e-04: 0.417 — a larger peak lr pushes towards the inferential solution in 2 of 3 seeds (1, 3)." in text
+    assert "a larger weight decay pushes towards the inferential solution in 3 of 3 seeds." in text
+    assert text.count("| x | r") == 12

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.anchor.config import Pair
-from reasonlab.report.markdown import header
+from reasonlab.report.markdown import document, header, table
 from reasonlab.store import atomic_write_text
 from reasonlab.studies.anchor_figures import plot_lr_wd
 from reasonlab.sweep.grid import SweepSpec
@@ -53,6 +53,16 @@ def trend(cells: dict[tuple[float, float], float], axis: int) -> list[tuple[floa
     return [(v, mean(a for k, a in cells.items() if k[axis] == v)) for v in values]
 
 
+def pushes(rows: list[dict], pair: Pair, axis: int) -> dict[int, bool]:
+    """Per seed: does the largest value of ``axis`` give more inferential ``pair`` answers than the smallest
+    (each the mean over the other axis)? The trend counted seed by seed, so that a claim names its seeds."""
+    out = {}
+    for seed in sorted({r["seed"] for r in rows}):
+        means = trend(cell_means([r for r in rows if r["seed"] == seed], pair), axis)
+        out[seed] = means[-1][1] > means[0][1]
+    return out
+
+
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
               seeds: list[int] | None = None) -> Path:
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
@@ -71,22 +81,34 @@ def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> None:
 
 
 def summary_markdown(profile: str, label: str, rows: list[dict], base_lr: float, report: SweepReport) -> str:
-    lines = [*header("anchor-lr-wd", profile, label, report.timing()),
-             "![lr x wd](figures/lr-wd.png)", "", "## Trends", ""]
+    return document(header("anchor-lr-wd", profile, label, report.timing()), ["![lr x wd](figures/lr-wd.png)", ""],
+                    report_lines(rows, base_lr))
+
+
+def report_lines(rows: list[dict], base_lr: float, level: int = 2) -> list[str]:
+    """What the sweep showed (its summary's body and the docs' section, headings at ``level``): each cell's mean
+    over seeds, the trend along each axis with the seeds it held in, and every run."""
+    h, lr = "#" * level, (lambda m: f"{m * base_lr:.1e}")
+    cells = {p: cell_means(rows, p) for p in PAIRS}
+    lrs, wds = sorted({k[0] for k in cells[PAIRS[0]]}), sorted({k[1] for k in cells[PAIRS[0]]})
+    n = len({r["seed"] for r in rows})
+    lines = [f"{h} Cells", "", *table(["peak lr \\ weight decay", *(f"{wd:g}" for wd in wds)],
+                                      [(lr(m), *(" / ".join(f"{cells[p][(m, wd)]:.2f}" for p in PAIRS)
+                                                 if (m, wd) in cells[PAIRS[0]] else "—" for wd in wds)) for m in lrs]),
+             "", f"({' / '.join(p.caption for p in PAIRS)} inferential accuracy on train keys, mean over {n} "
+             f"seed{'s' if n > 1 else ''}.)", "", f"{h} Trends", ""]
     for pair in PAIRS:
-        cells = cell_means(rows, pair)
-        name = pair.caption
-        for axis, what, show in ((0, "peak lr", lambda m: f"{m * base_lr:.1e}"), (1, "weight decay", "{:g}".format)):
-            means = trend(cells, axis)
-            verdict = "pushes towards" if means[-1][1] > means[0][1] else "does not push towards"
-            lines.append(f"- {name} inferential accuracy per {what} (mean over the other axis): "
+        for axis, what, show in ((0, "peak lr", lr), (1, "weight decay", "{:g}".format)):
+            means, per_seed = trend(cells[pair], axis), pushes(rows, pair, axis)
+            held = [s for s, ok in per_seed.items() if ok]
+            lines.append(f"- {pair.caption} inferential accuracy per {what} (mean over the other axis and the seeds): "
                          + ", ".join(f"{show(v)}: {a:.3f}" for v, a in means)
-                         + f" — a larger {what} {verdict} the inferential solution here.")
-    lines += ["", "## Runs", "", "| peak lr | weight decay | seed | "
-              + "".join(f"{p.caption} inferential | " for p in PAIRS) + "label | run |",
-              "|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["train.lr_multiplier"], r["train.weight_decay"], r["seed"])):
-        lines.append(f"| {r['train.lr_multiplier'] * base_lr:.1e} | {r['train.weight_decay']:g} | {r['seed']} | "
-                     + "".join(f"{r[f'outcome.{p.key}.inferential']:.3f} | " for p in PAIRS)
-                     + f"{r['label']} | {r['run_id']} |")
-    return "\n".join(lines) + "\n"
+                         + f" — a larger {what} pushes towards the inferential solution in {len(held)} of "
+                         f"{len(per_seed)} seeds" + (f" ({', '.join(map(str, held))})" if 0 < len(held) < len(per_seed)
+                                                      else "") + ".")
+    lines += ["", f"{h} Runs", "", *table(
+        ["peak lr", "weight decay", "seed", *(f"{p.caption} inferential" for p in PAIRS), "label", "run"],
+        [(lr(r["train.lr_multiplier"]), f"{r['train.weight_decay']:g}", r["seed"],
+          *(f"{r[f'outcome.{p.key}.inferential']:.3f}" for p in PAIRS), r["label"], r["run_id"])
+         for r in sorted(rows, key=lambda r: (r["train.lr_multiplier"], r["train.weight_decay"], r["seed"]))])]
+    return lines
