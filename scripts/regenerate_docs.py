@@ -737,7 +737,8 @@ class CpuSweep:
         return "\n".join(self.report(configs, finished_rows(configs, REPO / self.folder))) + "\n"
 
 
-CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}),
+CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows: anchor_phase.report_lines(configs, rows, 4)),
               CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True),
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
                        report=lambda configs, rows: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),

@@ -403,7 +403,8 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
     summary = (sweep_dir / "summary.md").read_text()
     assert "profile `cpu`" in summary and "depth 2:" in summary and "depth 4:" in summary
-    assert summary.count("| 0.3 | 2 |") == 1  # one row per cell
+    assert summary.count("| 0.3 | 2 |") == 2  # one row per cell, one per (γ, depth) in the runs by seed
+    assert "The study's transition (symmetric at a smaller γ" in summary and "seed 2: label" in summary
     assert (sweep_dir / "figures" / "phase.png").is_file()
     before = {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")}
     reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")
@@ -420,6 +421,8 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     configs = sweep_configs(anchor_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
     cells, _, drawn = anchor_phase.draw(configs, finished_rows(configs, sweep_dir), tmp_path / "scratch")
     assert len(cells) == 5 * 3 and (tmp_path / "scratch" / "phase.png") in drawn
+    body = "\n".join(anchor_phase.report_lines(configs, finished_rows(configs, sweep_dir)))
+    assert body in summary  # the docs' section is the summary's, from the records alone
 
 
 def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):

@@ -59,3 +59,16 @@ def test_lr_wd_report_counts_the_trend_per_seed():
            "5.0e-04: 0.417 — a larger peak lr pushes towards the inferential solution in 2 of 3 seeds (1, 3)." in text
     assert "a larger weight decay pushes towards the inferential solution in 3 of 3 seeds." in text
     assert text.count("| x | r") == 12
+
+
+def test_the_anchor_transition_is_counted_per_depth_and_seed():
+    """Symmetric at a smaller γ than inferential, within one depth and seed; the reverse order is not it."""
+    from reasonlab.studies.anchor_phase import transitions
+
+    def run(g, d, s, label):
+        return {"init.gamma": g, "model.depth": d, "seed": s, "label": label}
+
+    rows = [run(0.3, 2, 1, "symmetric"), run(0.7, 2, 1, "inferential"),
+            run(0.3, 2, 2, "inferential"), run(0.7, 2, 2, "symmetric"),
+            run(0.3, 3, 1, "symmetric"), run(0.7, 3, 1, "not-fitted")]
+    assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False}

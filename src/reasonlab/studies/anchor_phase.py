@@ -12,8 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from reasonlab.config import RunConfig
-from reasonlab.kinds.anchor.cells import Cell, phase_cells
-from reasonlab.kinds.anchor.config import Pair
+from reasonlab.kinds.anchor.cells import SEEN, Cell, phase_cells
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.store import atomic_write_text
@@ -35,10 +34,9 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
               seeds: list[int] | None = None) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
-    cells, caption, figures = draw(configs, rows, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, cells, report,
-                                                                          caption, pair))
+    _, caption, figures = draw(configs, rows, report.sweep_dir / "figures")
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, configs, rows,
+                                                                          report, caption))
     for p in figures:
         console.print(f"figure: {p}")
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
@@ -68,14 +66,46 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
     return f"depth {depth:g}: " + "; ".join(f"{label} at γ {', '.join(gs)}" for label, gs in groups.items())
 
 
-def summary_markdown(profile: str, profile_label: str, cells: list[Cell], report: SweepReport, caption: str,
-                     pair: Pair) -> str:
-    lines = [*header("anchor-phase", profile, f"{profile_label}", report.timing()),
-             "![phase diagram](figures/phase.png)", "", caption, "", "## What the diagram shows", ""]
-    lines += [f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})]
-    rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
-             f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
-             c.n_seeds, c.n_runs] for c in cells]
-    columns = ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
-               "seeds", "runs"]
-    return document(lines, ["", "## Cells", ""], table(columns, rows), failed_runs(report))
+def transitions(rows: list[dict]) -> dict[tuple[float, int], bool]:
+    """Per (depth, seed): does the study's transition show along γ — a run labelled symmetric at a smaller γ than
+    a run labelled inferential (large initialization memorizes, small initialization infers)?"""
+    lines: dict[tuple[float, int], dict[str, list[float]]] = {}
+    for r in rows:
+        lines.setdefault((r["model.depth"], r["seed"]), {}).setdefault(r["label"], []).append(r["init.gamma"])
+    return {k: bool(by.get("symmetric") and by.get("inferential") and min(by["symmetric"]) < max(by["inferential"]))
+            for k, by in sorted(lines.items())}
+
+
+def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> list[str]:
+    """What the diagram shows (summary.md's body and the docs' section, headings at ``level``): per depth the
+    outcome along γ, the transition counted per (depth, seed), the cells, and every run by seed."""
+    h, pair = "#" * level, configs[0].task.held_out_pairs[0]
+    cells = phase_cells(rows, pair)
+    shown = transitions(rows)
+    lines = [f"{h} What the diagram shows", "",
+             *(f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})),
+             f"- The study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed): "
+             f"in {sum(shown.values())} of {len(shown)} (depth, seed) lines"
+             + (" (" + ", ".join(f"depth {d:g} seed {s}" for (d, s), ok in shown.items() if ok) + ")"
+                if any(shown.values()) else "") + "."]
+    cell_rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
+                  f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
+                  c.n_seeds, c.n_runs] for c in cells]
+    seeds = sorted({r["seed"] for r in rows})
+    by = {(r["init.gamma"], r["model.depth"], r["seed"]): r for r in rows}
+    run_rows = [[f"{g:g}", f"{d:g}", *(f"{r['label']} {r[f'outcome.{pair.key}.inferential']:.3f} / "
+                                      f"{r[f'outcome.{pair.key}.symmetric']:.3f}, {r[SEEN]:.3f}"
+                                      if (r := by.get((g, d, s))) else "—" for s in seeds)]
+                for d in sorted({k[1] for k in by}) for g in sorted({k[0] for k in by})]
+    return [*lines, "", f"{h} Cells", "", *table(
+        ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
+         "seeds", "runs"], cell_rows), "", f"{h} Runs", "",
+        *table(["γ", "depth", *(f"seed {s}: label, {pair.caption} inf / sym, seen-pair acc" for s in seeds)],
+               run_rows)]
+
+
+def summary_markdown(profile: str, profile_label: str, configs: list[RunConfig], rows: list[dict],
+                     report: SweepReport, caption: str) -> str:
+    return document(header("anchor-phase", profile, f"{profile_label}", report.timing()),
+                    ["![phase diagram](figures/phase.png)", "", caption, ""], report_lines(configs, rows),
+                    failed_runs(report))
