@@ -42,7 +42,7 @@ from reasonlab.kinds.modular import probes as modular_probes
 from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
-from reasonlab.report.markdown import epoch_cell
+from reasonlab.report.markdown import epoch_cell, held_in
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies import (
     anchor_complexity,
@@ -681,10 +681,6 @@ def _rb_e1() -> str:
                       *reasoning_bias.criteria_table(results["criteria"])]) + "\n"
 
 
-def _rb_held(per_seed: dict[int, bool]) -> str:
-    return f"{sum(per_seed.values())} of {len(per_seed)}"
-
-
 def _rb_headline() -> str:
     """The results table's line for the committed cpu sweep: E1's criteria and the theory checks, in how many
     seeds each held, and Fig. 8's two claims (1 seed)."""
@@ -695,7 +691,7 @@ def _rb_headline() -> str:
         parts.append(f"{name}, E1 criteria held in (of {len(mine)} seeds): " + ", ".join(
             f"{label.split(' (')[0]} {sum(c[key] for c in mine.values())}"
             for key, label in reasoning_bias.CRITERIA.items()))
-    checks = [f"{name} ({m}) {_rb_held(per_seed)}" for (name, m), per_seed in sorted(results["checks"].items())]
+    checks = [f"{name} ({m}) {held_in(per_seed)}" for (name, m), per_seed in sorted(results["checks"].items())]
     fig8 = reasoning_bias.fig8_held(results["fig8"])
     return ("; ".join(parts) + f"; theory checks at γ 0.8, passed in: {', '.join(checks)}; Fig. 8 (1 seed): (i) "
             f"{'held' if fig8['ranges'] else 'did not hold'}, (ii) {'held' if fig8['rules'] else 'did not hold'}")
@@ -715,7 +711,7 @@ class CpuSweep:
     figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
     doc: str | None = None  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
-    report: Callable[[list[RunConfig], list[dict]], list[str]] | None = None
+    report: Callable[[list[RunConfig], list[dict], Path], list[str]] | None = None  # configs, rows, sweep folder
 
     @property
     def folder(self) -> str:
@@ -733,15 +729,18 @@ class CpuSweep:
         self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
 
     def table(self) -> str:
-        configs = self.configs()
-        return "\n".join(self.report(configs, finished_rows(configs, REPO / self.folder))) + "\n"
+        configs, sweep = self.configs(), REPO / self.folder
+        return "\n".join(self.report(configs, finished_rows(configs, sweep), sweep)) + "\n"
 
 
 CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows: anchor_phase.report_lines(configs, rows, 4)),
-              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True),
+                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4)),
+              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True,
+                       doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, sweep: anchor_complexity.report_lines(
+                           anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3)),
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),
+                       report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
                        needs_runs=True))
 

@@ -472,6 +472,7 @@ def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
     assert all(r["task.held_out_pairs"] == "[]" for r in rows)  # every pair trained
     summary = (sweep_dir / "summary.md").read_text()
     assert "## The hypothesis" in summary and summary.count("| 0.8 | 2 |") == 7
+    assert "- γ 0.8 more sensitive to k than γ 0.3" in summary and "of 1 seed;" in summary
     assert (sweep_dir / "figures" / "complexity.png").is_file()
     fit = epochs_to_fit(sweep_dir / rows[0]["run_id"])
     assert fit is None or 1 <= fit <= 2
@@ -485,7 +486,7 @@ def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
     assert len(rows) == 9 and {r["model.depth"] for r in rows} == {3}
     assert all("outcome.3-4.inferential" in r and "outcome.4-3.inferential" in r for r in rows)
     summary = (sweep_dir / "summary.md").read_text()
-    assert summary.count("the inferential solution here") == 4  # two pairs × (lr, wd)
+    assert summary.count("pushes towards the inferential solution in") == 4  # two pairs × (lr, wd), per seed
     assert (sweep_dir / "figures" / "lr-wd.png").is_file()
 
 

@@ -30,6 +30,13 @@ def epoch_cell(epoch: int | None) -> str:
     return "—" if epoch is None else str(epoch)
 
 
+def held_in(per_seed: dict[int, bool]) -> str:
+    """"k of n seeds (a, b)": in how many seeds a claim held, naming them when it is some but not all."""
+    held = [s for s, ok in sorted(per_seed.items()) if ok]
+    text = f"{len(held)} of {len(per_seed)} seed{'s' if len(per_seed) != 1 else ''}"
+    return text + (f" ({', '.join(map(str, held))})" if 0 < len(held) < len(per_seed) else "")
+
+
 def failed_runs(report: Any) -> list[str]:
     """A "Failed runs" section listing each failed run and its error, or nothing."""
     failed = getattr(report, "failed", [])

@@ -15,7 +15,8 @@ from statistics import mean
 from rich.console import Console
 
 from reasonlab.config import RunConfig, raw_config
-from reasonlab.report.markdown import header
+from reasonlab.report.markdown import document, header, held_in
+from reasonlab.report.markdown import table as table_lines
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.studies.anchor_figures import plot_complexity
 from reasonlab.sweep.grid import SweepSpec
@@ -62,15 +63,19 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     return report.sweep_dir
 
 
+def fit_table(rows: list[dict], sweep_dir: Path) -> list[dict]:
+    """Per finished run: k, γ, seed, epochs to fit (1.0 and 0.9, read from ``sweep_dir``'s metrics), final
+    accuracies."""
+    return [{"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],
+             "fit_epoch": epochs_to_fit(sweep_dir / r["run_id"]),
+             "epoch_90": epochs_to_fit(sweep_dir / r["run_id"], 0.9), "train_acc": r["final.train_acc"],
+             "test_keys": r["final.seen_test_acc"], "run": r["run_id"]} for r in rows]
+
+
 def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> tuple[list[dict], int]:
-    """Epochs to fit per run (read from ``sweep_dir``'s metrics) and the complexity figure into ``figures``; the
-    table and the horizon, for the summary."""
-    table = [{"k": r["task.complexity_k"], "gamma": r["init.gamma"], "seed": r["seed"],
-              "fit_epoch": epochs_to_fit(sweep_dir / r["run_id"]),
-              "epoch_90": epochs_to_fit(sweep_dir / r["run_id"], 0.9),
-              "train_acc": r["final.train_acc"], "test_keys": r["final.seen_test_acc"], "run": r["run_id"]}
-             for r in rows]
-    epochs = configs[0].train.epochs
+    """Epochs to fit per run (``fit_table``) and the complexity figure into ``figures``; the table and the horizon,
+    for the summary."""
+    table, epochs = fit_table(rows, sweep_dir), configs[0].train.epochs
     plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
     return table, epochs
 
@@ -87,13 +92,31 @@ def _by_gamma(table: list[dict], epochs: int) -> dict[float, dict[int, tuple[flo
     return out
 
 
+def sensitivity(table: list[dict], epochs: int) -> dict[float, dict[int, float]]:
+    """Per γ and seed: the spread over k of the epochs to fit (a run that never fits counts as ``epochs + 1``), how
+    sensitive to k that initialization was in that seed."""
+    out: dict[float, dict[int, float]] = {}
+    for g in sorted({t["gamma"] for t in table}):
+        for s in sorted({t["seed"] for t in table}):
+            fits = [t["fit_epoch"] or epochs + 1 for t in table if t["gamma"] == g and t["seed"] == s]
+            if fits:
+                out.setdefault(g, {})[s] = max(fits) - min(fits)
+    return out
+
+
 def summary_markdown(profile: str, label: str, table: list[dict], epochs: int, report: SweepReport) -> str:
-    per = _by_gamma(table, epochs)
-    lines = [*header("anchor-complexity", profile, label, report.timing()),
-             "![complexity](figures/complexity.png)", "",
-             f"Epochs to fit: the first epoch whose training accuracy is 1.0 (a subsample of each pair's training "
-             f"sequences between the last evaluation and the end); a run that never fits counts as {epochs + 1}.", ""]
-    lines += ["## The hypothesis (per γ; a larger γ is a smaller initialization)", ""]
+    return document(header("anchor-complexity", profile, label, report.timing()),
+                    ["![complexity](figures/complexity.png)", ""], report_lines(table, epochs))
+
+
+def report_lines(table: list[dict], epochs: int, level: int = 2) -> list[str]:
+    """What the sweep showed (summary.md's body and the docs' section, headings at ``level``): epochs to fit per γ
+    and k, whether each smaller initialization was more sensitive to k than the largest, seed by seed, and every
+    run."""
+    h, per, spread = "#" * level, _by_gamma(table, epochs), sensitivity(table, epochs)
+    lines = [f"Epochs to fit: the first epoch whose training accuracy is 1.0 (a subsample of each pair's training "
+             f"sequences between the last evaluation and the end); a run that never fits counts as {epochs + 1}.", "",
+             f"{h} The hypothesis (per γ; a larger γ is a smaller initialization)", ""]
     for g in sorted(per, reverse=True):
         runs = [t for t in table if t["gamma"] == g]
         ks = sorted(per[g])
@@ -102,14 +125,23 @@ def summary_markdown(profile: str, label: str, table: list[dict], epochs: int, r
                          f"training accuracy {min(t['train_acc'] for t in runs):.2f}–"
                          f"{max(t['train_acc'] for t in runs):.2f}): censored, the hypothesis cannot be read off it.")
         else:
-            spread = max(per[g][k][0] for k in ks) - min(per[g][k][0] for k in ks)
-            lines.append(f"- γ {g:g}: epochs to fit per k " + ", ".join(f"{k}: {per[g][k][0]:.1f}" for k in ks)
-                         + f" (spread {spread:.1f}; a run that never fits counts as {epochs + 1}).")
-    lines.append("")
-    lines += ["## Runs", "", "| k | γ | seed | epochs to fit (1.0) | epochs to 0.9 | final train acc | "
-              "test-key acc | run |", "|---|---|---|---|---|---|---|---|"]
-    for t in sorted(table, key=lambda t: (t["gamma"], t["k"], t["seed"])):
-        fit, e90 = (t[k] if t[k] is not None else f"never (> {epochs})" for k in ("fit_epoch", "epoch_90"))
-        lines.append(f"| {t['k']} | {t['gamma']:g} | {t['seed']} | {fit} | {e90} | {t['train_acc']:.3f} | "
-                     f"{t['test_keys']:.3f} | {t['run']} |")
-    return "\n".join(lines) + "\n"
+            fits = [per[g][k][0] for k in ks]
+            lines.append(f"- γ {g:g}: epochs to fit per k, mean over seeds, " + ", ".join(
+                f"{k}: {f:.1f}" for k, f in zip(ks, fits, strict=True)) + f" (spread {max(fits) - min(fits):.1f}).")
+    large = min(spread)
+    for g in sorted(spread, reverse=True):
+        if g == large:
+            continue
+        both = sorted(set(spread[g]) & set(spread[large]))
+        lines.append(f"- γ {g:g} more sensitive to k than γ {large:g} (a larger spread of epochs to fit over k, "
+                     f"censored runs at {epochs + 1}): in "
+                     f"{held_in({s: spread[g][s] > spread[large][s] for s in both})}; spreads per seed "
+                     + ", ".join(f"{s}: {spread[g][s]:g} vs {spread[large].get(s, float('nan')):g}"
+                                 for s in sorted(spread[g])) + ".")
+    lines += ["", f"{h} Runs", "", *table_lines(
+        ["k", "γ", "seed", "epochs to fit (1.0)", "epochs to 0.9", "final train acc", "test-key acc", "run"],
+        [(t["k"], f"{t['gamma']:g}", t["seed"], *(t[k] if t[k] is not None else f"never (> {epochs})"
+                                                  for k in ("fit_epoch", "epoch_90")),
+          f"{t['train_acc']:.3f}", f"{t['test_keys']:.3f}", t["run"])
+         for t in sorted(table, key=lambda t: (t["gamma"], t["k"], t["seed"]))])]
+    return lines

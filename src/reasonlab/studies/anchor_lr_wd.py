@@ -15,7 +15,7 @@ from rich.console import Console
 
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.anchor.config import Pair
-from reasonlab.report.markdown import document, header, table
+from reasonlab.report.markdown import document, header, held_in, table
 from reasonlab.store import atomic_write_text
 from reasonlab.studies.anchor_figures import plot_lr_wd
 from reasonlab.sweep.grid import SweepSpec
@@ -100,12 +100,9 @@ def report_lines(rows: list[dict], base_lr: float, level: int = 2) -> list[str]:
     for pair in PAIRS:
         for axis, what, show in ((0, "peak lr", lr), (1, "weight decay", "{:g}".format)):
             means, per_seed = trend(cells[pair], axis), pushes(rows, pair, axis)
-            held = [s for s, ok in per_seed.items() if ok]
             lines.append(f"- {pair.caption} inferential accuracy per {what} (mean over the other axis and the seeds): "
                          + ", ".join(f"{show(v)}: {a:.3f}" for v, a in means)
-                         + f" — a larger {what} pushes towards the inferential solution in {len(held)} of "
-                         f"{len(per_seed)} seeds" + (f" ({', '.join(map(str, held))})" if 0 < len(held) < len(per_seed)
-                                                      else "") + ".")
+                         + f" — a larger {what} pushes towards the inferential solution in {held_in(per_seed)}.")
     lines += ["", f"{h} Runs", "", *table(
         ["peak lr", "weight decay", "seed", *(f"{p.caption} inferential" for p in PAIRS), "label", "run"],
         [(lr(r["train.lr_multiplier"]), f"{r['train.weight_decay']:g}", r["seed"],

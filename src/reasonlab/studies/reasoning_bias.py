@@ -22,7 +22,7 @@ from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
-from reasonlab.report.markdown import epoch_cell, header, table
+from reasonlab.report.markdown import epoch_cell, header, held_in, table
 from reasonlab.store import Metrics, atomic_write_text, read_with_arrays, write_with_arrays
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
@@ -272,14 +272,6 @@ CRITERIA = {"small_init_reasons_first": "small init reasons first (t50 ratio ≤
             "large_init_generalizes_less": "large init generalizes ≥ 0.5 less"}
 
 
-def _held_in(per_seed: dict[int, bool]) -> str:
-    """"k of n seeds (seeds …)": how many seeds a criterion held in, naming them."""
-    held = [s for s, ok in sorted(per_seed.items()) if ok]
-    if not 0 < len(held) < len(per_seed):
-        return f"{len(held)} of {len(per_seed)}"
-    return f"{len(held)} of {len(per_seed)} (seed{'s' if len(held) > 1 else ''} {', '.join(map(str, held))})"
-
-
 def runs_table(runs: dict) -> list[str]:
     """E1's table: per model, γ and seed the t50s and final accuracies."""
     return table(["model", "γ", "seed", "t50 memory", "t50 reasoning-train", "t50 reasoning-test", "final memory acc",
@@ -294,9 +286,9 @@ def criteria_table(criteria: dict) -> list[str]:
     rows = []
     for m in sorted({m for m, _ in criteria}):
         mine = {s: c for (mm, s), c in sorted(criteria.items()) if mm == m}
-        rows += [(m, name, _held_in({s: c[key] for s, c in mine.items()}),
+        rows += [(m, name, held_in({s: c[key] for s, c in mine.items()}),
                   ", ".join(f"{s}: {_detail(c, key)}" for s, c in mine.items())) for key, name in CRITERIA.items()]
-    return table(["model", "criterion", "held in (seeds)", "per seed"], rows)
+    return table(["model", "criterion", "held in", "per seed"], rows)
 
 
 def _detail(criteria: dict, key: str) -> str:
@@ -322,8 +314,8 @@ def geometry_lines(results: dict) -> list[str]:
     lines += table(["model", "γ", "seed", "when (epoch)", "memory block mean (std)", "reasoning Spearman vs distance",
                     "Pearson vs prediction", "PC1 rank corr. (abs.)", "W_V σ1/σ2", "r_rsn / r_mem", "profile Pearson"],
                    rows)
-    lines += ["", *table([f"check at γ {FIG8_GAMMA}", "model", "passed in (seeds)"],
-                         [(name, m, _held_in(per_seed)) for (name, m), per_seed in sorted(results["checks"].items())])]
+    lines += ["", *table([f"check at γ {FIG8_GAMMA}", "model", "passed in"],
+                         [(name, m, held_in(per_seed)) for (name, m), per_seed in sorted(results["checks"].items())])]
     lines += ["", f"Pass thresholds (spec §5): memory block mean ≥ {T2_MEMORY_MEAN} with std ≤ {T2_MEMORY_STD}, "
               f"reasoning Spearman ≤ {T2_SPEARMAN}, Pearson vs prediction ≥ {T2_PEARSON} (T2, at the early "
               f"checkpoint); σ1/σ2 ≥ {T3_SIGMA_RATIO:g} and r_rsn ≥ {T3_REASONING_OVER_MEMORY:g}·r_mem (T3); profile "

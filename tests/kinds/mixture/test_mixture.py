@@ -201,9 +201,9 @@ def test_theory_checks_apply_the_spec_thresholds_per_seed():
                 "small_init_generalizes": True, "large_init_no_bias": True, "large_init_generalizes_less": False}
 
     lines = criteria_table({("emb_mlp", 1): crit(True), ("emb_mlp", 2): crit(False), ("emb_mlp", 3): crit(True)})
-    assert "| emb_mlp | small init reasons first (t50 ratio ≤ 0.5) | 2 of 3 (seeds 1, 3) | 1: 0.400, 2: 0.800, " \
+    assert "| emb_mlp | small init reasons first (t50 ratio ≤ 0.5) | 2 of 3 seeds (1, 3) | 1: 0.400, 2: 0.800, " \
            "3: 0.400 |" in lines
-    assert "| emb_mlp | large init generalizes ≥ 0.5 less | 0 of 3 | 1: no, 2: no, 3: no |" in lines
+    assert "| emb_mlp | large init generalizes ≥ 0.5 less | 0 of 3 seeds | 1: no, 2: no, 3: no |" in lines
 
 
 @pytest.mark.slow
