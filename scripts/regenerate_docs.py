@@ -742,7 +742,8 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/an
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
                        report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
-                       needs_runs=True))
+                       needs_runs=True, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
+                       modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False)))
 
 
 # ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------

@@ -20,7 +20,7 @@ from reasonlab.analysis.geometry import spearman
 from reasonlab.config import RunConfig
 from reasonlab.kinds.modular.evaluate import GOOD, ModularCell, modular_cells
 from reasonlab.kinds.modular.figures import plot_modular_phase, plot_shot_curves
-from reasonlab.report.markdown import failed_runs, header
+from reasonlab.report.markdown import document, failed_runs, header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
@@ -46,30 +46,34 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     curves, and ``summary.md`` with a verdict per claim."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
     label = configs[0].profile
-    cells, curves, identification = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md",
-                      summary_markdown(profile, label, rows, cells, curves, identification, report))
+    measured = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
+    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, label, rows, measured, report))
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
 
 
-def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path
-         ) -> tuple[dict[tuple[int, str], list[ModularCell]], dict[str, np.ndarray], dict[str, np.ndarray]]:
+Measured = tuple[dict[tuple[int, str], list[ModularCell]], dict[str, np.ndarray], dict[str, np.ndarray]]
+
+
+def measure(rows: list[dict], sweep_dir: Path) -> Measured:
+    """The cells per depth (final and early-stopped) and the shot curves (o.o.d.-test, i.d.-train) of the finished
+    rows, read from ``sweep_dir`` (a store or a committed sweep)."""
+    cells = {(depth, at): modular_cells([r for r in rows if r["model.depth"] == depth], at=at)
+             for depth in sorted({r["model.depth"] for r in rows}) for at in ("final", "t_star")}
+    return cells, shot_curves(rows, sweep_dir), shot_curves(rows, sweep_dir, "id/train")
+
+
+def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> Measured:
     """One phase figure per depth (final and early-stopped) and the shot curves of the finished rows, drawn into
-    ``figures`` (a store's or a scratch folder); the cells and curves, for the summary."""
+    ``figures`` (a store's or a scratch folder); what ``measure`` read, for the summary."""
     label = configs[0].profile
-    cells: dict[tuple[int, str], list[ModularCell]] = {}
-    for depth in sorted({r["model.depth"] for r in rows}):
-        at_depth = [r for r in rows if r["model.depth"] == depth]
-        for at in ("final", "t_star"):
-            cells[(depth, at)] = modular_cells(at_depth, at=at)
-            when = "last evaluation" if at == "final" else "early-stopped (t*)"
-            seeds = sorted({r["seed"] for r in at_depth})
-            caption = (f"Profile: {label}. Depth {depth}; {when}; cells average seeds {seeds}; thresholds: fitted = "
-                       f"i.d.-train last-shot ≥ {configs[0].thresholds.fit}, ✓ = last-shot ≥ {GOOD}.")
-            plot_modular_phase(cells[(depth, at)], figures / f"phase-L{depth}-{at}", caption)
-    curves = shot_curves(rows, sweep_dir)
-    identification = shot_curves(rows, sweep_dir, "id/train")
+    cells, curves, identification = measure(rows, sweep_dir)
+    for (depth, at), depth_cells in cells.items():
+        when = "last evaluation" if at == "final" else "early-stopped (t*)"
+        seeds = sorted({r["seed"] for r in rows if r["model.depth"] == depth})
+        caption = (f"Profile: {label}. Depth {depth}; {when}; cells average seeds {seeds}; thresholds: fitted = "
+                   f"i.d.-train last-shot ≥ {configs[0].thresholds.fit}, ✓ = last-shot ≥ {GOOD}.")
+        plot_modular_phase(depth_cells, figures / f"phase-L{depth}-{at}", caption)
     if curves:
         plot_shot_curves({**curves, **identification}, {}, figures / "shots",
                          f"{label}: accuracy per shot of the best run per depth on o.o.d.-test and on i.d.-train "
@@ -151,11 +155,18 @@ def _short(label: str) -> str:
     return "unfit" if label == "unfit" else "".join(w[0].upper() for w in label.split("-"))
 
 
-def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tuple[int, str], list[ModularCell]],
-                     curves: dict[str, np.ndarray], identification: dict[str, np.ndarray], report: SweepReport) -> str:
-    lines = [*header("modular-phase", profile, label, report.timing()),
-             "Reduced profiles are not a reproduction of the paper's Fig. 1b; they test whether the same trends "
-             "appear at this scale.", "", "## Claims", ""]
+def summary_markdown(profile: str, label: str, rows: list[dict], measured: Measured, report: SweepReport) -> str:
+    return document(header("modular-phase", profile, label, report.timing()),
+                    ["Reduced profiles are not a reproduction of the paper's Fig. 1b; they test whether the same "
+                     "trends appear at this scale.", ""], report_lines(rows, measured), failed_runs(report),
+                    ["", f"Mean wall time per run: {mean(r['wall_time_s'] for r in rows) if rows else 0.0:.0f} s."])
+
+
+def report_lines(rows: list[dict], measured: Measured, level: int = 2, figures: bool = True) -> list[str]:
+    """The claims with their verdicts, the cells per depth, the shot curves and every run: summary.md's body and
+    the docs' section (headings at ``level``; ``figures`` False leaves out the sweep's own figure links)."""
+    h, (cells, curves, identification) = "#" * level, measured
+    lines = [f"{h} Claims", ""]
     held, detail = task_count_claim(rows)
     lines += [f"- **O.o.d. generalization appears with the task count** (depth 2, α ≥ 0.5, ≥ 2 seeds): "
               f"{_verdict(held)}.", *[f"  - {d}" for d in detail]]
@@ -177,8 +188,8 @@ def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tup
                                                         f"α={r['task.alpha']} seed {r['seed']}" for r in transient)
                                        if transient else "") + ".", ""]
     for (depth, at), cs in sorted(cells.items()):
-        lines += [f"## Depth {depth}, {'last evaluation' if at == 'final' else 'early-stopped at t*'}", "",
-                  f"![phase](figures/phase-L{depth}-{at}.png)", "",
+        lines += [f"{h} Depth {depth}, {'last evaluation' if at == 'final' else 'early-stopped at t*'}", "",
+                  *([f"![phase](figures/phase-L{depth}-{at}.png)", ""] if figures else []),
                   "| n_tasks | α | id-train | id-test | ood-train | ood-test | phase | τ 0.6 | τ 0.9 | runs |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for c in cs:
@@ -189,15 +200,12 @@ def summary_markdown(profile: str, label: str, rows: list[dict], cells: dict[tup
                          f"{s['ood_test']:.3f} | {c.label}{' (atypical)' if c.atypical else ''} | {alt[0]} | "
                          f"{alt[1]} | {c.n_runs} |")
         lines.append("")
-    if curves:
-        lines += ["## Shot curves", "", "![shots](figures/shots.png)", ""]
-    lines += ["## Runs", "", "| run | depth | n_tasks | α | seed | ood-test last (final) | peak | t* epoch | "
+    if curves and figures:
+        lines += [f"{h} Shot curves", "", "![shots](figures/shots.png)", ""]
+    lines += [f"{h} Runs", "", "| run | depth | n_tasks | α | seed | ood-test last (final) | peak | t* epoch | "
               "label | wall s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["model.depth"], r["task.alpha"], r["task.n_tasks"], r["seed"])):
         lines.append(f"| {r['run_id']} | {r['model.depth']} | {r['task.n_tasks']} | {r['task.alpha']:g} | "
                      f"{r['seed']} | {r['final.ood_test_last_shot']:.3f} | {r.get('best.ood_test_peak') or 0:.3f} | "
                      f"{r.get('best.t_star_epoch')} | {r['label']} | {r['wall_time_s']:.0f} |")
-    lines += failed_runs(report)
-    mean_wall = mean(r["wall_time_s"] for r in rows) if rows else 0.0
-    lines += ["", f"Mean wall time per run: {mean_wall:.0f} s."]
-    return "\n".join(lines) + "\n"
+    return lines

@@ -466,3 +466,15 @@ def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
     assert "## Depth 2, early-stopped at t*" in summary and "Shot curve rises with k" in summary
     for name in ("phase-L1-final", "phase-L2-t_star", "shots"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
+
+    # the docs' section from the records alone: the summary's body at another heading level, without its figures
+    from reasonlab.studies import modular_phase
+    from reasonlab.sweep.grid import sweep_configs
+    from reasonlab.sweep.runner import finished_rows, seed_axis
+
+    configs = sweep_configs(modular_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
+    finished = finished_rows(configs, sweep_dir)
+    measured = modular_phase.measure(finished, sweep_dir)
+    assert "\n".join(modular_phase.report_lines(finished, measured)) in summary
+    docs = "\n".join(modular_phase.report_lines(finished, measured, 4, False))
+    assert "#### Depth 2, early-stopped at t*" in docs and "](figures/" not in docs
