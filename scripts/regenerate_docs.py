@@ -712,6 +712,7 @@ class CpuSweep:
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
     doc: str | None = None  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
     report: Callable[[list[RunConfig], list[dict], Path], list[str]] | None = None  # configs, rows, sweep folder
+    headline: Callable[[list[RunConfig], list[dict], Path], str] | None = None  # the results table's line
 
     @property
     def folder(self) -> str:
@@ -732,18 +733,63 @@ class CpuSweep:
         configs, sweep = self.configs(), REPO / self.folder
         return "\n".join(self.report(configs, finished_rows(configs, sweep), sweep)) + "\n"
 
+    def cells(self, runs: str, command: str, now: str, observed: str) -> tuple[str, str]:
+        """The results table's committed-runs and finding cells: counted and computed from the committed sweep,
+        or, until it is committed, the docs' earlier observation (``runs`` … ``observed``), named as such."""
+        if not (REPO / self.folder).is_dir():
+            return _not_committed(runs, command, now), observed
+        configs, sweep = self.configs(), REPO / self.folder
+        return _counts([self.folder]), self.headline(configs, finished_rows(configs, sweep), sweep)
+
+
+def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    shown = anchor_phase.transitions(rows)
+    cells = anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])
+    return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) in "
+            f"{sum(shown.values())} of {len(shown)} (depth, seed) lines; cells (mean over seeds): "
+            + "; ".join(anchor_phase.describe_depth(cells, d) for d in sorted({c.y for c in cells})))
+
+
+def _complexity_headline(configs: list[RunConfig], rows: list[dict], sweep: Path) -> str:
+    epochs = configs[0].train.epochs
+    spread = anchor_complexity.sensitivity(anchor_complexity.fit_table(rows, sweep), epochs)
+    large = min(spread)
+    return f"the hypothesis (a smaller initialization more sensitive to k), against γ {large:g}: " + "; ".join(
+        f"γ {g:g} in {held_in({s: v > spread[large][s] for s, v in spread[g].items() if s in spread[large]})}"
+        for g in sorted(spread, reverse=True) if g != large)
+
+
+def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    pair = anchor_lr_wd.PAIRS[0]
+    return (f"{pair.caption} inferential: a larger peak lr pushes towards it in "
+            f"{held_in(anchor_lr_wd.pushes(rows, pair, 0))}, a larger weight decay in "
+            f"{held_in(anchor_lr_wd.pushes(rows, pair, 1))} (paper App. E: both)")
+
+
+def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    tasks, _lines = modular_phase.task_count_claim(rows)
+    one, detail = modular_phase.depth_one_claim(rows)
+    word = {None: "not testable", True: "**held**", False: "**did not hold**"}
+    return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
+            f"{word[tasks]}; depth 1 never generalizing o.o.d.: {word[one]} ({detail})")
+
 
 CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4)),
+                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                       headline=_phase_headline),
               CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True,
                        doc="docs/anchor-composition.md",
                        report=lambda configs, rows, sweep: anchor_complexity.report_lines(
-                           anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3)),
+                           anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
+                       headline=_complexity_headline),
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3)),
+                       report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3),
+                       headline=_lr_wd_headline),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
                        needs_runs=True, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
-                       modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False)))
+                       modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
+                       headline=_modular_headline))
+PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE = CPU_SWEEPS
 
 
 # ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------
@@ -1007,10 +1053,11 @@ def _what_reproduces() -> str:
     link = "docs/anchor-composition.md"
     rows = [
         ("γ × depth phase diagram (`reproduce anchor-phase`)", "`cpu`",
-         _not_committed("30 runs, 2 seeds, 37 min", "reasonlab reproduce anchor-phase --profile cpu",
-                        "45 runs, 3 seeds, about 55 min"),
-         "observed, runs not committed: the γ transition is **not reproduced**: large init gives the symmetric (or "
-         "another memorized) answer, small init does not fit or fits onto the symmetric answer",
+         *PHASE.cells("30 runs, 2 seeds, 37 min", "reasonlab reproduce anchor-phase --profile cpu",
+                      "45 runs, 3 seeds, about 55 min",
+                      "observed in 2 seeds, runs not committed: the γ transition is **not reproduced**: large init "
+                      "gives the symmetric (or another memorized) answer, small init does not fit or fits onto the "
+                      "symmetric answer"),
          f"[anchor-composition]({link}#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("the same, paper width (`train --profile cpu-wide`)", "`cpu-wide`",
          _not_committed("3 seeds × 2 γ, 16 min per run", "reasonlab sweep --profile cpu-wide --grid "
@@ -1025,16 +1072,16 @@ def _what_reproduces() -> str:
          "`trajectory` (the `paper` model and data, truncated; hours per run)", _counts([TRAJECTORY]),
          _trajectory_headline(), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
         ("inferential complexity (`reproduce anchor-complexity`)", "`cpu`",
-         _not_committed("21 runs, 1 seed, 28 min", "reasonlab reproduce anchor-complexity --profile cpu",
-                        "63 runs, 3 seeds, about 84 min"),
-         "observed in 1 seed, runs not committed: the hypothesis held for γ 0.6 against γ 0.3; γ 0.8 fits no k in "
-         "10 epochs",
+         *COMPLEXITY.cells("21 runs, 1 seed, 28 min", "reasonlab reproduce anchor-complexity --profile cpu",
+                           "63 runs, 3 seeds, about 84 min",
+                           "observed in 1 seed, runs not committed: the hypothesis held for γ 0.6 against γ 0.3; "
+                           "γ 0.8 fits no k in 10 epochs"),
          f"[anchor-composition]({link}#inferential-complexity-reasonlab-reproduce-anchor-complexity---profile-cpupaper)"),
         ("learning rate × weight decay (`reproduce anchor-lr-wd`)", "`cpu`",
-         _not_committed("9 runs, 1 seed, 13 min", "reasonlab reproduce anchor-lr-wd --profile cpu",
-                        "27 runs, 3 seeds, about 39 min"),
-         "observed in 1 seed, runs not committed: larger lr and larger wd push towards the inferential solution "
-         "(paper App. E)",
+         *LR_WD.cells("9 runs, 1 seed, 13 min", "reasonlab reproduce anchor-lr-wd --profile cpu",
+                      "27 runs, 3 seeds, about 39 min",
+                      "observed in 1 seed, runs not committed: larger lr and larger wd push towards the inferential "
+                      "solution (paper App. E)"),
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
          _counts([RB_CPU]), _rb_headline(),
@@ -1050,9 +1097,10 @@ def _what_reproduces() -> str:
          "a search of 8 settings", f"{_lm_finished('regime')}: `{LM_REGIME}/`; earlier "
          f"{_counts([LM, DL_SEARCH])}", _lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
-         _not_committed("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu",
-                        "48 runs, 3 seeds, about 72 min"),
-         "observed, runs not committed: i.d. memorization only, o.o.d. generalization **did not appear**",
+         *MODULAR_PHASE.cells("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu",
+                              "48 runs, 3 seeds, about 72 min",
+                              "observed in 2 seeds, runs not committed: i.d. memorization only, o.o.d. generalization "
+                              "**did not appear**"),
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
          _counts([MODULAR]), "observed in 1 seed per setting: o.o.d.-test stays near chance; depths 3 and 4 "
@@ -1138,7 +1186,7 @@ def _what_reproduces_short() -> str:
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *_regime_inputs(),
             DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *_rb_inputs()]
+            *_rb_inputs(), *(i for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for i in sweep.inputs())]
 
 
 FIGURE_GENERATORS: dict[str, Figures] = {
