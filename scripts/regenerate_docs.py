@@ -1132,6 +1132,21 @@ def _short_counts(roots: list[str]) -> str:
         "s" if len(seeds) > 1 else "")
 
 
+def _reduced_anchor_short() -> tuple[str, str]:
+    """The short table's cells for the three reduced anchor sweeps: what of them is committed, and the phase
+    diagram's finding (computed once it is committed; until then the earlier observation, with its seed count)."""
+    committed = [sweep for sweep in (PHASE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
+    names = ", ".join(s.folder.removeprefix("results/") for s in committed)
+    runs = f"{_short_counts([s.folder for s in committed])} ({names})" if committed else "not committed yet"
+    if PHASE in committed:
+        configs = PHASE.configs()
+        shown = anchor_phase.transitions(finished_rows(configs, REPO / PHASE.folder))
+        return runs, (f"the γ transition (symmetric at a smaller γ, inferential at a larger one) in "
+                      f"{sum(shown.values())} of {len(shown)} (depth, seed) lines of the phase diagram")
+    return runs, ("observed in 2 seeds (phase; complexity and lr × wd 1 seed), runs not committed: the γ transition "
+                  "is not reproduced at reduced scale")
+
+
 def _trajectory_short() -> str:
     ours, _, _ = _trajectory()
     lines = ours.get("0.8", {})
@@ -1160,9 +1175,8 @@ def _what_reproduces_short() -> str:
          "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("anchor composition at paper scale", _short_counts([TRAJECTORY]), _trajectory_short(),
          "[anchor-composition](docs/anchor-composition.md#the-paper-scale-trajectory-on-this-cpu)"),
-        ("anchor composition at reduced scale (phase, complexity, lr × wd)", "not committed yet",
-         "observed in 2 seeds (phase; complexity and lr × wd 1 seed): the γ transition is not reproduced at reduced "
-         "scale", "[anchor-composition]"
+        ("anchor composition at reduced scale (phase, complexity, lr × wd)", *_reduced_anchor_short(),
+         "[anchor-composition]"
          "(docs/anchor-composition.md#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("reasoning bias, transformer at the spec's data volume", _short_counts(
             [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
