@@ -664,16 +664,17 @@ def _rb_inputs() -> list[str]:
 
 @cache
 def _rb_results() -> dict:
-    return reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, None)
+    return reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, None, keep=False)
 
 
 def _draw_rb(scratch: Path) -> None:
-    reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch)
+    reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch, keep=False)
 
 
 def _rb_e1() -> str:
     results = _rb_results()
-    walls = [read_json(run / "summary.json", "run summary")["wall_time_s"] for run in _runs(RB_CPU)]
+    walls = [read_json(run / "summary.json", "run summary")["wall_time_s"] for run in _runs(RB_CPU)
+             if not run.name.endswith(".partial")]
     return "\n".join([f"Committed: {_counts([RB_CPU])}; {sum(walls) / 60:.0f} min of training summed over the "
                       f"runs (one thread each, beside other work).", "", *reasoning_bias.runs_table(results["runs"]),
                       "", "(t50 = first evaluated epoch, every 2 epochs, with accuracy ≥ 0.5; — = never within the "
@@ -693,8 +694,11 @@ def _rb_headline() -> str:
             for key, label in reasoning_bias.CRITERIA.items()))
     checks = [f"{name} ({m}) {held_in(per_seed)}" for (name, m), per_seed in sorted(results["checks"].items())]
     fig8 = reasoning_bias.fig8_held(results["fig8"])
-    return ("; ".join(parts) + f"; theory checks at γ 0.8, passed in: {', '.join(checks)}; Fig. 8 (1 seed): (i) "
-            f"{'held' if fig8['ranges'] else 'did not hold'}, (ii) {'held' if fig8['rules'] else 'did not hold'}")
+    t1 = {None: "not testable", True: "passed", False: "did not pass"}[reasoning_bias.t1_passed(results["attention"])]
+    shown = {None: "not run", True: "showed", False: "did not show"}
+    return ("; ".join(parts) + f"; T1 (at initialization) {t1}; theory checks at γ {reasoning_bias.SMALL_INIT}, passed "
+            f"in: {', '.join(checks)}; Fig. 8 (1 seed): (i) {shown[fig8.get('ranges')]}, (ii) "
+            f"{shown[fig8.get('rules')]}")
 
 
 # ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
@@ -709,10 +713,10 @@ class CpuSweep:
     """A study's cpu sweep: its module (``spec_for``, ``draw``) and which drawn file each docs figure is."""
     study: object
     figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
+    doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
+    report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
+    headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
-    doc: str | None = None  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
-    report: Callable[[list[RunConfig], list[dict], Path], list[str]] | None = None  # configs, rows, sweep folder
-    headline: Callable[[list[RunConfig], list[dict], Path], str] | None = None  # the results table's line
 
     @property
     def folder(self) -> str:
@@ -755,7 +759,7 @@ def _complexity_headline(configs: list[RunConfig], rows: list[dict], sweep: Path
     spread = anchor_complexity.sensitivity(anchor_complexity.fit_table(rows, sweep), epochs)
     large = min(spread)
     return f"the hypothesis (a smaller initialization more sensitive to k), against γ {large:g}: " + "; ".join(
-        f"γ {g:g} in {held_in({s: v > spread[large][s] for s, v in spread[g].items() if s in spread[large]})}"
+        f"γ {g:g} in {held_in(anchor_complexity.more_sensitive(spread, g, large))}"
         for g in sorted(spread, reverse=True) if g != large)
 
 
@@ -769,9 +773,9 @@ def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
 def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
     tasks, _lines = modular_phase.task_count_claim(rows)
     one, detail = modular_phase.depth_one_claim(rows)
-    word = {None: "not testable", True: "**held**", False: "**did not hold**"}
     return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
-            f"{word[tasks]}; depth 1 never generalizing o.o.d.: {word[one]} ({detail})")
+            f"{modular_phase.verdict(tasks)}; depth 1 never generalizing o.o.d.: {modular_phase.verdict(one)} "
+            f"({detail})")
 
 
 CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
@@ -1258,7 +1262,7 @@ TABLES: dict[str, Table] = {
     **{f"benchmark-{b.name}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
        for b in BENCHMARKS},
     **{sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in CPU_SWEEPS
-       if sweep.report is not None and (REPO / sweep.folder).is_dir()},
+       if (REPO / sweep.folder).is_dir()},
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
@@ -1275,6 +1279,7 @@ def _analyze_pack(study: str, run: str, probes: str) -> str:
 
 
 BENCHMARK_MINUTES = {"addition": 54, "scan": 28, "cogs": 51, "prontoqa": 40}  # measured here, 2026-11
+assert set(BENCHMARK_MINUTES) == set(benchmarks.STUDIES), "a benchmark without its cost (or a cost without it)"
 _PHASE, _MOD = _train_pack("anchor-phase"), _train_pack("modular-phase")
 _MECHANISM = "--probe flow --probe representations"
 PENDING: dict[str, Pending] = {

@@ -119,7 +119,7 @@ def _split(value: Any, key: str, arrays: dict[str, Any]) -> Any:
         return {k: _split(v, f"{key}.{k}", arrays) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_split(v, f"{key}.{i}", arrays) for i, v in enumerate(value)]
-    return float(value) if isinstance(value, np.floating) else value
+    return value.item() if isinstance(value, np.generic) else value  # numpy scalars as Python numbers
 
 
 def _join(value: Any, arrays: dict[str, Any]) -> Any:

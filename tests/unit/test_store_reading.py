@@ -243,10 +243,12 @@ def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path
     from reasonlab.errors import StoreError
     from reasonlab.store import read_with_arrays, write_with_arrays
 
-    record = {"early": {"epoch": 3, "cosine": np.eye(3), "pca": (list(range(4)), torch.ones(4, 2), np.float32(0.5))}}
+    record = {"early": {"epoch": np.int64(3), "ok": np.bool_(True), "cosine": np.eye(3),
+                        "pca": (list(range(4)), torch.ones(4, 2), np.float32(0.5))}}
     write_with_arrays(tmp_path / "g.json", record)
     back = read_with_arrays(tmp_path / "g.json", "geometry", "rerun it")
-    assert back["early"]["epoch"] == 3 and np.array_equal(back["early"]["cosine"], np.eye(3))
+    assert back["early"]["epoch"] == 3 and back["early"]["ok"] is True
+    assert np.array_equal(back["early"]["cosine"], np.eye(3))
     assert back["early"]["pca"][0] == [0, 1, 2, 3] and back["early"]["pca"][1].shape == (4, 2)
     assert back["early"]["pca"][2] == 0.5
     (tmp_path / "g.npz").write_bytes(b"not a zip")

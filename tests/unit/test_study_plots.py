@@ -70,5 +70,29 @@ def test_the_anchor_transition_is_counted_per_depth_and_seed():
 
     rows = [run(0.3, 2, 1, "symmetric"), run(0.7, 2, 1, "inferential"),
             run(0.3, 2, 2, "inferential"), run(0.7, 2, 2, "symmetric"),
-            run(0.3, 3, 1, "symmetric"), run(0.7, 3, 1, "not-fitted")]
-    assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False}
+            run(0.3, 3, 1, "symmetric"), run(0.7, 3, 1, "not-fitted"),
+            run(0.3, 4, 1, "inferential"), run(0.5, 4, 1, "symmetric"), run(0.7, 4, 1, "inferential")]
+    assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False}
+
+
+def test_complexity_sensitivity_is_decided_only_where_censoring_cannot_change_it():
+    """A run that never fits makes its spread a lower bound: the comparison is decided only when the bound points
+    the same way; a γ that never fits at all is not testable, not a failure of the hypothesis."""
+    from reasonlab.report.markdown import held_in
+    from reasonlab.studies.anchor_complexity import more_sensitive, sensitivity
+
+    def run(g, s, k, fit):
+        return {"gamma": g, "seed": s, "k": k, "fit_epoch": fit}
+
+    table = [run(0.3, s, k, 4) for s in (1, 2, 3, 4) for k in (0, 1)]
+    table += [run(0.6, 1, 0, 6), run(0.6, 1, 1, None),  # spread ≥ 5 > 0: more sensitive, decided
+              run(0.6, 2, 0, 4), run(0.6, 2, 1, 4),  # 0 vs 0: not more sensitive
+              run(0.6, 3, 0, None), run(0.6, 3, 1, None),  # never fits: not testable
+              run(0.6, 4, 0, 10), run(0.6, 4, 1, None)]  # spread ≥ 1 > 0: decided
+    table += [run(0.8, 1, 0, 10), run(0.8, 1, 1, None)]  # ≥ 1 > 0
+    spread = sensitivity(table, 10)
+    assert more_sensitive(spread, 0.6, 0.3) == {1: True, 2: False, 3: None, 4: True}
+    assert held_in(more_sensitive(spread, 0.6, 0.3)) == "2 of 3 seeds (1, 4); 1 more not testable"
+    bounded_ref = sensitivity([run(0.3, 1, 0, 4), run(0.3, 1, 1, None), run(0.6, 1, 0, 4), run(0.6, 1, 1, 9),
+                               run(0.3, 2, 0, 4), run(0.3, 2, 1, None), run(0.6, 2, 0, 1), run(0.6, 2, 1, 10)], 10)
+    assert more_sensitive(bounded_ref, 0.6, 0.3) == {1: False, 2: None}  # 5 < ≥ 7: not; 9 against ≥ 7: cannot say

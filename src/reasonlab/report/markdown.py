@@ -30,11 +30,15 @@ def epoch_cell(epoch: int | None) -> str:
     return "—" if epoch is None else str(epoch)
 
 
-def held_in(per_seed: dict[int, bool]) -> str:
-    """"k of n seeds (a, b)": in how many seeds a claim held, naming them when it is some but not all."""
-    held = [s for s, ok in sorted(per_seed.items()) if ok]
-    text = f"{len(held)} of {len(per_seed)} seed{'s' if len(per_seed) != 1 else ''}"
-    return text + (f" ({', '.join(map(str, held))})" if 0 < len(held) < len(per_seed) else "")
+def held_in(per_seed: dict[int, bool | None]) -> str:
+    """"k of n seeds (a, b)": in how many seeds a claim held, naming them when it is some but not all; a seed where
+    it could not be tested (None) is left out of n and counted apart."""
+    tested = {s: ok for s, ok in per_seed.items() if ok is not None}
+    held = [s for s, ok in sorted(tested.items()) if ok]
+    text = f"{len(held)} of {len(tested)} seed{'s' if len(tested) != 1 else ''}"
+    text += f" ({', '.join(map(str, held))})" if 0 < len(held) < len(tested) else ""
+    untested = len(per_seed) - len(tested)
+    return text + (f"; {untested} more not testable" if untested else "")
 
 
 def failed_runs(report: Any) -> list[str]:

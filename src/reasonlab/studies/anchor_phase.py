@@ -67,12 +67,13 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
 
 
 def transitions(rows: list[dict]) -> dict[tuple[float, int], bool]:
-    """Per (depth, seed): does the study's transition show along γ — a run labelled symmetric at a smaller γ than
-    a run labelled inferential (large initialization memorizes, small initialization infers)?"""
+    """Per (depth, seed): does the study's transition show along γ — every run labelled symmetric at a smaller γ
+    than every run labelled inferential, at least one of each (large initialization memorizes, small initialization
+    infers; an inferential run below a symmetric one is not that order)?"""
     lines: dict[tuple[float, int], dict[str, list[float]]] = {}
     for r in rows:
         lines.setdefault((r["model.depth"], r["seed"]), {}).setdefault(r["label"], []).append(r["init.gamma"])
-    return {k: bool(by.get("symmetric") and by.get("inferential") and min(by["symmetric"]) < max(by["inferential"]))
+    return {k: bool(by.get("symmetric") and by.get("inferential") and max(by["symmetric"]) < min(by["inferential"]))
             for k, by in sorted(lines.items())}
 
 

@@ -180,7 +180,7 @@ def report_lines(table: list[dict], level: int = 2) -> list[str]:
         if not comp:
             continue
         better = sum(w.startswith("better") for *_, w in comp)
-        seeds = len({t["seed"] for t in table})
+        seeds = len({t["seed"] for t in table if t["setting"] in (a, b)})
         lines.append(f"- **{a}** vs **{b}**: " + "; ".join(
             f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
             + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none; "

@@ -340,7 +340,7 @@ def _means(by_gamma: dict[float, list[float]]) -> str:
 def ordering_verdict(by_gamma: dict[float, list[float]]) -> str:
     """Whether a figure rises with γ: **held** when the seed means rise and the seed ranges of neighbouring γ do
     not overlap, **not separable from noise** when the means rise but the ranges overlap, **did not hold**
-    otherwise; one seed per γ cannot show a spread, so rising means there are an observation, not "held"."""
+    otherwise; with one seed at some γ there is no spread, so rising means are an observation, not "held"."""
     gammas = sorted(g for g, v in by_gamma.items() if v)
     if len(gammas) < 2:
         return "not testable (fewer than two γ measured)"
@@ -468,8 +468,9 @@ def contrast_verdict(pairs: dict[str, list[tuple[float, float]]]) -> str:
     hold**; and at the end. With one seed it is an observation: "showed" / "did not show"."""
     early = [s for s in pairs if s != "init" and not s.startswith("final")]
     held = [s for s, v in pairs.items() if v and all(p < t for p, t in v)]
-    yes, no = (("showed", "did not show") if all(len(v) == 1 for v in pairs.values() if v)
-               else ("held", "did not hold"))
+    read = [v for s, v in pairs.items() if s != "init"]  # the stages the verdict reads
+    yes, no = ("held", "did not hold") if min((len(v) for v in read), default=0) > 1 else (
+        "showed", "did not show")  # one seed at any stage it reads (or none): an observation
     if not early:
         head = "not testable early (no stage between initialization and the end)"
     elif held_early := [s for s in early if s in held]:

@@ -19,6 +19,7 @@ from reasonlab.analysis import geometry as geo
 from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model, build_task
 from reasonlab.config import RunConfig, raw_config
+from reasonlab.errors import StoreError
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
@@ -29,6 +30,7 @@ from reasonlab.sweep.runner import run_sweep
 from reasonlab.tasks.base import TaskData
 
 GAMMAS = (0.3, 0.8)
+LARGE_INIT, SMALL_INIT = min(GAMMAS), max(GAMMAS)  # a larger γ is a smaller initialization
 MODELS = ("transformer", "emb-mlp")
 GRIDS = {"cpu": {"seed": [1, 2, 3]}, "paper": {"seed": [1, 2, 3]}}
 EARLY = 0.05  # "early" = this fraction of training (spec §4)
@@ -39,7 +41,7 @@ FIG8 = {
     "ranges": [{"anchors": [2 * i - 1, 2 * i], "labels": "range", "lo": 30, "hi": 29 + 20 * i} for i in (1, 2, 3, 4)],
     "rules": [{"anchors": [1, 2, 3, 4, 5], "labels": "keys"}, {"anchors": [6, 7, 8, 9, 10], "labels": "near_key"}],
 }
-FIG8_GAMMA = 0.8
+FIG8_GAMMA = SMALL_INIT
 GROUP_NAMES = {"ranges": [f"labels in [30, {29 + 20 * i}]" for i in (1, 2, 3, 4)],
                "rules": ["F_mem,1: labels from the keys", "F_mem,2: labels in z ± Σa"]}
 
@@ -162,10 +164,11 @@ def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None)
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
 
 
-def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None) -> dict:
+def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None, keep: bool = True) -> dict:
     """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of every mixture run;
     draw the figures (the first seed's) into ``figures`` unless it is None. A committed sweep needs no checkpoint:
-    each run keeps its geometry the first time it is read."""
+    each run keeps its geometry the first time it is read (``keep``; without it a run lacking its geometry is an
+    error and nothing is written, as a reader of committed results wants)."""
     runs: dict[tuple[str, float, int], dict] = {}
     fig8: dict[str, dict] = {}
     for cfg in cfgs:
@@ -178,13 +181,16 @@ def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None) -> dic
                                 "groups": label_law_criteria(rows, len(cfg.task.memory_groups))}
             continue
         runs[(cfg.model.kind, cfg.init.gamma, cfg.seed)] = read_mixture_run(cfg, run_dir, rows)
-    criteria = {(m, s): reasoning_bias_criteria(runs[(m, 0.8, s)], runs[(m, 0.3, s)])
-                for (m, g, s) in runs if g == 0.8 and (m, 0.3, s) in runs}
+    criteria = {(m, s): reasoning_bias_criteria(runs[(m, SMALL_INIT, s)], runs[(m, LARGE_INIT, s)])
+                for (m, g, s) in runs if g == SMALL_INIT and (m, LARGE_INIT, s) in runs}
     first = min(c.seed for c in cfgs)
     geometry, attention = {}, {}
     for (m, g, s), r in runs.items():
         data = build_task(r["cfg"])
         kept = load_geometry(r["dir"])
+        if kept is None and not keep:
+            raise StoreError(f"{r['dir'] / GEOMETRY}: no geometry kept with this run; run the study's reproduce "
+                             "command on the store that holds its checkpoints, then pack it again")
         if kept is None:  # read from the checkpoints once, then kept with the run (they are not committed)
             kept = geometry_of(r["cfg"], r["dir"], data)
             save_geometry(r["dir"], kept)
@@ -202,17 +208,18 @@ def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None) -> dic
 
 
 # Pass thresholds of the theory checks (spec §5, its starting values).
+T1_SMALL_INIT, T1_LARGE_INIT = 1e-3, 0.05  # max |A_ij − 1/i| below the first at small init, above the second at large
 T2_MEMORY_MEAN, T2_MEMORY_STD, T2_SPEARMAN, T2_PEARSON = 0.8, 0.1, -0.8, 0.7
 T3_SIGMA_RATIO, T3_REASONING_OVER_MEMORY = 2.0, 3.0
 T4_PROFILE_PEARSON, T4_PC1_SPEARMAN = 0.7, 0.9
 
 
 def theory_checks(geometry: dict[tuple[str, float, int], dict]) -> dict[tuple[str, str], dict[int, bool]]:
-    """(check, model) → seed → passed, for every γ 0.8 run with geometry: T2 at the early checkpoint (all three
+    """(check, model) → seed → passed, for every small-init run with geometry: T2 at the early checkpoint (its four
     thresholds), and for the transformer T3 at the end and T4 (profile) early and at the end; Fig. 5B (PC1) too."""
     out: dict[tuple[str, str], dict[int, bool]] = {}
     for (m, g, s), gr in sorted(geometry.items()):
-        if g != FIG8_GAMMA:
+        if g != SMALL_INIT:
             continue
         early, final = gr["early"], gr["final"]
         checks = {"T2 (early)": early["memory_mean"] >= T2_MEMORY_MEAN and early["memory_std"] <= T2_MEMORY_STD
@@ -262,8 +269,16 @@ def _ratio(criteria: dict, which: str) -> str:
     return f"< {value}" if criteria[f"t50_ratio_{which}_init_bound"] else value
 
 
-def _yes(flag: bool) -> str:
-    return "**held**" if flag else "**did not hold**"
+def t1_passed(attention: dict[float, float]) -> bool | None:
+    """T1 on the attention at initialization per γ (``measure``'s): None without both γ."""
+    if SMALL_INIT not in attention or LARGE_INIT not in attention:
+        return None
+    return attention[SMALL_INIT] < T1_SMALL_INIT and attention[LARGE_INIT] > T1_LARGE_INIT
+
+
+def _showed(flag: bool) -> str:
+    """A one-seed claim's verdict: an observation, never "held"."""
+    return "**showed**" if flag else "**did not show**"
 
 
 CRITERIA = {"small_init_reasons_first": "small init reasons first (t50 ratio ≤ 0.5)",
@@ -298,9 +313,13 @@ def _detail(criteria: dict, key: str) -> str:
 
 
 def geometry_lines(results: dict) -> list[str]:
-    """T1's number, every run's geometry (early and final), and in how many seeds each γ 0.8 check passed."""
-    lines = ["T1, first-layer attention at initialization, max |A_ij − 1/i| over 5 init seeds (pass: < 1e-3 at γ 0.8, "
-             "> 0.05 at γ 0.3): " + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(results["attention"].items())),
+    """T1's numbers and verdict, every run's geometry (early and final), and in how many seeds each small-init
+    check passed."""
+    attention = results["attention"]
+    t1 = {None: "not testable", True: "passed", False: "did not pass"}[t1_passed(attention)]
+    lines = [f"T1, first-layer attention at initialization, max |A_ij − 1/i| over 5 init seeds (pass: < "
+             f"{T1_SMALL_INIT:g} at γ {SMALL_INIT}, > {T1_LARGE_INIT:g} at γ {LARGE_INIT}): "
+             + ", ".join(f"γ {g}: {v:.2e}" for g, v in sorted(attention.items())) + f" — {t1}.",
              ""]
     rows = []
     for (m, g, s), gr in sorted(results["geometry"].items()):
@@ -314,7 +333,7 @@ def geometry_lines(results: dict) -> list[str]:
     lines += table(["model", "γ", "seed", "when (epoch)", "memory block mean (std)", "reasoning Spearman vs distance",
                     "Pearson vs prediction", "PC1 rank corr. (abs.)", "W_V σ1/σ2", "r_rsn / r_mem", "profile Pearson"],
                    rows)
-    lines += ["", *table([f"check at γ {FIG8_GAMMA}", "model", "passed in"],
+    lines += ["", *table([f"check at γ {SMALL_INIT}", "model", "passed in"],
                          [(name, m, held_in(per_seed)) for (name, m), per_seed in sorted(results["checks"].items())])]
     lines += ["", f"Pass thresholds (spec §5): memory block mean ≥ {T2_MEMORY_MEAN} with std ≤ {T2_MEMORY_STD}, "
               f"reasoning Spearman ≤ {T2_SPEARMAN}, Pearson vs prediction ≥ {T2_PEARSON} (T2, at the early "
@@ -325,7 +344,9 @@ def geometry_lines(results: dict) -> list[str]:
 
 
 def fig8_lines(fig8: dict[str, dict]) -> list[str]:
-    """E4's table per experiment and group, and whether each of its two claims held (one seed: its runs')."""
+    """E4's table per experiment and group, and whether each of its two claims showed (one seed: its runs')."""
+    if not fig8:
+        return ["No Fig. 8 run has finished."]
     rows = []
     for name, r in fig8.items():
         last = r["rows"].last_epoch()
@@ -338,19 +359,20 @@ def fig8_lines(fig8: dict[str, dict]) -> list[str]:
     if "ranges" in fig8:
         groups = fig8["ranges"]["groups"]
         lines.append("- (i) The in-range rate nears 1 while accuracy is still low (in-range ≥ 0.9 reached while "
-                     f"accuracy < 0.5, in every group): {_yes(held['ranges'])} "
+                     f"accuracy < 0.5, in every group): {_showed(held['ranges'])} "
                      f"({sum(g['held'] for g in groups)} of {len(groups)} groups; 1 seed, seed {seed}).")
     if "rules" in fig8:
         g1, g2 = (g["t50"] for g in fig8["rules"]["groups"])
         lines.append(f"- (ii) F_mem,2 (labels near the key) is learned much faster than F_mem,1 (t50 {g2} vs {g1}; "
                      f"criterion t50 ratio ≤ 0.5, a run that never reaches 0.5 counting as slower): "
-                     f"{_yes(held['rules'])} (1 seed, seed {seed}).")
+                     f"{_showed(held['rules'])} (1 seed, seed {seed}).")
     return lines
 
 
 def fig8_held(fig8: dict[str, dict]) -> dict[str, bool]:
-    """Per Fig. 8 experiment run, whether its claim held: (i) ``ranges``: in every group the in-range rate reached
-    0.9 while accuracy was below 0.5; (ii) ``rules``: F_mem,2's t50 at most half F_mem,1's (never counts as slower)."""
+    """Per finished Fig. 8 experiment run, whether its claim showed: (i) ``ranges``: in every group the in-range
+    rate reached 0.9 while accuracy was below 0.5; (ii) ``rules``: F_mem,2's t50 at most half F_mem,1's (never
+    counts as slower)."""
     out = {}
     if "ranges" in fig8:
         out["ranges"] = all(g["held"] for g in fig8["ranges"]["groups"])

@@ -186,14 +186,14 @@ def test_theory_checks_apply_the_spec_thresholds_per_seed():
     t = {"sigma_ratio": 3.0, "reasoning_over_memory": 4.0, "profile_pearson": 0.8}
     geometry = {("emb_mlp", 0.8, 1): {"early": entry(), "final": entry()},
                 ("emb_mlp", 0.8, 2): {"early": entry(std=0.11), "final": entry(pc1=0.5)},
-                ("emb_mlp", 0.3, 1): {"early": entry(mean=0.0), "final": entry()},
+                ("emb_mlp", 0.3, 3): {"early": entry(mean=0.0), "final": entry()},  # large init: not checked
                 ("transformer", 0.8, 1): {"early": entry(**t), "final": entry(**{**t, "reasoning_over_memory": 2.9})}}
     checks = theory_checks(geometry)
     assert checks[("T2 (early)", "emb_mlp")] == {1: True, 2: False}
     assert checks[("Fig. 5B PC1 (end)", "emb_mlp")] == {1: True, 2: False}
     assert checks[("T3 (end)", "transformer")] == {1: False}
     assert checks[("T4 (early)", "transformer")] == checks[("T4 (end)", "transformer")] == {1: True}
-    assert ("T3 (end)", "emb_mlp") not in checks
+    assert ("T3 (end)", "emb_mlp") not in checks and all(3 not in per_seed for per_seed in checks.values())
 
     def crit(first: bool) -> dict:
         return {"t50_ratio_small_init": 0.4 if first else 0.8, "t50_ratio_small_init_bound": False,
