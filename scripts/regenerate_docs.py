@@ -1137,18 +1137,25 @@ def _short_counts(roots: list[str]) -> str:
 
 
 def _reduced_anchor_short() -> tuple[str, str]:
-    """The short table's cells for the three reduced anchor sweeps: what of them is committed, and the phase
-    diagram's finding (computed once it is committed; until then the earlier observation, with its seed count)."""
+    """The short table's cells for the three reduced anchor sweeps: what of them is committed, and what each
+    committed one showed (the phase diagram's transition count, the others' headlines); until the phase diagram is
+    committed, its earlier observation with its seed count."""
     committed = [sweep for sweep in (PHASE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
     names = ", ".join(s.folder.removeprefix("results/") for s in committed)
     runs = f"{_short_counts([s.folder for s in committed])} ({names})" if committed else "not committed yet"
-    if PHASE in committed:
-        configs = PHASE.configs()
-        shown = anchor_phase.transitions(finished_rows(configs, REPO / PHASE.folder))
-        return runs, (f"the γ transition (symmetric at a smaller γ, inferential at a larger one) in "
-                      f"{sum(shown.values())} of {len(shown)} (depth, seed) lines of the phase diagram")
-    return runs, ("observed in 2 seeds (phase; complexity and lr × wd 1 seed), runs not committed: the γ transition "
-                  "is not reproduced at reduced scale")
+    found = []
+    for sweep in committed:
+        configs = sweep.configs()
+        rows = finished_rows(configs, REPO / sweep.folder)
+        if sweep is PHASE:
+            shown = anchor_phase.transitions(rows)
+            found.append(f"the γ transition (symmetric at a smaller γ, inferential at a larger one) in "
+                         f"{sum(shown.values())} of {len(shown)} (depth, seed) lines of the phase diagram")
+        else:
+            found.append(sweep.headline(configs, rows, REPO / sweep.folder))
+    if PHASE not in committed:
+        found.insert(0, "observed in 2 seeds, runs not committed: the γ transition is not reproduced at reduced scale")
+    return runs, "; ".join(found)
 
 
 def _trajectory_short() -> str:
