@@ -664,11 +664,11 @@ def _rb_inputs() -> list[str]:
 
 @cache
 def _rb_results() -> dict:
-    return reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, None, keep=False)
+    return reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, keep=False)
 
 
 def _draw_rb(scratch: Path) -> None:
-    reasoning_bias.measure(reasoning_bias.study_configs("cpu"), REPO / RB_CPU, scratch, keep=False)
+    reasoning_bias.draw(_rb_results(), reasoning_bias.study_configs("cpu"), scratch)
 
 
 def _rb_e1() -> str:
@@ -728,29 +728,43 @@ class CpuSweep:
     def inputs(self) -> list[str]:
         return _sweep_inputs(self.folder, self.configs())
 
+    def finished(self) -> tuple[list[RunConfig], list[dict], Path]:
+        """The configs, the committed finished rows and the folder: read once per invocation (``_finished``)."""
+        return _finished(self.study)
+
     def draw(self, scratch: Path) -> None:
-        configs, sweep = self.configs(), REPO / self.folder
-        rows = finished_rows(configs, sweep)
+        configs, rows, sweep = self.finished()
         self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
 
     def table(self) -> str:
-        configs, sweep = self.configs(), REPO / self.folder
-        return "\n".join(self.report(configs, finished_rows(configs, sweep), sweep)) + "\n"
+        return "\n".join(self.report(*self.finished())) + "\n"
 
     def cells(self, runs: str, command: str, now: str, observed: str) -> tuple[str, str]:
         """The results table's committed-runs and finding cells: counted and computed from the committed sweep,
         or, until it is committed, the docs' earlier observation (``runs`` … ``observed``), named as such."""
         if not (REPO / self.folder).is_dir():
             return _not_committed(runs, command, now), observed
-        configs, sweep = self.configs(), REPO / self.folder
-        return _counts([self.folder]), self.headline(configs, finished_rows(configs, sweep), sweep)
+        return _counts([self.folder]), self.headline(*self.finished())
+
+
+@cache
+def _finished(study: object) -> tuple[list[RunConfig], list[dict], Path]:
+    """A committed cpu sweep's configs, finished rows (its results table, rebuilt from the run folders) and folder,
+    read once though the figure, the docs table and two results-table rows all use them."""
+    spec = study.spec_for("cpu")
+    configs, sweep = sweep_configs(spec)[0], REPO / "results" / spec.name
+    return configs, finished_rows(configs, sweep), sweep
+
+
+def _transitions(rows: list[dict]) -> str:
+    shown = anchor_phase.transitions(rows)
+    return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) in "
+            f"{sum(shown.values())} of {len(shown)} (depth, seed) lines")
 
 
 def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
-    shown = anchor_phase.transitions(rows)
     cells = anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])
-    return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) in "
-            f"{sum(shown.values())} of {len(shown)} (depth, seed) lines; cells (mean over seeds): "
+    return (f"{_transitions(rows)}; cells (mean over seeds): "
             + "; ".join(anchor_phase.describe_depth(cells, d) for d in sorted({c.y for c in cells})))
 
 
@@ -1143,16 +1157,8 @@ def _reduced_anchor_short() -> tuple[str, str]:
     committed = [sweep for sweep in (PHASE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
     names = ", ".join(s.folder.removeprefix("results/") for s in committed)
     runs = f"{_short_counts([s.folder for s in committed])} ({names})" if committed else "not committed yet"
-    found = []
-    for sweep in committed:
-        configs = sweep.configs()
-        rows = finished_rows(configs, REPO / sweep.folder)
-        if sweep is PHASE:
-            shown = anchor_phase.transitions(rows)
-            found.append(f"the γ transition (symmetric at a smaller γ, inferential at a larger one) in "
-                         f"{sum(shown.values())} of {len(shown)} (depth, seed) lines of the phase diagram")
-        else:
-            found.append(sweep.headline(configs, rows, REPO / sweep.folder))
+    found = [f"{_transitions(sweep.finished()[1])} of the phase diagram" if sweep is PHASE
+             else sweep.headline(*sweep.finished()) for sweep in committed]
     if PHASE not in committed:
         found.insert(0, "observed in 2 seeds, runs not committed: the γ transition is not reproduced at reduced scale")
     return runs, "; ".join(found)

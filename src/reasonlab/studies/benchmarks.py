@@ -18,7 +18,7 @@ from rich.console import Console
 
 from reasonlab.config import raw_config
 from reasonlab.plots.benchmarks import plot_benchmark
-from reasonlab.report.markdown import header
+from reasonlab.report.markdown import document, header
 from reasonlab.report.markdown import table as md_table
 from reasonlab.store import atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
@@ -149,8 +149,8 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
-    return "\n".join([*header(study.name, profile, label, report.timing(), study.what),
-                      f"![{study.name}](figures/{study.name}.png)", "", *report_lines(table)]) + "\n"
+    return document(header(study.name, profile, label, report.timing(), study.what),
+                    [f"![{study.name}](figures/{study.name}.png)", ""], report_lines(table))
 
 
 def report_lines(table: list[dict], level: int = 2) -> list[str]:

@@ -146,7 +146,8 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     if report.failed:
         console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
     sweep_dir = report.sweep_dir
-    results = measure(cfgs, sweep_dir, sweep_dir / "figures")
+    results = measure(cfgs, sweep_dir)
+    draw(results, cfgs, sweep_dir / "figures")
     atomic_write_text(sweep_dir / "summary.md", summary_markdown(profile, cfgs, results, report.timing()))
     console.print(f"summary: {sweep_dir / 'summary.md'}")
     return sweep_dir
@@ -164,11 +165,10 @@ def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None)
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
 
 
-def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None, keep: bool = True) -> dict:
-    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of every mixture run;
-    draw the figures (the first seed's) into ``figures`` unless it is None. A committed sweep needs no checkpoint:
-    each run keeps its geometry the first time it is read (``keep``; without it a run lacking its geometry is an
-    error and nothing is written, as a reader of committed results wants)."""
+def measure(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict:
+    """Read every finished run: t50s, final accuracies, criteria per model and seed, geometry of every mixture run.
+    A committed sweep needs no checkpoint: each run keeps its geometry the first time it is read (``keep``; without
+    it a run lacking its geometry is an error and nothing is written, as a reader of committed results wants)."""
     runs: dict[tuple[str, float, int], dict] = {}
     fig8: dict[str, dict] = {}
     for cfg in cfgs:
@@ -186,23 +186,16 @@ def measure(cfgs: list[RunConfig], sweep_dir: Path, figures: Path | None, keep: 
     first = min(c.seed for c in cfgs)
     geometry, attention = {}, {}
     for (m, g, s), r in runs.items():
-        data = build_task(r["cfg"])
         kept = load_geometry(r["dir"])
         if kept is None and not keep:
             raise StoreError(f"{r['dir'] / GEOMETRY}: no geometry kept with this run; run the study's reproduce "
                              "command on the store that holds its checkpoints, then pack it again")
         if kept is None:  # read from the checkpoints once, then kept with the run (they are not committed)
-            kept = geometry_of(r["cfg"], r["dir"], data)
+            kept = geometry_of(r["cfg"], r["dir"], build_task(r["cfg"]))
             save_geometry(r["dir"], kept)
         geometry[(m, g, s)] = kept
         if m == "transformer" and s == first:
-            attention[g] = attention_at_init(r["cfg"], data)
-    if figures is not None:
-        _figures(runs, geometry, figures, cfgs)
-        if fig8:
-            plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name])
-                             for name, r in fig8.items()], figures / "label-distribution",
-                            f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
+            attention[g] = attention_at_init(r["cfg"], build_task(r["cfg"]))
     return {"runs": runs, "criteria": criteria, "geometry": geometry, "attention": attention, "fig8": fig8,
             "checks": theory_checks(geometry)}
 
@@ -237,7 +230,10 @@ def theory_checks(geometry: dict[tuple[str, float, int], dict]) -> dict[tuple[st
     return out
 
 
-def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -> None:
+def draw(results: dict, cfgs: list[RunConfig], figures: Path) -> None:
+    """The study's figures from what ``measure`` read (the first seed's runs) into ``figures``: a store's, or a
+    scratch folder for a committed sweep."""
+    runs, geometry, fig8 = results["runs"], results["geometry"], results["fig8"]
     seed = min(c.seed for c in cfgs)
     shown = [runs[(m, g, seed)] for m in ("transformer", "emb_mlp") for g in GAMMAS if (m, g, seed) in runs]
     panels = [(f"{r['cfg'].model.kind} γ={r['cfg'].init.gamma} (seed {seed})", r["rows"]) for r in shown]
@@ -257,6 +253,10 @@ def _figures(runs: dict, geometry: dict, figures: Path, cfgs: list[RunConfig]) -
             learned_early = geo_run["early"]["profile"][2]
             plot_profiles(span, [("learned, early", learned_early), ("learned, final", learned_final),
                                  ("Theorem 1 (eq. 14)", theory)], centre, figures / f"profile-{m}-g{g}")
+    if fig8:
+        plot_label_laws([(f"Fig. 8 {name}", r["rows"], GROUP_NAMES[name]) for name, r in fig8.items()],
+                        figures / "label-distribution",
+                        f"Profile: {next(iter(fig8.values()))['cfg'].profile}; transformer γ {FIG8_GAMMA}.")
 
 
 def _num(value: float | None) -> str:
