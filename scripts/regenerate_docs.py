@@ -756,15 +756,25 @@ def _finished(study: object) -> tuple[list[RunConfig], list[dict], Path]:
     return configs, finished_rows(configs, sweep), sweep
 
 
-def _transitions(rows: list[dict]) -> str:
-    shown = anchor_phase.transitions(rows)
-    return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) in "
-            f"{sum(shown.values())} of {len(shown)} (depth, seed) lines")
+def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
+    return anchor_phase.transition_line(rows, configs[0].task.held_out_pairs[0].key, named=False)
+
+
+def _phase_short(configs: list[RunConfig], rows: list[dict]) -> str:
+    key = configs[0].task.held_out_pairs[0].key
+    by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, key, anchor_phase.STUDY_BAR)
+    cells = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label}  # a depth's cells as one line
+             for c in anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])]
+    depths = [d for (d, _), ok in anchor_phase.transitions(cells).items() if ok]
+    return (f"phase diagram: symmetric → inferential along γ in {sum(by_label.values())} of {len(by_label)} (depth, "
+            f"seed) lines by label, {sum(at_bar.values())} at the study's bar (≥ {anchor_phase.STUDY_BAR} on each "
+            "target); on the mean of seeds " + (f"at depth {', '.join(f'{d:g}' for d in depths)}" if depths
+                                                else "at no depth"))
 
 
 def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
     cells = anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])
-    return (f"{_transitions(rows)}; cells (mean over seeds): "
+    return (f"{_transitions(configs, rows)}; cells (mean over seeds): "
             + "; ".join(anchor_phase.describe_depth(cells, d) for d in sorted({c.y for c in cells})))
 
 
@@ -867,6 +877,46 @@ def _probed_figures() -> dict[str, Figures]:
                            {f"{FIGURES}/anchor-{probe}-{which}.png": f"anchor-{probe}-{which}.png"
                             for probe in ("flow", "representations")}, partial(_draw_probed, which))
             for which in ANCHOR_PROBED if (REPO / _probed(which) / "representations.json").is_file()}
+
+
+MECHANISM_PROBES = ("flow", "representations", "condensation", "embedding", "fused")
+
+
+def _mechanism_inputs() -> list[str]:
+    return [f"{_probed(w)}/{probe}.json" for w in ANCHOR_PROBED for probe in MECHANISM_PROBES] + [
+        f"{PHASE.folder}/{run}/summary.json" for run in ANCHOR_PROBED.values()]
+
+
+def _mechanism_table() -> str:
+    """The pair's analyses side by side, every number read from their committed JSON."""
+    configs, rows, _ = PHASE.finished()
+    pair = configs[0].task.held_out_pairs[0]
+    by_id = {r["run_id"]: r for r in rows}
+    cols = {w: {probe: read_json(REPO / _probed(w) / f"{probe}.json", probe) for probe in MECHANISM_PROBES}
+            for w in ANCHOR_PROBED}
+
+    def per_layer(w: str, edge: str) -> str:
+        return ", ".join(f"{v:.2f}" for v in cols[w]["flow"]["mean_flow"][edge])
+
+    def row(name: str, cell: Callable[[str], str]) -> list[str]:
+        return [name, *(cell(w) for w in ANCHOR_PROBED)]
+
+    head = [""] + [f"γ {by_id[run]['init.gamma']:g}, {by_id[run]['label']} (`{run}`)"
+                   for run in ANCHOR_PROBED.values()]
+    fused = [f"({p[0]},{p[1]}) vs ({p[-2]},{p[-1]})" for p in cols["symmetric"]["fused"]["pairs"]]  # "33-vs-22"
+    return markdown_table(head, [
+        row(f"{pair.caption} inferential / symmetric accuracy", lambda w: " / ".join(
+            f"{by_id[ANCHOR_PROBED[w]][f'outcome.{pair.key}.{t}']:.3f}" for t in ("inferential", "symmetric"))),
+        *(row(f"mean attention {edge.replace('->', ' → ')}, layer by layer",
+              partial(per_layer, edge=edge)) for edge in ("last->a1", "last->a2", "a2->key")),
+        row("mirror merge (0: mirror pairs coincide)",
+            lambda w: f"{cols[w]['representations']['mirror_merge']:.2f}"),
+        row("first-layer W_Q condensation: groups, largest group's share", lambda w: (
+            f"{(c := cols[w]['condensation']['W_Q layer 1'])['groups']}, {c['largest_group_share']:.0%}")),
+        row("embedding: |Spearman(value, PC1)|", lambda w: f"{cols[w]['embedding']['pc1_spearman']:.2f}"),
+        row(f"fused vectors: boxed − other cosine ({' / '.join(fused)})", lambda w: " / ".join(
+            f"{v['boxed_contrast']:.2f}" for v in cols[w]["fused"]["pairs"].values())),
+    ])
 
 
 # ---- the modular cpu memorizer's k-shot grid (i.d. tasks), from its committed analysis --------------------------
@@ -1157,7 +1207,7 @@ def _reduced_anchor_short() -> tuple[str, str]:
     committed = [sweep for sweep in (PHASE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
     names = ", ".join(s.folder.removeprefix("results/") for s in committed)
     runs = f"{_short_counts([s.folder for s in committed])} ({names})" if committed else "not committed yet"
-    found = [f"{_transitions(sweep.finished()[1])} of the phase diagram" if sweep is PHASE
+    found = [_phase_short(*sweep.finished()[:2]) if sweep is PHASE
              else sweep.headline(*sweep.finished()) for sweep in committed]
     if PHASE not in committed:
         found.insert(0, "observed in 2 seeds, runs not committed: the γ transition is not reproduced at reduced scale")
@@ -1276,6 +1326,8 @@ TABLES: dict[str, Table] = {
        for b in BENCHMARKS},
     **{sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in CPU_SWEEPS
        if (REPO / sweep.folder).is_dir()},
+    **({"anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table)}
+       if _probed_figures() else {}),
     "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }

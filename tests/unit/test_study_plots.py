@@ -65,14 +65,18 @@ def test_the_anchor_transition_is_counted_per_depth_and_seed():
     """Symmetric at a smaller γ than inferential, within one depth and seed; the reverse order is not it."""
     from reasonlab.studies.anchor_phase import transitions
 
-    def run(g, d, s, label):
-        return {"init.gamma": g, "model.depth": d, "seed": s, "label": label}
+    def run(g, d, s, label, acc=1.0):
+        return {"init.gamma": g, "model.depth": d, "seed": s, "label": label, f"outcome.4-3.{label}": acc}
 
     rows = [run(0.3, 2, 1, "symmetric"), run(0.7, 2, 1, "inferential"),
             run(0.3, 2, 2, "inferential"), run(0.7, 2, 2, "symmetric"),
             run(0.3, 3, 1, "symmetric"), run(0.7, 3, 1, "not-fitted"),
-            run(0.3, 4, 1, "inferential"), run(0.5, 4, 1, "symmetric"), run(0.7, 4, 1, "inferential")]
-    assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False}
+            run(0.3, 4, 1, "inferential"), run(0.5, 4, 1, "symmetric"), run(0.7, 4, 1, "inferential"),
+            run(0.3, 5, 1, "symmetric", 0.6), run(0.7, 5, 1, "inferential", 0.9)]
+    assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False, (5, 1): True}
+    # at the study's bar a modal but minority answer does not count: depth 5's symmetric run answers 0.6
+    assert transitions(rows, "4-3", 0.8) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False,
+                                              (5, 1): False}
 
 
 def test_complexity_sensitivity_is_decided_only_where_censoring_cannot_change_it():

@@ -16,6 +16,7 @@ from reasonlab.kinds.anchor.cells import SEEN, Cell, phase_cells
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.store import atomic_write_text
+from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -66,15 +67,32 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
     return f"depth {depth:g}: " + "; ".join(f"{label} at γ {', '.join(gs)}" for label, gs in groups.items())
 
 
-def transitions(rows: list[dict]) -> dict[tuple[float, int], bool]:
+def transitions(rows: list[dict], pair_key: str | None = None, bar: float = 0.0) -> dict[tuple[float, int], bool]:
     """Per (depth, seed): does the study's transition show along γ — every run labelled symmetric at a smaller γ
     than every run labelled inferential, at least one of each (large initialization memorizes, small initialization
-    infers; an inferential run below a symmetric one is not that order)?"""
+    infers; an inferential run below a symmetric one is not that order)? With ``bar`` > 0, a labelled run counts
+    only when its answers to the held-out pair ``pair_key`` reach ``bar`` on its label's target (the study's bar,
+    ``STUDY_BAR``: a label is the modal answer, which can be a minority of the answers)."""
     lines: dict[tuple[float, int], dict[str, list[float]]] = {}
     for r in rows:
-        lines.setdefault((r["model.depth"], r["seed"]), {}).setdefault(r["label"], []).append(r["init.gamma"])
+        by = lines.setdefault((r["model.depth"], r["seed"]), {})
+        if r["label"] in ("symmetric", "inferential") and bar > 0 and r[f"outcome.{pair_key}.{r['label']}"] < bar:
+            continue
+        by.setdefault(r["label"], []).append(r["init.gamma"])
     return {k: bool(by.get("symmetric") and by.get("inferential") and max(by["symmetric"]) < min(by["inferential"]))
             for k, by in sorted(lines.items())}
+
+
+def transition_line(rows: list[dict], pair_key: str, named: bool = True) -> str:
+    """The transition counted per (depth, seed) line by label and at the study's bar: the phase report's sentence
+    (naming the lines that show it) and, unnamed, the results table's."""
+    def count(shown: dict[tuple[float, int], bool]) -> str:
+        lines = ", ".join(f"depth {d:g} seed {s}" for (d, s), ok in shown.items() if ok)
+        return (f"{sum(shown.values())} of {len(shown)} (depth, seed) lines"
+                + (f" ({lines})" if named and lines else ""))
+    return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) by "
+            f"label in {count(transitions(rows))}; with each run ≥ {STUDY_BAR} on its target answer (the study's "
+            f"bar) in {count(transitions(rows, pair_key, STUDY_BAR))}")
 
 
 def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> list[str]:
@@ -82,13 +100,9 @@ def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> 
     outcome along γ, the transition counted per (depth, seed), the cells, and every run by seed."""
     h, pair = "#" * level, configs[0].task.held_out_pairs[0]
     cells = phase_cells(rows, pair)
-    shown = transitions(rows)
     lines = [f"{h} What the diagram shows", "",
              *(f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})),
-             f"- The study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed): "
-             f"in {sum(shown.values())} of {len(shown)} (depth, seed) lines"
-             + (" (" + ", ".join(f"depth {d:g} seed {s}" for (d, s), ok in shown.items() if ok) + ")"
-                if any(shown.values()) else "") + "."]
+             f"- {(line := transition_line(rows, pair.key))[0].upper()}{line[1:]}."]
     cell_rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
                   f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
                   c.n_seeds, c.n_runs] for c in cells]
