@@ -822,33 +822,34 @@ PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE = CPU_SWEEPS
 
 # ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------
 
-def _bench_folder(study: benchmarks.BenchmarkStudy) -> str:
-    return f"results/{study.spec_for('cpu').name}"
+def _bench_folder(name: str) -> str:
+    return f"results/{benchmarks.STUDIES[name].spec_for('cpu').name}"
 
 
-def _bench_configs(study: benchmarks.BenchmarkStudy) -> list[RunConfig]:
-    return sweep_configs(study.spec_for("cpu"))[0]
+def _bench_configs(name: str) -> list[RunConfig]:
+    return sweep_configs(benchmarks.STUDIES[name].spec_for("cpu"))[0]
 
 
-def _bench_table(study: benchmarks.BenchmarkStudy) -> list[dict]:
-    rows = finished_rows(_bench_configs(study), REPO / _bench_folder(study))
-    return benchmarks.runs_table(rows, study.plans["cpu"])
+@cache
+def _bench_table(name: str) -> list[dict]:
+    """A committed benchmark's runs table, read once though its figure and its docs table both use it."""
+    rows = finished_rows(_bench_configs(name), REPO / _bench_folder(name))
+    return benchmarks.runs_table(rows, benchmarks.STUDIES[name].plans["cpu"])
 
 
-def _bench_inputs(study: benchmarks.BenchmarkStudy) -> list[str]:
-    return _sweep_inputs(_bench_folder(study), _bench_configs(study))
+def _bench_inputs(name: str) -> list[str]:
+    return _sweep_inputs(_bench_folder(name), _bench_configs(name))
 
 
-def _bench_report(study: benchmarks.BenchmarkStudy) -> str:
-    return "\n".join(benchmarks.report_lines(_bench_table(study), level=4)) + "\n"
+def _bench_report(name: str) -> str:
+    return "\n".join(benchmarks.report_lines(_bench_table(name), level=4)) + "\n"
 
 
-def _draw_bench(study: benchmarks.BenchmarkStudy, scratch: Path) -> None:
-    benchmarks.benchmark_figure(_bench_table(study), study.name, scratch / study.name,
-                                _bench_configs(study)[0].profile)
+def _draw_bench(name: str, scratch: Path) -> None:
+    benchmarks.benchmark_figure(_bench_table(name), name, scratch / name, _bench_configs(name)[0].profile)
 
 
-BENCHMARKS = [s for s in benchmarks.STUDIES.values() if (REPO / _bench_folder(s)).is_dir()]  # the committed ones
+BENCHMARKS = [name for name in benchmarks.STUDIES if (REPO / _bench_folder(name)).is_dir()]  # the committed ones
 
 
 # ---- the anchor mechanism pair: flow and representations of two cpu-phase runs, from their committed analyses --
@@ -1288,9 +1289,8 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     **{name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
        for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for name, made in sweep.figures.items()},
     **{f"anchor-mechanism-{which}": figures for which, figures in _probed_figures().items()},
-    **{f"benchmark-{b.name}-cpu": Figures(partial(_bench_inputs, b), {f"{FIGURES}/benchmark-{b.name}-cpu.png":
-                                                                       f"{b.name}.png"}, partial(_draw_bench, b))
-       for b in BENCHMARKS},
+    **{f"benchmark-{b}-cpu": Figures(partial(_bench_inputs, b), {f"{FIGURES}/benchmark-{b}-cpu.png": f"{b}.png"},
+                                     partial(_draw_bench, b)) for b in BENCHMARKS},
     **({"modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
                                        {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid)}
        if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
@@ -1322,7 +1322,7 @@ TABLES: dict[str, Table] = {
                                          lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
     "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", _rb_inputs,
                                      lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
-    **{f"benchmark-{b.name}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
+    **{f"benchmark-{b}-cpu": Table("docs/benchmarks.md", partial(_bench_inputs, b), partial(_bench_report, b))
        for b in BENCHMARKS},
     **{sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in CPU_SWEEPS
        if (REPO / sweep.folder).is_dir()},
