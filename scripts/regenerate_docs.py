@@ -710,27 +710,29 @@ def _sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
 
 @dataclass(frozen=True)
 class CpuSweep:
-    """A study's cpu sweep: its module (``spec_for``, ``draw``) and which drawn file each docs figure is."""
+    """A study's reduced sweep (its ``profile``, cpu unless named): its module (``spec_for``, ``draw``) and which
+    drawn file each docs figure is."""
     study: object
     figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
     doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
     report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
     headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
+    profile: str = "cpu"
 
     @property
     def folder(self) -> str:
-        return f"results/{self.study.spec_for('cpu').name}"
+        return f"results/{self.study.spec_for(self.profile).name}"
 
     def configs(self) -> list[RunConfig]:
-        return sweep_configs(self.study.spec_for("cpu"))[0]
+        return sweep_configs(self.study.spec_for(self.profile))[0]
 
     def inputs(self) -> list[str]:
         return _sweep_inputs(self.folder, self.configs())
 
     def finished(self) -> tuple[list[RunConfig], list[dict], Path]:
         """The configs, the committed finished rows and the folder: read once per invocation (``_finished``)."""
-        return _finished(self.study)
+        return _finished(self.study, self.profile)
 
     def draw(self, scratch: Path) -> None:
         configs, rows, sweep = self.finished()
@@ -748,10 +750,10 @@ class CpuSweep:
 
 
 @cache
-def _finished(study: object) -> tuple[list[RunConfig], list[dict], Path]:
-    """A committed cpu sweep's configs, finished rows (its results table, rebuilt from the run folders) and folder,
-    read once though the figure, the docs table and two results-table rows all use them."""
-    spec = study.spec_for("cpu")
+def _finished(study: object, profile: str) -> tuple[list[RunConfig], list[dict], Path]:
+    """A committed reduced sweep's configs, finished rows (its results table, rebuilt from the run folders) and
+    folder, read once though the figure, the docs table and two results-table rows all use them."""
+    spec = study.spec_for(profile)
     configs, sweep = sweep_configs(spec)[0], REPO / "results" / spec.name
     return configs, finished_rows(configs, sweep), sweep
 
@@ -816,8 +818,11 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/an
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
                        needs_runs=True, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
                        modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
-                       headline=_modular_headline))
-PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE = CPU_SWEEPS
+                       headline=_modular_headline),
+              CpuSweep(anchor_phase, {"anchor-phase-cpu-wide": "phase"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                       headline=_phase_headline, profile="cpu-wide"))
+PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
 
 
 # ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------
@@ -1128,10 +1133,10 @@ def _what_reproduces() -> str:
                       "gives the symmetric (or another memorized) answer, small init does not fit or fits onto the "
                       "symmetric answer"),
          f"[anchor-composition]({link}#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
-        ("the same, paper width (`train --profile cpu-wide`)", "`cpu-wide`",
-         _not_committed("3 seeds × 2 γ, 16 min per run", "reasonlab sweep --profile cpu-wide --grid "
-                        "init.gamma=0.5,0.8 --grid seed=1,2,3"),
-         "observed, runs not committed: the study's contrast (γ 0.5 symmetric, γ 0.8 inferential) in 1 seed of 3",
+        ("the same at the paper's width (`reproduce anchor-phase --profile cpu-wide`)", "`cpu-wide`",
+         *WIDE.cells("6 runs, 3 seeds × 2 γ", "reasonlab reproduce anchor-phase --profile cpu-wide",
+                     "the same grid, 16 min per run", "observed, runs not committed: the study's contrast (γ 0.5 "
+                     "symmetric, γ 0.8 inferential) in 1 seed of 3"),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          _counts([DEMO]), _demo_main_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
@@ -1332,10 +1337,10 @@ TABLES: dict[str, Table] = {
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }
 
-def _train_pack(study: str) -> str:
-    """Train a study's cpu arm in a store outside the work tree, then pack its records into results/."""
-    return (f"reasonlab reproduce {study} --profile cpu --out ~/reasonlab-runs && reasonlab pack "
-            f"~/reasonlab-runs/{study}-cpu results/{study}-cpu")
+def _train_pack(study: str, profile: str = "cpu") -> str:
+    """Train a study's reduced arm in a store outside the work tree, then pack its records into results/."""
+    return (f"reasonlab reproduce {study} --profile {profile} --out ~/reasonlab-runs && reasonlab pack "
+            f"~/reasonlab-runs/{study}-{profile} results/{study}-{profile}")
 
 
 def _analyze_pack(study: str, run: str, probes: str) -> str:
@@ -1360,6 +1365,8 @@ PENDING: dict[str, Pending] = {
                                                 "anchor-composition.md"),
     "anchor-representations-inferential": Pending("as anchor-flow-inferential", "as anchor-flow-inferential",
                                                   "anchor-composition.md"),
+    "anchor-phase-cpu-wide": Pending(_train_pack("anchor-phase", "cpu-wide"),
+                                     "6 runs, 3 seeds, about 50 min on 2 cores", "anchor-composition.md, the search"),
     "anchor-complexity-cpu": Pending(_train_pack("anchor-complexity"), "63 runs, 3 seeds, about 84 min on 2 cores",
                                      "anchor-composition.md, inferential complexity"),
     "anchor-lr-wd-cpu": Pending(_train_pack("anchor-lr-wd"), "27 runs, 3 seeds, about 39 min on 2 cores",
