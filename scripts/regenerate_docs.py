@@ -1,6 +1,7 @@
 """Regenerate the docs' figures and tables of numbers from the committed ``results/``, without training.
 
     python scripts/regenerate_docs.py            # draw every figure, rewrite every generated table in place
+    python scripts/regenerate_docs.py --tables   # rewrite the tables only, drawing nothing (seconds)
     python scripts/regenerate_docs.py --check    # exit 1 on any drift (below); draws nothing unless --draw
     python scripts/regenerate_docs.py --pending  # the figures whose runs are not committed, with their commands
 
@@ -762,13 +763,13 @@ def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
     return anchor_phase.transition_line(rows, configs[0].task.held_out_pairs[0].key, named=False)
 
 
-def _phase_short(configs: list[RunConfig], rows: list[dict]) -> str:
+def _phase_short(configs: list[RunConfig], rows: list[dict], what: str) -> str:
     key = configs[0].task.held_out_pairs[0].key
     by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, key, anchor_phase.STUDY_BAR)
     cells = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label}  # a depth's cells as one line
              for c in anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])]
     depths = [d for (d, _), ok in anchor_phase.transitions(cells).items() if ok]
-    return (f"phase diagram: symmetric → inferential along γ in {sum(by_label.values())} of {len(by_label)} (depth, "
+    return (f"{what}: symmetric → inferential along γ in {sum(by_label.values())} of {len(by_label)} (depth, "
             f"seed) lines by label, {sum(at_bar.values())} at the study's bar (≥ {anchor_phase.STUDY_BAR} on each "
             "target); on the mean of seeds " + (f"at depth {', '.join(f'{d:g}' for d in depths)}" if depths
                                                 else "at no depth"))
@@ -855,6 +856,21 @@ def _draw_bench(name: str, scratch: Path) -> None:
 
 
 BENCHMARKS = [name for name in benchmarks.STUDIES if (REPO / _bench_folder(name)).is_dir()]  # the committed ones
+BENCH_EARLIER = {  # what the docs observed before a benchmark's runs were committed (1 seed, in the ignored runs/)
+    "addition": "small init far above large init on the held-out box",
+    "scan": "no setting separates", "cogs": "small init learns i.d. faster, no run fits",
+    "prontoqa": "no setting separates"}
+assert set(BENCH_EARLIER) == set(benchmarks.STUDIES), "a benchmark without its earlier observation"
+
+
+def _bench_found() -> str:
+    """Per benchmark: small init + large wd against large init + small wd, computed from its committed runs, or
+    the earlier observation, named as such."""
+    small, large = benchmarks.SETTINGS[1], benchmarks.SETTINGS[0]
+    found = [f"{b}: {benchmarks.verdict(_bench_table(b), small, large) or 'no size with both settings'}"
+             for b in BENCHMARKS]
+    earlier = [f"{b}: {seen}" for b, seen in BENCH_EARLIER.items() if b not in BENCHMARKS]
+    return "; ".join(found + ([f"observed in 1 seed, runs not committed: {'; '.join(earlier)}"] if earlier else []))
 
 
 # ---- the anchor mechanism pair: flow and representations of two cpu-phase runs, from their committed analyses --
@@ -1187,11 +1203,11 @@ def _what_reproduces() -> str:
          "run on one thread)", _counts([GROK]), _grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         _not_committed("6 runs each, 1 seed, 14–27 min", "reasonlab reproduce addition --profile cpu, and scan, "
-                        "cogs, prontoqa"),
-         "observed in 1 seed, runs not committed: addition showed the contrast (small init far above large init on "
-         "the held-out box); COGS: small init learns i.d. faster, no run fits; SCAN and PrOntoQA: no setting "
-         "separates", "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
+         "; ".join(([_counts([_bench_folder(b) for b in BENCHMARKS])] if BENCHMARKS else []) + (
+             [_not_committed("6 runs each of " + ", ".join(b for b in benchmarks.STUDIES if b not in BENCHMARKS)
+                             + ", 1 seed, 14–27 min", "reasonlab reproduce <benchmark> --profile cpu")]
+             if len(BENCHMARKS) < len(benchmarks.STUDIES) else [])),
+         _bench_found(), "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
                            rows)
@@ -1207,16 +1223,20 @@ def _short_counts(roots: list[str]) -> str:
 
 
 def _reduced_anchor_short() -> tuple[str, str]:
-    """The short table's cells for the three reduced anchor sweeps: what of them is committed, and what each
-    committed one showed (the phase diagram's transition count, the others' headlines); until the phase diagram is
-    committed, its earlier observation with its seed count."""
-    committed = [sweep for sweep in (PHASE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
-    names = ", ".join(s.folder.removeprefix("results/") for s in committed)
-    runs = f"{_short_counts([s.folder for s in committed])} ({names})" if committed else "not committed yet"
-    found = [_phase_short(*sweep.finished()[:2]) if sweep is PHASE
+    """The short table's cells for the reduced anchor sweeps: what of them is committed (runs and seeds per sweep),
+    and what each committed one showed (the phase diagrams' transition counts, the others' headlines); until the
+    phase diagram is committed, its earlier observation with its seed count."""
+    committed = [sweep for sweep in (PHASE, WIDE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
+    runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in committed
+                     ) or "not committed yet"
+    found = [_phase_short(*sweep.finished()[:2], "phase diagram" if sweep is PHASE else "at the paper's width")
+             if sweep.study is anchor_phase
              else sweep.headline(*sweep.finished()) for sweep in committed]
     if PHASE not in committed:
         found.insert(0, "observed in 2 seeds, runs not committed: the γ transition is not reproduced at reduced scale")
+    if WIDE not in committed:
+        found.insert(1, "at the paper's width: the contrast (γ 0.5 symmetric, γ 0.8 inferential) in 1 of 3 seeds "
+                        "(observed, runs not committed)")
     return runs, "; ".join(found)
 
 
@@ -1248,7 +1268,7 @@ def _what_reproduces_short() -> str:
          "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("anchor composition at paper scale", _short_counts([TRAJECTORY]), _trajectory_short(),
          "[anchor-composition](docs/anchor-composition.md#the-paper-scale-trajectory-on-this-cpu)"),
-        ("anchor composition at reduced scale (phase, complexity, lr × wd)", *_reduced_anchor_short(),
+        ("anchor composition at reduced scale (phase, paper width, complexity, lr × wd)", *_reduced_anchor_short(),
          "[anchor-composition]"
          "(docs/anchor-composition.md#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("reasoning bias, transformer at the spec's data volume", _short_counts(
@@ -1263,8 +1283,8 @@ def _what_reproduces_short() -> str:
         ("in-context modular arithmetic", _short_counts([MODULAR]),
          f"{_grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2)",
          "[modular-icl](docs/modular-icl.md)"),
-        ("benchmarks: addition, SCAN, COGS, PrOntoQA", "not committed yet",
-         "observed in 1 seed: addition shows the contrast; the others do not separate",
+        ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([_bench_folder(b) for b in BENCHMARKS])
+         + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet", _bench_found(),
          "[benchmarks](docs/benchmarks.md)"),
     ]
     return markdown_table(["study", "committed runs", "in one line", "details"], rows)
@@ -1272,6 +1292,7 @@ def _what_reproduces_short() -> str:
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *_regime_inputs(),
+            *(i for b in BENCHMARKS for i in _bench_inputs(b)),
             DL_SEARCH, MODULAR, *_under(TRAJECTORY, *TRAJECTORY_REPLAYS),
             *_rb_inputs(), *(i for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for i in sweep.inputs())]
 
@@ -1451,10 +1472,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a figure or table would drift")
     parser.add_argument("--draw", action="store_true", help="with --check: also draw every figure (scratch copy)")
     parser.add_argument("--pending", action="store_true", help="list the figures whose runs are not committed")
+    parser.add_argument("--tables", action="store_true", help="rewrite the tables only, drawing nothing (seconds)")
     args = parser.parse_args()
     try:
         if args.draw and not args.check:
             raise UserError("--draw goes with --check (without --check every figure is drawn anyway)")
+        if args.tables and args.check:
+            raise UserError("--tables rewrites the docs; --check only reads them: use one")
         if args.pending:
             for name, p in PENDING.items():
                 if f"{FIGURES}/{name}.png" in DRAWN:  # its runs are committed now: no longer pending
@@ -1480,7 +1504,7 @@ def main() -> int:
                                            else ""))
         for path in regenerate_tables(write=True):
             print(f"rewritten: {path}")
-        for path in draw_figures(None):
+        for path in [] if args.tables else draw_figures(None):
             print(f"drawn: {path.relative_to(REPO)}")
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -97,6 +97,7 @@ def test_complexity_sensitivity_is_decided_only_where_censoring_cannot_change_it
     spread = sensitivity(table, 10)
     assert more_sensitive(spread, 0.6, 0.3) == {1: True, 2: False, 3: None, 4: True}
     assert held_in(more_sensitive(spread, 0.6, 0.3)) == "2 of 3 seeds (1, 4); 1 more not testable"
+    assert held_in({1: None, 2: None}) == "no seed: not testable in any of 2"
     bounded_ref = sensitivity([run(0.3, 1, 0, 4), run(0.3, 1, 1, None), run(0.6, 1, 0, 4), run(0.6, 1, 1, 9),
                                run(0.3, 2, 0, 4), run(0.3, 2, 1, None), run(0.6, 2, 0, 1), run(0.6, 2, 1, 10)], 10)
     assert more_sensitive(bounded_ref, 0.6, 0.3) == {1: False, 2: None}  # 5 < ≥ 7: not; 9 against ≥ 7: cannot say

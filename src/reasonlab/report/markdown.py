@@ -32,8 +32,10 @@ def epoch_cell(epoch: int | None) -> str:
 
 def held_in(per_seed: dict[int, bool | None]) -> str:
     """"k of n seeds (a, b)": in how many seeds a claim held, naming them when it is some but not all; a seed where
-    it could not be tested (None) is left out of n and counted apart."""
+    it could not be tested (None) is left out of n and counted apart ("no seed" when none could be)."""
     tested = {s: ok for s, ok in per_seed.items() if ok is not None}
+    if per_seed and not tested:
+        return f"no seed: not testable in any of {len(per_seed)}"
     held = [s for s, ok in sorted(tested.items()) if ok]
     text = f"{len(held)} of {len(tested)} seed{'s' if len(tested) != 1 else ''}"
     text += f" ({', '.join(map(str, held))})" if 0 < len(held) < len(tested) else ""

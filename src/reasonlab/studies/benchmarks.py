@@ -175,17 +175,24 @@ def report_lines(table: list[dict], level: int = 2) -> list[str]:
         lines += ["", f"{h} Per category (`{head.split('_')[0]}` set, exact match, n_train = {n}, mean over seeds)",
                   "", *md_table(["category", *present], [(c, *(_fmt(means[s][c]) for s in present)) for c in cats])]
     lines += ["", f"{h} Did small initialization generalize better at this scale?", ""]
-    for a, b in ((SETTINGS[1], SETTINGS[0]), (SETTINGS[2], SETTINGS[0])):
-        comp = comparison(table, a, b)
-        if not comp:
-            continue
-        better = sum(w.startswith("better") for *_, w in comp)
-        seeds = len({t["seed"] for t in table if t["setting"] in (a, b)})
-        lines.append(f"- **{a}** vs **{b}**: " + "; ".join(
-            f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
-            + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none; "
-            + f"{seeds} seed{'s' if seeds > 1 else ''}).")
+    lines += [f"- {line}" for a, b in ((SETTINGS[1], SETTINGS[0]), (SETTINGS[2], SETTINGS[0]))
+              if (line := verdict(table, a, b, bold=True))]
     return lines
+
+
+def verdict(table: list[dict], a: str, b: str, bold: bool = False) -> str | None:
+    """Setting ``a`` against ``b`` on the headline figure, size by size, and at how many sizes ``a`` was better:
+    the report's sentence and (unbold) the results tables' cell; None when no size has both."""
+    comp = comparison(table, a, b)
+    if not comp:
+        return None
+    better = sum(w.startswith("better") for *_, w in comp)
+    seeds = len({t["seed"] for t in table if t["setting"] in (a, b)})
+    mark = "**" if bold else ""
+    return (f"{mark}{a}{mark} vs {mark}{b}{mark}: " + "; ".join(
+        f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
+        + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none; "
+        + f"{seeds} seed{'s' if seeds > 1 else ''}).")
 
 
 def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
