@@ -765,7 +765,7 @@ def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
 
 def _phase_short(configs: list[RunConfig], rows: list[dict], what: str) -> str:
     key = configs[0].task.held_out_pairs[0].key
-    by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, key, anchor_phase.STUDY_BAR)
+    by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, (key, anchor_phase.STUDY_BAR))
     cells = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label}  # a depth's cells as one line
              for c in anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])]
     depths = [d for (d, _), ok in anchor_phase.transitions(cells).items() if ok]

@@ -75,7 +75,7 @@ def test_the_anchor_transition_is_counted_per_depth_and_seed():
             run(0.3, 5, 1, "symmetric", 0.6), run(0.7, 5, 1, "inferential", 0.9)]
     assert transitions(rows) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False, (5, 1): True}
     # at the study's bar a modal but minority answer does not count: depth 5's symmetric run answers 0.6
-    assert transitions(rows, "4-3", 0.8) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False,
+    assert transitions(rows, ("4-3", 0.8)) == {(2, 1): True, (2, 2): False, (3, 1): False, (4, 1): False,
                                               (5, 1): False}
 
 

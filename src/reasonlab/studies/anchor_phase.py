@@ -69,16 +69,16 @@ def describe_depth(cells: list[Cell], depth: float) -> str:
     return f"depth {depth:g}: " + "; ".join(f"{label} at γ {', '.join(gs)}" for label, gs in groups.items())
 
 
-def transitions(rows: list[dict], pair_key: str | None = None, bar: float = 0.0) -> dict[tuple[float, int], bool]:
+def transitions(rows: list[dict], bar: tuple[str, float] | None = None) -> dict[tuple[float, int], bool]:
     """Per (depth, seed): does the study's transition show along γ — every run labelled symmetric at a smaller γ
     than every run labelled inferential, at least one of each (large initialization memorizes, small initialization
-    infers; an inferential run below a symmetric one is not that order)? With ``bar`` > 0, a labelled run counts
-    only when its answers to the held-out pair ``pair_key`` reach ``bar`` on its label's target (the study's bar,
-    ``STUDY_BAR``: a label is the modal answer, which can be a minority of the answers)."""
+    infers; an inferential run below a symmetric one is not that order)? With ``bar`` = (pair key, level), a
+    labelled run counts only when its answers to that held-out pair reach the level on its label's target (the
+    study's bar, ``STUDY_BAR``: a label is the modal answer, which can be a minority of the answers)."""
     lines: dict[tuple[float, int], dict[str, list[float]]] = {}
     for r in rows:
         by = lines.setdefault((r["model.depth"], r["seed"]), {})
-        if r["label"] in ("symmetric", "inferential") and bar > 0 and r[f"outcome.{pair_key}.{r['label']}"] < bar:
+        if r["label"] in ("symmetric", "inferential") and bar and r[f"outcome.{bar[0]}.{r['label']}"] < bar[1]:
             continue
         by.setdefault(r["label"], []).append(r["init.gamma"])
     return {k: bool(by.get("symmetric") and by.get("inferential") and max(by["symmetric"]) < min(by["inferential"]))
@@ -94,7 +94,7 @@ def transition_line(rows: list[dict], pair_key: str, named: bool = True) -> str:
                 + (f" ({lines})" if named and lines else ""))
     return (f"the study's transition (symmetric at a smaller γ, inferential at a larger γ, same depth and seed) by "
             f"label in {count(transitions(rows))}; with each run ≥ {STUDY_BAR} on its target answer (the study's "
-            f"bar) in {count(transitions(rows, pair_key, STUDY_BAR))}")
+            f"bar) in {count(transitions(rows, (pair_key, STUDY_BAR)))}")
 
 
 def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> list[str]:
