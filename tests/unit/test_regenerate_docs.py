@@ -78,10 +78,11 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     saying so; its figures and both tables registered."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    lm = docs.lm
-    groups, measured = docs._lm("regime")
-    sweep = REPO / docs.LM_REGIME
-    report = docs._regime_report()
+    rb = importlib.import_module("docgen.reasoning_bias")
+    lm = rb.lm
+    groups, measured = rb._lm("regime")
+    sweep = REPO / rb.LM_REGIME
+    report = rb._regime_report()
     for group, cfgs in groups.items():
         section = report.split(f"#### {lm.TITLES[group]}\n")[1].split("\n#### ")[0]
         finished = [c for c in cfgs if (sweep / c.run_id() / "summary.json").is_file()]
@@ -93,7 +94,7 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
             assert row.endswith("| — | — | — | — |") == (m["cosine"] is None), row
             assert f"| {m['delta_L_train_window']:.3f} |" in row
     assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
-    assert set(docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
+    assert set(rb._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
     assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)
 
 
@@ -102,7 +103,7 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     (which draws it) does not refuse."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    name = next(iter(docs.ROUTES))
+    name = next(iter(importlib.import_module("docgen.modular").ROUTES))
     shown = REPO / docs.FIGURES / f"{name}.png"
     real_is_file = type(shown).is_file
     monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
@@ -114,11 +115,12 @@ def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(monkeypatch, tm
     """A route's folder may hold several seeds (route R3's second seed beside its first): its figure draws the first;
     two runs of one seed are refused by name rather than one of them drawn."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    docs = importlib.import_module("regenerate_docs")
+    docs = importlib.import_module("docgen.modular")
     first = docs._route_run("modular-grok")
     folder = tmp_path / "results" / "grok"
     shutil.copytree(first, folder / first.name)
-    monkeypatch.setattr(docs, "REPO", tmp_path)
+    for module in (docs, importlib.import_module("docgen.common")):  # the route's own paths and the run finder's
+        monkeypatch.setattr(module, "REPO", tmp_path)
     monkeypatch.setitem(docs.ROUTES, "modular-grok", ("results/grok", "route R3"))
     assert docs._route_run("modular-grok") == folder / first.name
     shutil.copytree(first, folder / "again" / first.name)

@@ -1,0 +1,1 @@
+"""The docs' generators, one module per study (and what they share): registered by scripts/regenerate_docs.py."""

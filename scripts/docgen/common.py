@@ -1,0 +1,113 @@
+"""What every docs generator shares: the repository's paths, the generator records (figures, tables, pending
+figures) and the helpers that read committed run folders."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from reasonlab.config import load_yaml
+from reasonlab.sweep.results import markdown_table, query
+
+REPO = Path(__file__).resolve().parents[2]
+FIGURES = "docs/figures"
+DOCS = ("README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")))
+TABLE = re.compile(r"<!-- table: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /table -->", re.S)
+IMAGE = re.compile(r"!\[[^\]]*\]\((?P<path>[^)\s]+\.(?:png|svg))\)")
+
+TRAJECTORY = "results/anchor-trajectory"
+TRAJECTORY_RUNS = ("eccb67ef6ca2", "4d2848961e74.partial", "seeds/8732ed9f6031.partial",
+                   "seeds/b2d3e06830da.partial", "seeds/rerun-2026-12-02/8732ed9f6031.partial")
+TRAJECTORY_REPLAYS = ("replay/g0.8-theirs-long-2026-12-03.json", "replay/g0.8-theirs-2threads-2026-12-03.json")
+LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
+LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
+LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
+CHECKING = False  # set by main under --check, so that the check writes nothing into results/
+REGIME_ANCHOR = "prontoqa--tinystories-in-the-papers-regime---profile-regime"
+MIXTURE = "results/reasoning-bias"
+MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
+ANCHOR_SEARCH = "results/anchor-search"
+DL_SEARCH = "results/reasoning-bias/dl-search"
+MODULAR = "results/modular"
+CELL = "results/modular/cell"
+DEMO = "results/demo"
+RB_CPU = "results/reasoning-bias-cpu"  # the synthetic study's cpu profile, committed
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A generator of figures: ``outputs`` maps each file it makes (repo path) to the file ``draw`` leaves in its
+    scratch folder; ``inputs`` are the committed paths it reads."""
+    inputs: Callable[[], list[str]]
+    outputs: dict[str, str]
+    draw: Callable[[Path], object]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A generated table in ``doc`` (between its markers, or the whole file when ``whole``) and its inputs."""
+    doc: str
+    inputs: Callable[[], list[str]]
+    render: Callable[[], str]
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A figure the docs showed from runs that are not committed: what trains them and what it costs here."""
+    command: str
+    cost: str
+    section: str
+
+
+def under(root: str, *names: str) -> list[str]:
+    return [f"{root}/{n}" for n in names]
+
+
+def run_folders(root: str) -> list[Path]:
+    """Every run folder (finished or a ``.partial`` snapshot) under ``root``: a folder holding ``config.yaml``."""
+    return sorted(p.parent for p in (REPO / root).rglob("config.yaml"))
+
+
+# ---- SQL tables over committed sweeps ---------------------------------------------------------------------------
+
+def sql_of(root: str) -> str:
+    return (REPO / root / "table.sql").read_text()
+
+
+def sql_table(target: str, sql_root: str) -> str:
+    return markdown_table(*query(REPO / target, sql_of(sql_root)))
+
+
+# ---- the README's "what reproduces" table -----------------------------------------------------------------------
+
+def counts(roots: list[str]) -> str:
+    """Committed runs and seeds under ``roots``, and how many of the runs are unfinished snapshots."""
+    runs = [d for r in roots for d in run_folders(r)]
+    seeds = sorted({load_yaml(d / "config.yaml")["seed"] for d in runs})
+    partial = sum(d.name.endswith(".partial") for d in runs)
+    where = ", ".join(f"`{r}/`" for r in roots)
+    return (f"{len(runs)} runs" + (f" ({partial} unfinished, as snapshots)" if partial
+                                   else "")
+            + f", seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: {where}")
+
+
+def not_committed(runs: str, command: str, now: str | None = None) -> str:
+    """What the docs' observation rests on (``runs``, not committed) and what the command trains: the same runs,
+    or (``now``) the profile's grid since it has 3 seeds, of which the earlier runs are a part (same run ids)."""
+    if now is None:
+        return f"not committed ({runs}; `{command}` trains them)"
+    return f"not committed (earlier {runs}; `{command}` now trains {now}, the earlier runs among them)"
+
+
+def train_pack(study: str, profile: str = "cpu") -> str:
+    """Train a study's reduced arm in a store outside the work tree, then pack its records into results/."""
+    return (f"reasonlab reproduce {study} --profile {profile} --out ~/reasonlab-runs && reasonlab pack "
+            f"~/reasonlab-runs/{study}-{profile} results/{study}-{profile}")
+
+
+def analyze_pack(study: str, run: str, probes: str) -> str:
+    return (f"{train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run} {probes} and the same "
+            "pack again (it adds the analysis files)")

@@ -1,0 +1,167 @@
+"""The studies' reduced sweeps (committed under results/<study>-<profile>/): their figures, reports and headlines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, not_committed, train_pack
+from reasonlab.config import RunConfig
+from reasonlab.report.markdown import held_in
+from reasonlab.studies import (
+    anchor_complexity,
+    anchor_lr_wd,
+    anchor_phase,
+    modular_phase,
+)
+from reasonlab.sweep.grid import sweep_configs
+from reasonlab.sweep.runner import finished_rows
+
+# ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
+
+def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
+    """Each run's record in a committed sweep (its results table is rebuilt from them: packs carry none)."""
+    return [f"{folder}/{c.run_id()}/{f}" for c in configs for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
+
+@dataclass(frozen=True)
+class CpuSweep:
+    """A study's reduced sweep (its ``profile``, cpu unless named): its module (``spec_for``, ``draw``) and which
+    drawn file each docs figure is."""
+    study: object
+    figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
+    doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
+    report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
+    headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
+    needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
+    profile: str = "cpu"
+
+    @property
+    def folder(self) -> str:
+        return f"results/{self.study.spec_for(self.profile).name}"
+
+    def configs(self) -> list[RunConfig]:
+        return sweep_configs(self.study.spec_for(self.profile))[0]
+
+    def inputs(self) -> list[str]:
+        return sweep_inputs(self.folder, self.configs())
+
+    def finished(self) -> tuple[list[RunConfig], list[dict], Path]:
+        """The configs, the committed finished rows and the folder: read once per invocation (``_finished``)."""
+        return _finished(self.study, self.profile)
+
+    def draw(self, scratch: Path) -> None:
+        configs, rows, sweep = self.finished()
+        self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
+
+    def table(self) -> str:
+        return "\n".join(self.report(*self.finished())) + "\n"
+
+    def cells(self, runs: str, command: str, now: str, observed: str) -> tuple[str, str]:
+        """The results table's committed-runs and finding cells: counted and computed from the committed sweep,
+        or, until it is committed, the docs' earlier observation (``runs`` … ``observed``), named as such."""
+        if not (REPO / self.folder).is_dir():
+            return not_committed(runs, command, now), observed
+        return counts([self.folder]), self.headline(*self.finished())
+
+
+@cache
+def _finished(study: object, profile: str) -> tuple[list[RunConfig], list[dict], Path]:
+    """A committed reduced sweep's configs, finished rows (its results table, rebuilt from the run folders) and
+    folder, read once though the figure, the docs table and two results-table rows all use them."""
+    spec = study.spec_for(profile)
+    configs, sweep = sweep_configs(spec)[0], REPO / "results" / spec.name
+    return configs, finished_rows(configs, sweep), sweep
+
+
+def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
+    return anchor_phase.transition_line(rows, configs[0].task.held_out_pairs[0].key, named=False)
+
+
+def phase_short(configs: list[RunConfig], rows: list[dict], what: str) -> str:
+    key = configs[0].task.held_out_pairs[0].key
+    by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, (key, anchor_phase.STUDY_BAR))
+    cells = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label}  # a depth's cells as one line
+             for c in anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])]
+    depths = [d for (d, _), ok in anchor_phase.transitions(cells).items() if ok]
+    return (f"{what}: symmetric → inferential along γ in {sum(by_label.values())} of {len(by_label)} (depth, "
+            f"seed) lines by label, {sum(at_bar.values())} at the study's bar (≥ {anchor_phase.STUDY_BAR} on each "
+            "target); on the mean of seeds " + (f"at depth {', '.join(f'{d:g}' for d in depths)}" if depths
+                                                else "at no depth"))
+
+
+def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    cells = anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])
+    return (f"{_transitions(configs, rows)}; cells (mean over seeds): "
+            + "; ".join(anchor_phase.describe_depth(cells, d) for d in sorted({c.y for c in cells})))
+
+
+def _complexity_headline(configs: list[RunConfig], rows: list[dict], sweep: Path) -> str:
+    epochs = configs[0].train.epochs
+    spread = anchor_complexity.sensitivity(anchor_complexity.fit_table(rows, sweep), epochs)
+    large = min(spread)
+    return f"the hypothesis (a smaller initialization more sensitive to k), against γ {large:g}: " + "; ".join(
+        f"γ {g:g} in {held_in(anchor_complexity.more_sensitive(spread, g, large))}"
+        for g in sorted(spread, reverse=True) if g != large)
+
+
+def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    pair = anchor_lr_wd.PAIRS[0]
+    return (f"{pair.caption} inferential: a larger peak lr pushes towards it in "
+            f"{held_in(anchor_lr_wd.pushes(rows, pair, 0))}, a larger weight decay in "
+            f"{held_in(anchor_lr_wd.pushes(rows, pair, 1))} (paper App. E: both)")
+
+
+def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    tasks, _lines = modular_phase.task_count_claim(rows)
+    one, detail = modular_phase.depth_one_claim(rows)
+    return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
+            f"{modular_phase.verdict(tasks)}; depth 1 never generalizing o.o.d.: {modular_phase.verdict(one)} "
+            f"({detail})")
+
+
+CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                       headline=_phase_headline),
+              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True,
+                       doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, sweep: anchor_complexity.report_lines(
+                           anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
+                       headline=_complexity_headline),
+              CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3),
+                       headline=_lr_wd_headline),
+              CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
+                       needs_runs=True, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
+                       modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
+                       headline=_modular_headline),
+              CpuSweep(anchor_phase, {"anchor-phase-cpu-wide": "phase"}, doc="docs/anchor-composition.md",
+                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                       headline=_phase_headline, profile="cpu-wide"))
+PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
+
+
+# ---- what this module registers ----------------------------------------------------------------------------------
+
+_COMMITTED = [sweep for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir()]
+FIGURE_GENERATORS: dict[str, Figures] = {
+    name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
+    for sweep in _COMMITTED for name, made in sweep.figures.items()}
+TABLES: dict[str, Table] = {
+    sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in _COMMITTED}
+_MOD = train_pack("modular-phase")
+PENDING: dict[str, Pending] = {
+    "anchor-phase-cpu": Pending(train_pack("anchor-phase"), "45 runs, 3 seeds, about 55 min on 2 cores",
+                                "anchor-composition.md, the cpu profile"),
+    "anchor-phase-cpu-wide": Pending(train_pack("anchor-phase", "cpu-wide"),
+                                     "6 runs, 3 seeds, about 50 min on 2 cores", "anchor-composition.md, the search"),
+    "anchor-complexity-cpu": Pending(train_pack("anchor-complexity"), "63 runs, 3 seeds, about 84 min on 2 cores",
+                                     "anchor-composition.md, inferential complexity"),
+    "anchor-lr-wd-cpu": Pending(train_pack("anchor-lr-wd"), "27 runs, 3 seeds, about 39 min on 2 cores",
+                                "anchor-composition.md, learning rate × weight decay"),
+    "modular-phase-cpu-L2": Pending(_MOD, "48 runs, 3 seeds, about 72 min on 2 cores",
+                                    "modular-icl.md, the cpu profile"),
+    "modular-phase-cpu-shots": Pending(_MOD, "the same sweep", "modular-icl.md, the cpu profile"),
+}
