@@ -26,9 +26,7 @@ from docgen.common import (
 from docgen.sweeps import PHASE
 from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.store import read_json
-from reasonlab.studies import (
-    anchor_phase,
-)
+from reasonlab.studies import anchor_phase
 from reasonlab.studies.anchor_trajectory import (
     FITTED,
     authors_log,
@@ -127,6 +125,8 @@ def _mechanism_table() -> str:
             f"{v['boxed_contrast']:.2f}" for v in cols[w]["fused"]["pairs"].values())),
     ])
 
+
+# ---- the results tables' headlines: the anchor demo and the paper-scale trajectory -----------------------------------
 
 def _summary_row(root: str, sweep: str) -> dict:
     columns, rows = query(REPO / root, 'SELECT sweep, label, "escape.at50.lr_sum" AS lr50, '

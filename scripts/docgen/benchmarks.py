@@ -5,16 +5,12 @@ from __future__ import annotations
 from functools import cache, partial
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Pending, Table, train_pack
-from docgen.sweeps import sweep_inputs
+from docgen.common import FIGURES, REPO, Figures, Pending, Table, sweep_inputs, train_pack
 from reasonlab.config import RunConfig
-from reasonlab.studies import (
-    benchmarks,
-)
+from reasonlab.studies import benchmarks
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 
-# ---- the benchmarks' cpu profiles: each one's figure and report from its committed sweep -----------------------
 
 def bench_folder(name: str) -> str:
     return f"results/{benchmarks.STUDIES[name].spec_for('cpu').name}"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonlab.config import load_yaml
+from reasonlab.config import RunConfig, load_yaml
 from reasonlab.sweep.results import markdown_table, query
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def sql_table(target: str, sql_root: str) -> str:
     return markdown_table(*query(REPO / target, sql_of(sql_root)))
 
 
-# ---- the README's "what reproduces" table -----------------------------------------------------------------------
+# ---- committed runs counted, and the commands that commit them -------------------------------------------------------
 
 def counts(roots: list[str]) -> str:
     """Committed runs and seeds under ``roots``, and how many of the runs are unfinished snapshots."""
@@ -111,3 +111,8 @@ def train_pack(study: str, profile: str = "cpu") -> str:
 def analyze_pack(study: str, run: str, probes: str) -> str:
     return (f"{train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run} {probes} and the same "
             "pack again (it adds the analysis files)")
+
+
+def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
+    """Each run's record in a committed sweep (its results table is rebuilt from them: packs carry none)."""
+    return [f"{folder}/{c.run_id()}/{f}" for c in configs for f in ("config.yaml", "summary.json", "metrics.parquet")]

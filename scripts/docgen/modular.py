@@ -18,9 +18,7 @@ from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
-from reasonlab.studies import (
-    modular_phase,
-)
+from reasonlab.studies import modular_phase
 from reasonlab.sweep.results import markdown_table
 
 # ---- the modular routes (R1, R2: the paper's cell; R3: the p 11 grokking line): four sets over steps, as packed ----

@@ -309,6 +309,8 @@ def rb_headline() -> str:
             f"{shown[fig8.get('rules')]}")
 
 
+# ---- the mixture transformer at the spec's volume: SQL tables over its committed sweeps ------------------------------
+
 def mixture_rows() -> list[dict]:
     columns, rows = query(REPO / MIXTURE, sql_of(f"{MIXTURE}/mixture-transformer-seeds"))
     return [dict(zip(columns, r, strict=True)) for r in rows]
@@ -350,6 +352,8 @@ def _mixture_means_table() -> str:
 def _mixture_inputs() -> list[str]:
     return [*(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), f"{MIXTURE}/mixture-transformer-seeds/table.sql"]
 
+
+# ---- the results tables' headlines: the mixture transformer and PrOntoQA + TinyStories -------------------------------
 
 def mixture_headline() -> str:
     by_gamma: dict[float, list[dict]] = {}

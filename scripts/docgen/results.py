@@ -51,9 +51,7 @@ from reasonlab.studies import (
     benchmarks,
     demo,
 )
-from reasonlab.studies.anchor_trajectory import (
-    authors_log,
-)
+from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.sweep.results import markdown_table
 
 

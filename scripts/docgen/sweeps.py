@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, not_committed, train_pack
+from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, not_committed, sweep_inputs, train_pack
 from reasonlab.config import RunConfig
 from reasonlab.report.markdown import held_in
 from reasonlab.studies import (
@@ -19,12 +19,6 @@ from reasonlab.studies import (
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 
-# ---- the studies' cpu sweeps, as the PENDING commands below commit them under results/<study>-cpu/ -------------
-
-def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
-    """Each run's record in a committed sweep (its results table is rebuilt from them: packs carry none)."""
-    return [f"{folder}/{c.run_id()}/{f}" for c in configs for f in ("config.yaml", "summary.json", "metrics.parquet")]
-
 
 @dataclass(frozen=True)
 class CpuSweep:
@@ -32,7 +26,7 @@ class CpuSweep:
     drawn file each docs figure is."""
     study: object
     figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
-    doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-cpu``
+    doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-<profile>``
     report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
     headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
     needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
