@@ -21,10 +21,13 @@ def _bench_configs(name: str) -> list[RunConfig]:
 
 
 @cache
+def _bench_rows(name: str) -> list[dict]:
+    """A committed benchmark's finished rows, read once though its figure, docs table and results cell use them."""
+    return finished_rows(_bench_configs(name), REPO / bench_folder(name))
+
+
 def _bench_table(name: str) -> list[dict]:
-    """A committed benchmark's runs table, read once though its figure and its docs table both use it."""
-    rows = finished_rows(_bench_configs(name), REPO / bench_folder(name))
-    return benchmarks.runs_table(rows, benchmarks.STUDIES[name].plans["cpu"])
+    return benchmarks.runs_table(_bench_rows(name), benchmarks.STUDIES[name].plans["cpu"])
 
 
 def bench_inputs(name: str) -> list[str]:
@@ -32,7 +35,13 @@ def bench_inputs(name: str) -> list[str]:
 
 
 def _bench_report(name: str) -> str:
-    return "\n".join(benchmarks.report_lines(_bench_table(name), level=4)) + "\n"
+    """The benchmark's report (as its summary.md has it), after what is committed and what it cost to train."""
+    rows = _bench_rows(name)
+    seeds = sorted({r["seed"] for r in rows})
+    cost = (f"Committed under `{bench_folder(name)}/`: {len(rows)} runs, seed{'s' if len(seeds) > 1 else ''} "
+            f"{', '.join(map(str, seeds))}; {sum(r['wall_time_s'] for r in rows) / 60:.1f} min of training summed "
+            "over the runs (each run's own wall time).")
+    return "\n".join([cost, "", *benchmarks.report_lines(_bench_table(name), level=4)]) + "\n"
 
 
 def _draw_bench(name: str, scratch: Path) -> None:

@@ -210,13 +210,26 @@ def _regime_report() -> str:
     return re.sub(r"^#", "###", text, flags=re.M)
 
 
+def _regime_early() -> dict[float, list[dict]]:
+    """γ → the early cosines of each main-grid run of the regime sweep that has them."""
+    groups, measured = _lm("regime")
+    per = lm.per_gamma(groups["main"], lm.with_cosines(measured))
+    return {g: [lm.stage_cosine(m, "early") for m in ms] for g, ms in per.items()}
+
+
+def cosine_contrast() -> tuple[int, int]:
+    """At how many γ of the regime sweep the paper's direction (PrOntoQA-only below TinyStories-only, early) shows
+    in the seed means, and of how many γ measured."""
+    early = _regime_early()
+    return sum(mean(e["prontoqa"] for e in es) < mean(e["tinystories"] for e in es) for es in early.values()), len(
+        early)
+
+
 def _regime_cosines() -> str:
     """Early cosines per γ over the runs that have them, PrOntoQA-only vs TinyStories-only, and at how many γ the
     paper's direction (PrOntoQA-only below) shows in the seed means."""
-    groups, measured = _lm("regime")
-    per = lm.per_gamma(groups["main"], lm.with_cosines(measured))
-    early = {g: [lm.stage_cosine(m, "early") for m in ms] for g, ms in per.items()}
-    below = sum(mean(e["prontoqa"] for e in es) < mean(e["tinystories"] for e in es) for es in early.values())
+    early = _regime_early()
+    below, _ = cosine_contrast()
     cells = "; ".join(f"γ {g} ({len(es)} seed{'s' if len(es) > 1 else ''}): {lm.spread([e['prontoqa'] for e in es])} "
                       f"vs {lm.spread([e['tinystories'] for e in es])}" for g, es in early.items())
     return (f"{cells}; PrOntoQA-only below TinyStories-only at {below} of {len(early)} γ, where the paper has "

@@ -29,6 +29,7 @@ from docgen.common import (
 from docgen.modular import GROK, grok_headline
 from docgen.reasoning_bias import (
     chain,
+    cosine_contrast,
     demo_headline,
     demo_seeds,
     demo_walls,
@@ -51,6 +52,7 @@ from reasonlab.studies import (
     benchmarks,
     demo,
 )
+from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.sweep.results import markdown_table
 
@@ -179,6 +181,7 @@ def _what_reproduces_short() -> str:
         mix.setdefault(r["g"], []).append(r)
     memory = {g: f"{min(r['memory'] for r in rs):.2f}–{max(r['memory'] for r in rs):.2f}" for g, rs in mix.items()}
     (order, verdict), (cpu_order, cpu_verdict) = lm_order("regime"), lm_order("cpu")
+    (below, n_gammas), paper = cosine_contrast(), lm.PAPER_COSINE
     rows = [
         ("**the demo**: initialization decides rule vs table (Emb-MLP)", _short_counts([DEMO]),
          f"the contrast shows in {shown} of {len(seeds)} seeds, about {round(median(demo_walls().values()) / 60)} "
@@ -195,7 +198,9 @@ def _what_reproduces_short() -> str:
          f"({memory[0.8]})", "[reasoning-bias](docs/reasoning-bias.md)"),
         ("reasoning bias, PrOntoQA + TinyStories (ΔL over γ)",
          f"`regime`: {lm_finished('regime')}; earlier: {_short_counts([LM, DL_SEARCH])}",
-         f"in the paper's optimizer regime the ordering 0.3 < 0.5 < 0.8 {verdict} ({chain(order)}); earlier, at "
+         f"in the paper's optimizer regime the ordering 0.3 < 0.5 < 0.8 {verdict} ({chain(order)}), and the early "
+         f"embedding cosines put PrOntoQA-only tokens below TinyStories-only ones at {below} of {n_gammas} γ (paper: "
+         f"{paper['prontoqa']} vs {paper['tinystories']}); earlier, at "
          f"{lm_setting('cpu')}: {cpu_verdict} ({chain(cpu_order)})",
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic", _short_counts([MODULAR]),
