@@ -65,3 +65,16 @@ def test_the_three_seed_arms_hold_their_earlier_runs(key):
     seeds, runs, digest = BEFORE_THREE_SEEDS[key]
     ids = sorted(c.run_id() for c in sweep_configs(study_specs()[key], grid=[f"seed={seeds}"])[0])
     assert (len(ids), hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]) == (runs, digest)
+
+
+def test_the_paper_width_arm_is_the_profile_swept_over_its_contrast():
+    """`reproduce anchor-phase --profile cpu-wide` trains exactly the runs of `reasonlab sweep --profile cpu-wide
+    --grid init.gamma=0.5,0.8 --grid seed=1,2,3` (the docs' earlier search), the profile's own run among them."""
+    from reasonlab.studies import anchor_phase
+    from reasonlab.sweep.grid import SweepSpec
+
+    arm = {c.run_id() for c in sweep_configs(anchor_phase.spec_for("cpu-wide"))[0]}
+    swept = sweep_configs(SweepSpec(name="search", family="anchor", profile="cpu-wide", grid={}),
+                          grid=["init.gamma=0.5,0.8", "seed=1,2,3"])[0]
+    assert arm == {c.run_id() for c in swept} and len(arm) == 6
+    assert RECORDED["profiles"]["anchor-cpu-wide"] in arm
