@@ -27,12 +27,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from docgen import anchor, benchmarks, common, modular, reasoning_bias, results, sweeps
+from docgen import anchor, benchmarks, common, modular, prontoqa_tinystories, reasoning_bias, results, sweeps
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Pending, Table
 
 from reasonlab.errors import UserError
 
-SECTIONS = (anchor, sweeps, reasoning_bias, modular, benchmarks, results)  # each registers its own generators
+# each registers its own generators
+SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, benchmarks, results)
 
 
 def _merged(registry: str) -> dict:

@@ -27,22 +27,24 @@ from docgen.common import (
     under,
 )
 from docgen.modular import GROK, grok_headline
-from docgen.reasoning_bias import (
+from docgen.prontoqa_tinystories import (
     chain,
     cosine_contrast,
-    demo_headline,
-    demo_seeds,
-    demo_walls,
     lm_finished,
     lm_headline,
     lm_minutes,
     lm_order,
     lm_setting,
+    regime_inputs,
+)
+from docgen.reasoning_bias import (
+    demo_headline,
+    demo_seeds,
+    demo_walls,
     mixture_headline,
     mixture_rows,
     rb_headline,
     rb_inputs,
-    regime_inputs,
 )
 from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, phase_short
 from reasonlab.config import load_yaml

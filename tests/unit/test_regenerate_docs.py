@@ -78,7 +78,7 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     saying so; its figures and both tables registered."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    rb = importlib.import_module("docgen.reasoning_bias")
+    rb = importlib.import_module("docgen.prontoqa_tinystories")
     lm = rb.lm
     groups, measured = rb._lm("regime")
     sweep = REPO / rb.LM_REGIME

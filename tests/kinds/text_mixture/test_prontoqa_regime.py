@@ -187,11 +187,17 @@ def test_a_committed_runs_cosines_are_measured_again_from_its_logged_rows_and_ke
     run = tmp_path / committed.name
     shutil.copytree(committed, run, ignore=shutil.ignore_patterns("analysis"))
     cfg = next(c for cs in study.study_configs("regime").values() for c in cs if c.run_id() == run.name)
-    kept = json.loads((committed / "analysis" / "embedding-cosine.json").read_text())
-    assert study.embedding_cosines(cfg, run, keep=False)["cosine"] == kept["cosine"]
+    kept = json.loads((committed / "analysis" / "embedding-cosine.json").read_text())["cosine"]
+    again = study.embedding_cosines(cfg, run, keep=False)["cosine"]
+    # the committed ones, up to the last bits: the init stage is drawn again here, and another x86 CPU may sum in
+    # another order than the machine that committed them
+    assert again.keys() == kept.keys() and all(
+        again[stage].keys() == kept[stage].keys()
+        and all(again[stage][k] == pytest.approx(v, rel=1e-9, abs=1e-12) for k, v in kept[stage].items())
+        for stage in kept)
     assert not (run / "analysis").exists()
-    assert study.embedding_cosines(cfg, run)["cosine"] == kept["cosine"]
-    assert json.loads((run / "analysis" / "embedding-cosine.json").read_text())["cosine"] == kept["cosine"]
+    assert study.embedding_cosines(cfg, run)["cosine"] == again
+    assert json.loads((run / "analysis" / "embedding-cosine.json").read_text())["cosine"] == again
 
 
 def _synthetic(groups, window, cosine):
