@@ -25,7 +25,6 @@ from reasonlab.store import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.sweep.results import markdown_table, query
 
-# ---- prontoqa-tinystories: the regime sweep (the spec's optimizer) and the earlier cpu sweep (peak lr 1e-3) ---------
 
 @cache
 def _lm(profile: str) -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
