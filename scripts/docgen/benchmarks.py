@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache, partial
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Pending, Table, sweep_inputs, train_pack
+from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, sweep_inputs, train_pack
 from reasonlab.config import RunConfig
 from reasonlab.studies import benchmarks
 from reasonlab.sweep.grid import sweep_configs
@@ -36,11 +36,8 @@ def bench_inputs(name: str) -> list[str]:
 
 def _bench_report(name: str) -> str:
     """The benchmark's report (as its summary.md has it), after what is committed and what it cost to train."""
-    rows = _bench_rows(name)
-    seeds = sorted({r["seed"] for r in rows})
-    cost = (f"Committed under `{bench_folder(name)}/`: {len(rows)} runs, seed{'s' if len(seeds) > 1 else ''} "
-            f"{', '.join(map(str, seeds))}; {sum(r['wall_time_s'] for r in rows) / 60:.1f} min of training summed "
-            "over the runs (each run's own wall time).")
+    cost = (f"Committed: {counts([bench_folder(name)])}; {sum(r['wall_time_s'] for r in _bench_rows(name)) / 60:.1f} "
+            "min of training summed over the runs (each run's own wall time).")
     return "\n".join([cost, "", *benchmarks.report_lines(_bench_table(name), level=4)]) + "\n"
 
 
@@ -49,6 +46,7 @@ def _draw_bench(name: str, scratch: Path) -> None:
 
 
 BENCHMARKS = [name for name in benchmarks.STUDIES if (REPO / bench_folder(name)).is_dir()]  # the committed ones
+BENCH_MISSING = [name for name in benchmarks.STUDIES if name not in BENCHMARKS]
 BENCH_EARLIER = {  # what the docs observed before a benchmark's runs were committed (1 seed, in the ignored runs/)
     "addition": "small init far above large init on the held-out box",
     "scan": "no setting separates", "cogs": "small init learns i.d. faster, no run fits",
@@ -62,7 +60,7 @@ def bench_found() -> str:
     small, large = benchmarks.SETTINGS[1], benchmarks.SETTINGS[0]
     found = [f"{b}: {benchmarks.verdict(_bench_table(b), small, large) or 'no size with both settings'}"
              for b in BENCHMARKS]
-    earlier = [f"{b}: {seen}" for b, seen in BENCH_EARLIER.items() if b not in BENCHMARKS]
+    earlier = [f"{b}: {BENCH_EARLIER[b]}" for b in BENCH_MISSING]
     return "; ".join(found + ([f"observed in 1 seed, runs not committed: {'; '.join(earlier)}"] if earlier else []))
 
 

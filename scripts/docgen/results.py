@@ -5,7 +5,7 @@ from __future__ import annotations
 from statistics import median
 
 from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
-from docgen.benchmarks import BENCHMARKS, bench_folder, bench_found, bench_inputs
+from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, bench_folder, bench_found, bench_inputs
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -51,7 +51,6 @@ from reasonlab.config import load_yaml
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.studies import (
     anchor_phase,
-    benchmarks,
     demo,
 )
 from reasonlab.studies import prontoqa_tinystories as lm
@@ -125,10 +124,9 @@ def _what_reproduces() -> str:
          "run on one thread)", counts([GROK]), grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         "; ".join(([counts([bench_folder(b) for b in BENCHMARKS])] if BENCHMARKS else []) + (
-             [not_committed("6 runs each of " + ", ".join(b for b in benchmarks.STUDIES if b not in BENCHMARKS)
-                             + ", 1 seed, 14–27 min", "reasonlab reproduce <benchmark> --profile cpu")]
-             if len(BENCHMARKS) < len(benchmarks.STUDIES) else [])),
+         "; ".join(([counts([bench_folder(b) for b in BENCHMARKS])] if BENCHMARKS else [])
+                   + ([not_committed(f"6 runs each of {', '.join(BENCH_MISSING)}, 1 seed, 14–27 min",
+                                     "reasonlab reproduce <benchmark> --profile cpu")] if BENCH_MISSING else [])),
          bench_found(), "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
