@@ -1,65 +1,56 @@
-"""The benchmarks' cpu profiles: each one's figure and report from its committed sweep."""
+"""The benchmarks' cpu profiles: each one a reduced sweep (``sweeps.CpuSweep``) with its figure and report."""
 
 from __future__ import annotations
 
-from functools import cache, partial
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, sweep_inputs, train_pack
+from docgen.common import Pending, counts, train_pack
+from docgen.sweeps import CpuSweep, register
 from reasonlab.config import RunConfig
 from reasonlab.studies import benchmarks
-from reasonlab.sweep.grid import sweep_configs
-from reasonlab.sweep.runner import finished_rows
+
+SMALL, LARGE = benchmarks.SETTINGS[1], benchmarks.SETTINGS[0]  # small init + large wd, large init + small wd
 
 
-def bench_folder(name: str) -> str:
-    return f"results/{benchmarks.STUDIES[name].spec_for('cpu').name}"
+def _table(name: str, rows: list[dict]) -> list[dict]:
+    return benchmarks.runs_table(rows, benchmarks.STUDIES[name].plans["cpu"])
 
 
-def _bench_configs(name: str) -> list[RunConfig]:
-    return sweep_configs(benchmarks.STUDIES[name].spec_for("cpu"))[0]
-
-
-@cache
-def _bench_rows(name: str) -> list[dict]:
-    """A committed benchmark's finished rows, read once though its figure, docs table and results cell use them."""
-    return finished_rows(_bench_configs(name), REPO / bench_folder(name))
-
-
-def _bench_table(name: str) -> list[dict]:
-    return benchmarks.runs_table(_bench_rows(name), benchmarks.STUDIES[name].plans["cpu"])
-
-
-def bench_inputs(name: str) -> list[str]:
-    return sweep_inputs(bench_folder(name), _bench_configs(name))
-
-
-def _bench_report(name: str) -> str:
+def _report(name: str, configs: list[RunConfig], rows: list[dict], sweep: Path) -> list[str]:
     """The benchmark's report (as its summary.md has it), after what is committed and what it cost to train."""
-    cost = (f"Committed: {counts([bench_folder(name)])}; {sum(r['wall_time_s'] for r in _bench_rows(name)) / 60:.1f} "
+    cost = (f"Committed: {counts([f'results/{sweep.name}'])}; {sum(r['wall_time_s'] for r in rows) / 60:.1f} "
             "min of training summed over the runs (each run's own wall time).")
-    return "\n".join([cost, "", *benchmarks.report_lines(_bench_table(name), level=4)]) + "\n"
+    return [cost, "", *benchmarks.report_lines(_table(name, rows), level=4)]
 
 
-def _draw_bench(name: str, scratch: Path) -> None:
-    benchmarks.benchmark_figure(_bench_table(name), name, scratch / name, _bench_configs(name)[0].profile)
+def _headline(name: str, configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+    """Small init + large wd against large init + small wd, computed from the committed runs."""
+    return f"{name}: {benchmarks.verdict(_table(name, rows), SMALL, LARGE) or 'no size with both settings'}"
 
 
-BENCHMARKS = [name for name in benchmarks.STUDIES if (REPO / bench_folder(name)).is_dir()]  # the committed ones
-BENCH_MISSING = [name for name in benchmarks.STUDIES if name not in BENCHMARKS]
+def _draw(name: str, configs: list[RunConfig], rows: list[dict], _: Path, scratch: Path) -> None:
+    benchmarks.benchmark_figure(_table(name, rows), name, scratch / name, configs[0].profile)
+
+
+def _sweep(name: str) -> CpuSweep:
+    return CpuSweep(benchmarks.STUDIES[name], {f"benchmark-{name}-cpu": name}, doc="docs/benchmarks.md",
+                    report=lambda *a: _report(name, *a), headline=lambda *a: _headline(name, *a),
+                    drawer=lambda *a: _draw(name, *a))
+
+
+SWEEPS = {name: _sweep(name) for name in benchmarks.STUDIES}
 BENCH_EARLIER = {  # what the docs observed before a benchmark's runs were committed (1 seed, in the ignored runs/)
     "addition": "small init far above large init on the held-out box",
     "scan": "no setting separates", "cogs": "small init learns i.d. faster, no run fits",
     "prontoqa": "no setting separates"}
 assert set(BENCH_EARLIER) == set(benchmarks.STUDIES), "a benchmark without its earlier observation"
+BENCHMARKS = [name for name, sweep in SWEEPS.items() if sweep.committed]
+BENCH_MISSING = [name for name in SWEEPS if name not in BENCHMARKS]
 
 
 def bench_found() -> str:
-    """Per benchmark: small init + large wd against large init + small wd, computed from its committed runs, or
-    the earlier observation, named as such."""
-    small, large = benchmarks.SETTINGS[1], benchmarks.SETTINGS[0]
-    found = [f"{b}: {benchmarks.verdict(_bench_table(b), small, large) or 'no size with both settings'}"
-             for b in BENCHMARKS]
+    """Per benchmark: its committed runs' headline, or the earlier observation, named as such."""
+    found = [SWEEPS[b].headline(*SWEEPS[b].finished()) for b in BENCHMARKS]
     earlier = [f"{b}: {BENCH_EARLIER[b]}" for b in BENCH_MISSING]
     return "; ".join(found + ([f"observed in 1 seed, runs not committed: {'; '.join(earlier)}"] if earlier else []))
 
@@ -68,12 +59,7 @@ def bench_found() -> str:
 
 BENCHMARK_MINUTES = {"addition": 54, "scan": 28, "cogs": 51, "prontoqa": 40}  # measured here, 2026-11
 assert set(BENCHMARK_MINUTES) == set(benchmarks.STUDIES), "a benchmark without its cost (or a cost without it)"
-FIGURE_GENERATORS: dict[str, Figures] = {
-    f"benchmark-{b}-cpu": Figures(partial(bench_inputs, b), {f"{FIGURES}/benchmark-{b}-cpu.png": f"{b}.png"},
-                                  partial(_draw_bench, b)) for b in BENCHMARKS}
-TABLES: dict[str, Table] = {
-    f"benchmark-{b}-cpu": Table("docs/benchmarks.md", partial(bench_inputs, b), partial(_bench_report, b))
-    for b in BENCHMARKS}
+FIGURE_GENERATORS, TABLES = register(list(SWEEPS.values()))
 PENDING: dict[str, Pending] = {
     f"benchmark-{name}-cpu": Pending(train_pack(name), f"6 runs, 1 seed, about {minutes} min of training summed",
                                      "benchmarks.md") for name, minutes in BENCHMARK_MINUTES.items()}

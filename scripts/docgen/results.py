@@ -5,7 +5,7 @@ from __future__ import annotations
 from statistics import median
 
 from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
-from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, bench_folder, bench_found, bench_inputs
+from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, SWEEPS, bench_found
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -17,7 +17,6 @@ from docgen.common import (
     MODULAR,
     RB_CPU,
     REGIME_ANCHOR,
-    REPO,
     TRAJECTORY,
     TRAJECTORY_REPLAYS,
     Table,
@@ -124,7 +123,7 @@ def _what_reproduces() -> str:
          "run on one thread)", counts([GROK]), grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         "; ".join(([counts([bench_folder(b) for b in BENCHMARKS])] if BENCHMARKS else [])
+         "; ".join(([counts([SWEEPS[b].folder for b in BENCHMARKS])] if BENCHMARKS else [])
                    + ([not_committed(f"6 runs each of {', '.join(BENCH_MISSING)}, 1 seed, 14–27 min",
                                      "reasonlab reproduce <benchmark> --profile cpu")] if BENCH_MISSING else [])),
          bench_found(), "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
@@ -146,7 +145,7 @@ def _reduced_anchor_short() -> tuple[str, str]:
     """The short table's cells for the reduced anchor sweeps: what of them is committed (runs and seeds per sweep),
     and what each committed one showed (the phase diagrams' transition counts, the others' headlines); until the
     phase diagram is committed, its earlier observation with its seed count."""
-    committed = [sweep for sweep in (PHASE, WIDE, COMPLEXITY, LR_WD) if (REPO / sweep.folder).is_dir()]
+    committed = [sweep for sweep in (PHASE, WIDE, COMPLEXITY, LR_WD) if sweep.committed]
     runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in committed
                      ) or "not committed yet"
     found = [phase_short(*sweep.finished()[:2], "phase diagram" if sweep is PHASE else "at the paper's width")
@@ -206,7 +205,7 @@ def _what_reproduces_short() -> str:
         ("in-context modular arithmetic", _short_counts([MODULAR]),
          f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2)",
          "[modular-icl](docs/modular-icl.md)"),
-        ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([bench_folder(b) for b in BENCHMARKS])
+        ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([SWEEPS[b].folder for b in BENCHMARKS])
          + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet", bench_found(),
          "[benchmarks](docs/benchmarks.md)"),
     ]
@@ -215,9 +214,9 @@ def _what_reproduces_short() -> str:
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
-            *(i for b in BENCHMARKS for i in bench_inputs(b)),
+            *(i for b in BENCHMARKS for i in SWEEPS[b].inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *rb_inputs(), *(i for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir() for i in sweep.inputs())]
+            *rb_inputs(), *(i for sweep in CPU_SWEEPS if sweep.committed for i in sweep.inputs())]
 
 
 TABLES: dict[str, Table] = {

@@ -19,22 +19,28 @@ from reasonlab.studies import (
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 
+Finished = tuple[list[RunConfig], list[dict], Path]  # a committed sweep's configs, finished rows and folder
+
 
 @dataclass(frozen=True)
 class CpuSweep:
-    """A study's reduced sweep (its ``profile``, cpu unless named): its module (``spec_for``, ``draw``) and which
-    drawn file each docs figure is."""
+    """A study's reduced sweep (its ``profile``, cpu unless named): its study (``spec_for``), what draws its
+    figures and which drawn file each docs figure is."""
     study: object
-    figures: dict[str, str]  # docs figure name → the file ``draw`` leaves in its folder (no suffix)
+    figures: dict[str, str]  # docs figure name → the file ``drawer`` leaves in its folder (no suffix)
     doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-<profile>``
     report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
     headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
-    needs_runs: bool = False  # ``draw`` reads the runs' metrics too (its third argument is the sweep folder)
+    drawer: Callable[[list[RunConfig], list[dict], Path, Path], object]  # configs, rows, sweep folder, scratch
     profile: str = "cpu"
 
     @property
     def folder(self) -> str:
         return f"results/{self.study.spec_for(self.profile).name}"
+
+    @property
+    def committed(self) -> bool:
+        return (REPO / self.folder).is_dir()
 
     def configs(self) -> list[RunConfig]:
         return sweep_configs(self.study.spec_for(self.profile))[0]
@@ -42,13 +48,12 @@ class CpuSweep:
     def inputs(self) -> list[str]:
         return sweep_inputs(self.folder, self.configs())
 
-    def finished(self) -> tuple[list[RunConfig], list[dict], Path]:
+    def finished(self) -> Finished:
         """The configs, the committed finished rows and the folder: read once per invocation (``_finished``)."""
         return _finished(self.study, self.profile)
 
     def draw(self, scratch: Path) -> None:
-        configs, rows, sweep = self.finished()
-        self.study.draw(configs, rows, *([sweep] if self.needs_runs else []), scratch)
+        self.drawer(*self.finished(), scratch)
 
     def table(self) -> str:
         return "\n".join(self.report(*self.finished())) + "\n"
@@ -56,13 +61,13 @@ class CpuSweep:
     def cells(self, runs: str, command: str, now: str, observed: str) -> tuple[str, str]:
         """The results table's committed-runs and finding cells: counted and computed from the committed sweep,
         or, until it is committed, the docs' earlier observation (``runs`` … ``observed``), named as such."""
-        if not (REPO / self.folder).is_dir():
+        if not self.committed:
             return not_committed(runs, command, now), observed
         return counts([self.folder]), self.headline(*self.finished())
 
 
 @cache
-def _finished(study: object, profile: str) -> tuple[list[RunConfig], list[dict], Path]:
+def _finished(study: object, profile: str) -> Finished:
     """A committed reduced sweep's configs, finished rows (its results table, rebuilt from the run folders) and
     folder, read once though the figure, the docs table and two results-table rows all use them."""
     spec = study.spec_for(profile)
@@ -116,35 +121,44 @@ def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> st
             f"({detail})")
 
 
+def _without_runs(draw: Callable[[list[RunConfig], list[dict], Path], object]) -> Callable[..., object]:
+    """A study's ``draw`` that reads its rows only, as a drawer (which is also handed the sweep folder)."""
+    return lambda configs, rows, _, scratch: draw(configs, rows, scratch)
+
+
 CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
                        report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
-                       headline=_phase_headline),
-              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, needs_runs=True,
+                       headline=_phase_headline, drawer=_without_runs(anchor_phase.draw)),
+              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, drawer=anchor_complexity.draw,
                        doc="docs/anchor-composition.md",
                        report=lambda configs, rows, sweep: anchor_complexity.report_lines(
                            anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
                        headline=_complexity_headline),
               CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
                        report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3),
-                       headline=_lr_wd_headline),
+                       headline=_lr_wd_headline, drawer=_without_runs(anchor_lr_wd.draw)),
               CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
-                       needs_runs=True, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
+                       drawer=modular_phase.draw, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
                        modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
                        headline=_modular_headline),
               CpuSweep(anchor_phase, {"anchor-phase-cpu-wide": "phase"}, doc="docs/anchor-composition.md",
                        report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
-                       headline=_phase_headline, profile="cpu-wide"))
+                       headline=_phase_headline, drawer=_without_runs(anchor_phase.draw), profile="cpu-wide"))
 PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
 
 
 # ---- what this module registers ----------------------------------------------------------------------------------
 
-_COMMITTED = [sweep for sweep in CPU_SWEEPS if (REPO / sweep.folder).is_dir()]
-FIGURE_GENERATORS: dict[str, Figures] = {
-    name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
-    for sweep in _COMMITTED for name, made in sweep.figures.items()}
-TABLES: dict[str, Table] = {
-    sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table) for sweep in _COMMITTED}
+def register(sweeps: tuple[CpuSweep, ...] | list[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
+    """The figures and the docs table (named after its results folder) of each committed sweep among ``sweeps``."""
+    committed = [sweep for sweep in sweeps if sweep.committed]
+    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
+             for sweep in committed for name, made in sweep.figures.items()},
+            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table)
+             for sweep in committed})
+
+
+FIGURE_GENERATORS, TABLES = register(CPU_SWEEPS)
 _MOD = train_pack("modular-phase")
 PENDING: dict[str, Pending] = {
     "anchor-phase-cpu": Pending(train_pack("anchor-phase"), "45 runs, 3 seeds, about 55 min on 2 cores",
