@@ -108,9 +108,10 @@ def train_pack(study: str, profile: str = "cpu") -> str:
             f"~/reasonlab-runs/{study}-{profile} results/{study}-{profile}")
 
 
-def analyze_pack(study: str, run: str, probes: str) -> str:
-    return (f"{train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run} {probes} and the same "
-            "pack again (it adds the analysis files)")
+def analyze_pack(study: str, run: str, probes: str = "") -> str:
+    """Train and pack, then analyze one run (with ``probes``, or every probe of its kind) and pack again."""
+    return (f"{train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run}"
+            f"{' ' + probes if probes else ''} and the same pack again (it adds the analysis files)")
 
 
 def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:

@@ -199,13 +199,18 @@ def _grok_probes() -> str:
     for (seed, cp), folder in _grok_analyses().items():
         at = _grok_at(seed, cp)
         lines = [f"**{at[:1].upper()}{at[1:]}** (`{folder.relative_to(REPO)}/`):", ""]
-        lines += [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
-                  for name in PROBES if (folder / f"{name}.json").is_file()]
+        lines += probe_lines(folder)
         grids = _grok_grids(folder)
         if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
             lines.append(_grok_contexts_line(folder, grids))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
+
+
+def probe_lines(folder: Path) -> list[str]:
+    """Each probe's one-line finding on one analysis folder, as the analysis wrote it into its committed JSON."""
+    return [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
+            for name in PROBES if (folder / f"{name}.json").is_file()]
 
 
 def _grok_beyond_rm() -> str:
@@ -315,6 +320,14 @@ def _draw_memorizer_grid(scratch: Path) -> None:
         modular_probes.draw_grid(read_json(folder / "grid.json", "grid"), dict(arrays), scratch)
 
 
+def _memorizer_probes_inputs() -> list[str]:
+    return [f"{GRID_MEMORIZER}/{name}.json" for name in PROBES if (REPO / GRID_MEMORIZER / f"{name}.json").is_file()]
+
+
+def _memorizer_probes() -> str:
+    return "\n".join([f"`{GRID_MEMORIZER}/`:", "", *probe_lines(REPO / GRID_MEMORIZER)]) + "\n"
+
+
 # ---- what this module registers ----------------------------------------------------------------------------------
 
 FIGURE_GENERATORS: dict[str, Figures] = {
@@ -333,11 +346,13 @@ TABLES: dict[str, Table] = {
     "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
     "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
     "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
+    **({"modular-memorizer-probes": Table("docs/modular-icl.md", _memorizer_probes_inputs, _memorizer_probes)}
+       if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
         str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
 }
 PENDING: dict[str, Pending] = {
-    "modular-grid-id-cpu": Pending(analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2], "--probe grid"),
+    "modular-grid-id-cpu": Pending(analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2]),
                                    "the sweep, then about a minute", "modular-icl.md, k-shot grids"),
 }
