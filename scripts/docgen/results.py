@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from statistics import median
 
 from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
@@ -51,6 +52,7 @@ from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.studies import (
     anchor_phase,
     demo,
+    modular_phase,
 )
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.anchor_trajectory import authors_log
@@ -170,6 +172,17 @@ def _trajectory_short() -> str:
             f"{logged['heldout_inferential']:.3f}); {own_draws_g08(lines)}")
 
 
+def _modular_grid_short() -> str:
+    """The 5-minute `cpu` grid in one clause: computed from its committed runs, or the earlier observation."""
+    if not MODULAR_PHASE.committed:
+        return "the 5-minute `cpu` grid found i.d. memorization only (observed in 2 seeds, runs not committed)"
+    rows = MODULAR_PHASE.finished()[1]
+    labels = Counter(r["label"] for r in rows)
+    held = modular_phase.verdict(modular_phase.task_count_claim(rows)[0]).replace("**", "")
+    return (f"in the 5-minute `cpu` grid o.o.d. generalization appearing with the task count {held} (runs: "
+            + ", ".join(f"{n} {label}" for label, n in labels.most_common()) + ")")
+
+
 def _what_reproduces_short() -> str:
     """The README's front table: one line per study, computed where its runs are committed."""
     large, small = demo.DEMO_GAMMAS
@@ -202,8 +215,10 @@ def _what_reproduces_short() -> str:
          f"{paper['prontoqa']} vs {paper['tinystories']}); earlier, at "
          f"{lm_setting('cpu')}: {cpu_verdict} ({chain(cpu_order)})",
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
-        ("in-context modular arithmetic", _short_counts([MODULAR]),
-         f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2)",
+        ("in-context modular arithmetic", f"{_short_counts([MODULAR])} (routes, search)" + (
+            f"; {_short_counts([MODULAR_PHASE.folder])} (the `cpu` grid)" if MODULAR_PHASE.committed else ""),
+         f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2); "
+         + _modular_grid_short(),
          "[modular-icl](docs/modular-icl.md)"),
         ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([SWEEPS[b].folder for b in BENCHMARKS])
          + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet", bench_found(),
