@@ -25,7 +25,8 @@ def _report(name: str, configs: list[RunConfig], rows: list[dict], sweep: Path) 
 
 def _headline(name: str, configs: list[RunConfig], rows: list[dict], _: Path) -> str:
     """Small init + large wd against large init + small wd, computed from the committed runs."""
-    return f"{name}: {benchmarks.verdict(_table(name, rows), SMALL, LARGE) or 'no size with both settings'}"
+    found = benchmarks.verdict(_table(name, rows), SMALL, LARGE)
+    return f"{name}: {found.removesuffix('.') if found else 'no size with both settings'}"
 
 
 def _draw(name: str, configs: list[RunConfig], rows: list[dict], _: Path, scratch: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, not_committed, sweep_inputs, train_pack
@@ -49,8 +48,12 @@ class CpuSweep:
         return sweep_inputs(self.folder, self.configs())
 
     def finished(self) -> Finished:
-        """The configs, the committed finished rows and the folder: read once per invocation (``_finished``)."""
-        return _finished(self.study, self.profile)
+        """The configs, the committed finished rows (its results table, rebuilt from the run folders) and the folder:
+        read once per invocation, though the figure, the docs table and the results tables' rows all use them."""
+        if self.folder not in _FINISHED:
+            configs = self.configs()
+            _FINISHED[self.folder] = configs, finished_rows(configs, REPO / self.folder), REPO / self.folder
+        return _FINISHED[self.folder]
 
     def draw(self, scratch: Path) -> None:
         self.drawer(*self.finished(), scratch)
@@ -66,13 +69,7 @@ class CpuSweep:
         return counts([self.folder]), self.headline(*self.finished())
 
 
-@cache
-def _finished(study: object, profile: str) -> Finished:
-    """A committed reduced sweep's configs, finished rows (its results table, rebuilt from the run folders) and
-    folder, read once though the figure, the docs table and two results-table rows all use them."""
-    spec = study.spec_for(profile)
-    configs, sweep = sweep_configs(spec)[0], REPO / "results" / spec.name
-    return configs, finished_rows(configs, sweep), sweep
+_FINISHED: dict[str, Finished] = {}  # folder → what ``CpuSweep.finished`` read (a study object may not hash)
 
 
 def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
