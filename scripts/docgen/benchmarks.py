@@ -60,7 +60,7 @@ def bench_found() -> str:
 
 BENCHMARK_MINUTES = {"addition": 54, "scan": 28, "cogs": 51, "prontoqa": 40}  # measured here, 2026-11
 assert set(BENCHMARK_MINUTES) == set(benchmarks.STUDIES), "a benchmark without its cost (or a cost without it)"
-FIGURE_GENERATORS, TABLES = register(list(SWEEPS.values()))
+FIGURE_GENERATORS, TABLES = register(SWEEPS.values())
 PENDING: dict[str, Pending] = {
     f"benchmark-{name}-cpu": Pending(train_pack(name), f"6 runs, 1 seed, about {minutes} min of training summed",
                                      "benchmarks.md") for name, minutes in BENCHMARK_MINUTES.items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +146,7 @@ PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
 
 # ---- what this module registers ----------------------------------------------------------------------------------
 
-def register(sweeps: tuple[CpuSweep, ...] | list[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
+def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
     """The figures and the docs table (named after its results folder) of each committed sweep among ``sweeps``."""
     committed = [sweep for sweep in sweeps if sweep.committed]
     return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
