@@ -207,10 +207,15 @@ def _grok_probes() -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+def _probe_files(folder: Path) -> dict[str, Path]:
+    """Probe name → its committed JSON in one analysis folder, for the probes that were run there."""
+    return {name: folder / f"{name}.json" for name in PROBES if (folder / f"{name}.json").is_file()}
+
+
 def probe_lines(folder: Path) -> list[str]:
     """Each probe's one-line finding on one analysis folder, as the analysis wrote it into its committed JSON."""
-    return [f"- **{TITLES[name]}** (`{name}`): {read_json(folder / f'{name}.json', name)['headline']}"
-            for name in PROBES if (folder / f"{name}.json").is_file()]
+    return [f"- **{TITLES[name]}** (`{name}`): {read_json(path, name)['headline']}"
+            for name, path in _probe_files(folder).items()]
 
 
 def _grok_beyond_rm() -> str:
@@ -321,7 +326,7 @@ def _draw_memorizer_grid(scratch: Path) -> None:
 
 
 def _memorizer_probes_inputs() -> list[str]:
-    return [f"{GRID_MEMORIZER}/{name}.json" for name in PROBES if (REPO / GRID_MEMORIZER / f"{name}.json").is_file()]
+    return [str(path.relative_to(REPO)) for path in _probe_files(REPO / GRID_MEMORIZER).values()]
 
 
 def _memorizer_probes() -> str:
