@@ -6,7 +6,7 @@ from collections import Counter
 from statistics import median
 
 from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
-from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, SWEEPS, bench_found
+from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, SWEEPS, bench_found, bench_short, cost
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -126,7 +126,7 @@ def _what_reproduces() -> str:
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
          "; ".join(([counts([SWEEPS[b].folder for b in BENCHMARKS])] if BENCHMARKS else [])
-                   + ([not_committed(f"6 runs each of {', '.join(BENCH_MISSING)}, 1 seed, 14–27 min",
+                   + ([not_committed("; ".join(f"{b}: {cost(b)}" for b in BENCH_MISSING),
                                      "reasonlab reproduce <benchmark> --profile cpu")] if BENCH_MISSING else [])),
          bench_found(), "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
@@ -221,7 +221,9 @@ def _what_reproduces_short() -> str:
          + _modular_grid_short(),
          "[modular-icl](docs/modular-icl.md)"),
         ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([SWEEPS[b].folder for b in BENCHMARKS])
-         + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet", bench_found(),
+         + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet",
+         "small init + large wd against large init + small wd on each headline (o.o.d. exact match; PrOntoQA: the "
+         f"true/false judgement), means over seeds: {bench_short()}",
          "[benchmarks](docs/benchmarks.md)"),
     ]
     return markdown_table(["study", "committed runs", "in one line", "details"], rows)

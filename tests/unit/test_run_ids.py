@@ -57,7 +57,10 @@ def test_study_grids_keep_their_run_ids():
 BEFORE_THREE_SEEDS = {"anchor-phase/cpu": ("1,2", 30, "ab29c49d35fed857"),
                       "anchor-complexity/cpu": ("2", 21, "90abcb378bcbdf4a"),
                       "anchor-lr-wd/cpu": ("1", 9, "066674f10932e510"),
-                      "modular-phase/cpu": ("1,2", 32, "93ab87728212281a")}
+                      "modular-phase/cpu": ("1,2", 32, "93ab87728212281a"),
+                      # the benchmarks' cpu arms took 3 seeds on 2026-12-07
+                      "addition/cpu": ("1", 6, "25f24e9aefa29205"), "scan/cpu": ("1", 6, "a62b813c553c6c8d"),
+                      "cogs/cpu": ("1", 6, "43fe4f34f00cc69b"), "prontoqa/cpu": ("1", 6, "596ff1799ac332b8")}
 
 
 @pytest.mark.parametrize("key", sorted(BEFORE_THREE_SEEDS))

@@ -21,11 +21,28 @@ def test_anchor_study_figures_from_plain_records(tmp_path):
 
 def test_benchmark_figure_from_plain_records(tmp_path):
     settings = [{"name": "large init", "sizes": [100, 1000], "values": [0.2, 0.6], "unfit": [100],
+                 "runs": [(100, 0.1), (100, 0.3), (1000, 0.6), (1000, 0.6)],
                  "converge": [(100, None), (1000, 50.0)], "fit": [(100, None), (1000, 20.0)]}]
     per_category = {"n": 1000, "categories": ["len:≤8", "len:≤16"], "means": {"large init": [0.5, None],
                                                                                  "small init": [None, None]}}
     assert _written(plot_benchmark(settings, [100, 1000], "ood_exact", per_category, "scan — tiny",
                                    tmp_path / "scan"))
+
+
+def test_benchmark_verdict_means_over_seeds_and_counts_each_seed():
+    """The headline compares the means; beside it, in how many seeds small init was better on its own (seed 3
+    runs the other way at 1,000 rows) and how many runs did not fit."""
+    from reasonlab.studies.benchmarks import SETTINGS, verdict
+
+    large, small = SETTINGS[0], SETTINGS[1]
+    values = {(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),
+              (small, 1000): (0.9, 0.9, 0.1), (large, 1000): (0.5, 0.5, 0.5)}
+    table = [{"setting": s, "n": n, "seed": seed, "value": v, "label": "not-fitted" if v < 0.3 else "x"}
+             for (s, n), vs in values.items() for seed, v in zip((1, 2, 3), vs, strict=True)]
+    assert verdict(table, small, large) == (
+        f"{small} vs {large}: n 100: 0.800 vs 0.200 (better, in 3 of 3 seeds; {large} did not fit in 3 of 3 "
+        f"seeds); n 1000: 0.633 vs 0.500 (better, in 2 of 3 seeds; {small} did not fit in 1 of 3 seeds). Better at "
+        "2 of 2 sizes (means over 3 seeds; a difference under 0.02 counts as none).")
 
 
 def test_language_figures_from_plain_records(tmp_path):

@@ -17,7 +17,8 @@ def plot_benchmark(settings: list[dict], sizes: list[int], head: str, per_catego
     the largest size.
 
     ``settings``: one record per setting that has runs, in order: ``name``; ``sizes``; ``values`` (the headline,
-    mean over seeds, per size); ``unfit`` (the sizes none of whose runs fitted); ``converge`` and ``fit``
+    mean over seeds, per size); ``runs`` (``(size, headline)`` of every run, drawn as
+    dots so the spread over seeds shows); ``unfit`` (the sizes none of whose runs fitted); ``converge`` and ``fit``
     (``(size, step or None)``: the first step the headline and training exact match reached fit). ``per_category``:
     ``n`` (the size), ``categories`` and ``means`` (setting → one value per category, None where no run has it),
     or None when there are no runs."""
@@ -25,13 +26,16 @@ def plot_benchmark(settings: list[dict], sizes: list[int], head: str, per_catego
     for s in settings:
         value = dict(zip(s["sizes"], s["values"], strict=True))
         line, = axes[0].plot(s["sizes"], s["values"], "o-", label=s["name"])
+        if len(s["runs"]) > len(s["sizes"]):
+            axes[0].plot(*zip(*s["runs"], strict=True), ".", alpha=0.5, color=line.get_color())
         axes[0].plot(s["unfit"], [value[n] for n in s["unfit"]], "o", markersize=11, fillstyle="none",
                      color=line.get_color())
         for key, style, what in (("converge", "o-", head), ("fit", "s--", "train exact")):
             steps = s[key]
             axes[1].plot([n for n, v in steps if v is not None], [v for _, v in steps if v is not None], style,
                          color=line.get_color(), label=f"{s['name']}: {what} ≥ fit")
-    for ax, ylabel in ((axes[0], f"{head} (final; ringed: not fitted)"), (axes[1], "first step reaching fit")):
+    for ax, ylabel in ((axes[0], f"{head} (final, mean over seeds; ringed: not fitted)"),
+                       (axes[1], "first step reaching fit")):
         ax.set(xscale="log" if len(sizes) > 1 and sizes[-1] / sizes[0] > 4 else "linear", xlabel="training rows",
                ylabel=ylabel)
         ax.set_xticks(sizes, [str(n) for n in sizes])

@@ -39,7 +39,7 @@ class Plan:
     gammas: tuple[float, float]  # large init (small γ), small init (large γ)
     decays: tuple[float, float]  # small, large
     sizes: tuple[tuple[int, int, int], ...]  # (training rows, epochs, evaluate every so many epochs)
-    seeds: tuple[int, ...] = (1,)
+    seeds: tuple[int, ...] = (1, 2, 3)
 
     def settings(self) -> dict[str, tuple[float, float]]:
         (g_large, g_small), (wd_small, wd_large) = self.gammas, self.decays
@@ -124,18 +124,38 @@ def category_means(table: list[dict], n: int) -> tuple[list[str], dict[str, dict
 
 
 def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, float, str]]:
-    """Per size: (n, headline of a, headline of b, better/worse/no difference for a, with a note when a side
-    did not fit its training data: then the gap says little about generalization)."""
+    """Per size: (n, headline of a, headline of b — means over seeds —, better/worse/no difference for a on the
+    means, with, when there are several seeds, in how many of them a was better on its own; and a note when a
+    side did not fit its training data: then the gap says little about generalization)."""
     out = []
     for n in sorted({t["n"] for t in table}):
         va, vb = cell(table, a, n, "value"), cell(table, b, n, "value")
         if va is None or vb is None:
             continue
-        word = "no difference" if abs(va - vb) < SAME else "better" if va > vb else "worse"
-        unfit = [s for s in (a, b) if any(t["label"] == "not-fitted" for t in table if t["setting"] == s
-                                          and t["n"] == n)]
-        out.append((n, va, vb, word + "".join(f"; {s} did not fit" for s in unfit)))
+        word = _compare(va, vb)
+        paired = [(x, y) for seed in _seeds(table, (a, b), n)
+                  if (x := _value(table, a, n, seed)) is not None and (y := _value(table, b, n, seed)) is not None]
+        if len(paired) > 1:
+            word += f", in {sum(_compare(x, y) == 'better' for x, y in paired)} of {len(paired)} seeds"
+        for s in (a, b):
+            runs = [t for t in table if t["setting"] == s and t["n"] == n]
+            unfit = sum(t["label"] == "not-fitted" for t in runs)
+            if unfit:
+                word += f"; {s} did not fit" + (f" in {unfit} of {len(runs)} seeds" if len(runs) > 1 else "")
+        out.append((n, va, vb, word))
     return out
+
+
+def _compare(va: float, vb: float) -> str:
+    return "no difference" if abs(va - vb) < SAME else "better" if va > vb else "worse"
+
+
+def _seeds(table: list[dict], settings: tuple[str, ...], n: int) -> list[int]:
+    return sorted({t["seed"] for t in table if t["setting"] in settings and t["n"] == n})
+
+
+def _value(table: list[dict], setting: str, n: int, seed: int) -> float | None:
+    return next((t["value"] for t in table if (t["setting"], t["n"], t["seed"]) == (setting, n, seed)), None)
 
 
 def natural(name: str) -> tuple:
@@ -191,8 +211,8 @@ def verdict(table: list[dict], a: str, b: str, bold: bool = False) -> str | None
     mark = "**" if bold else ""
     return (f"{mark}{a}{mark} vs {mark}{b}{mark}: " + "; ".join(
         f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
-        + f". Better at {better} of {len(comp)} sizes (a difference under {SAME} counts as none; "
-        + f"{seeds} seed{'s' if seeds > 1 else ''}).")
+        + f". Better at {better} of {len(comp)} sizes ({'1 seed' if seeds == 1 else f'means over {seeds} seeds'}; "
+        + f"a difference under {SAME} counts as none).")
 
 
 def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
@@ -223,22 +243,21 @@ CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
 STUDIES = {
     "addition": BenchmarkStudy("addition", {
         "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1)), seeds=(1, 2, 3)),
+        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1))),
     }, "a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
        "(40,401 pairs); i.d. test: training-pool pairs outside the subset."),
     "scan": BenchmarkStudy("scan", {
         "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4)), seeds=(1, 2, 3)),
+        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4))),
     }, "SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
        "test is the 1,208 composite commands that use it."),
     "cogs": BenchmarkStudy("cogs", {
         "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8)), seeds=(1, 2, 3)),
+        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8))),
     }, "COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
     "prontoqa": BenchmarkStudy("prontoqa", {
         "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1)),
-                    seeds=(1, 2, 3)),
+        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1))),
     }, "PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
        "chain of thought and answer; scored on the final true/false judgement of the greedy decoding (chance "
        "0.5) on 500 fresh examples."),

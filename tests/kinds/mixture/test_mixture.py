@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import pytest
@@ -215,8 +216,9 @@ def test_reproduce_reasoning_bias_end_to_end_on_a_tiny_override(tmp_path):
     summary = (sweep_dir / "summary.md").read_text()
     assert "| transformer | 0.8 | 1 |" in summary and "| emb_mlp | 0.3 | 2 |" in summary
     assert "T1, first-layer attention" in summary and "held" in summary
-    assert "## Label distribution (E4, Fig. 8)" in summary and "| ranges | labels in [30, 109] |" in summary
-    assert "F_mem,2 (labels near the key) is learned much faster" in summary
+    assert "## Label distribution (E4, Fig. 8)" in summary  # the two Fig. 8 runs at each seed
+    assert "| ranges | 1 | labels in [30, 109] |" in summary and "| rules | 2 | F_mem,2: labels in z ± Σa |" in summary
+    assert re.search(r"F_mem,2 \(labels near the key\) is learned much faster .*\*\*held in \d of 2 seeds", summary)
     for name in ("curves", "cosine-transformer-g0.8", "cosine-emb_mlp-g0.3", "profile-transformer-g0.8",
                  "pca-emb_mlp-g0.8", "label-distribution"):
         assert (sweep_dir / "figures" / f"{name}.png").is_file(), name

@@ -243,7 +243,8 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     from reasonlab.studies.benchmarks import BenchmarkStudy, Plan
     from reasonlab.sweep.executors import LocalExecutor
 
-    study = BenchmarkStudy("addition", {"cpu": Plan((0.3, 0.7), (0.01, 0.1), sizes=((128, 2, 1), (256, 1, 1)))},
+    study = BenchmarkStudy("addition", {"cpu": Plan((0.3, 0.7), (0.01, 0.1), sizes=((128, 2, 1), (256, 1, 1)),
+                                                  seeds=(1,))},
                            "tiny addition")
     tiny = ["task.max_operand=99", "task.held_out=[40,60]", "task.eval_n=64", "model.d_model=16", "model.d_k=8",
             "model.d_v=8", "model.d_ff=32", "train.batch_size=64", "train.checkpoint_every=1"]
@@ -252,8 +253,8 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     assert (sweep_dir / "figures" / "addition.png").is_file()
     assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
     assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
-    assert "Better at" in summary and "tiny addition" in summary and "(a difference under 0.02 counts as none; 1 " \
-        "seed)" in summary
+    assert "Better at" in summary and "tiny addition" in summary and "(1 seed; a difference under 0.02 counts as " \
+        "none)" in summary
 
     # the docs' section comes back from the finished runs' records alone (checkpoints are never committed)
     import shutil
