@@ -3,7 +3,7 @@
     python scripts/regenerate_docs.py            # draw every figure, rewrite every generated table in place
     python scripts/regenerate_docs.py --tables   # rewrite the tables only, drawing nothing (seconds)
     python scripts/regenerate_docs.py --check    # exit 1 on any drift (below); draws nothing unless --draw
-    python scripts/regenerate_docs.py --pending  # the figures whose runs are not committed, with their commands
+    python scripts/regenerate_docs.py --pending  # what lacks committed inputs, with the command that commits them
 
 A figure is a file under ``docs/figures/`` or an image a doc or the README shows; each has a generator, which
 draws it with the package's own study and plot functions from files under ``results/``. A table is the text
@@ -11,12 +11,12 @@ between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a markdown file (or 
 ``results/anchor-trajectory/summary.md``), rebuilt from ``results/`` by the generator of that name. ``--check``
 fails when a figure has no generator, a generator's inputs are missing, an image a doc shows does not exist, a
 marker names no generator (or a generator's marker is gone), or a regenerated table differs from the committed
-text; with ``--draw`` it also draws every figure into a scratch folder. ``PENDING`` lists the figures the docs
-showed from runs that are not committed: the command that trains them and its cost on this 2-core CPU.
+text; with ``--draw`` it also draws every figure into a scratch folder. A generator whose inputs are missing is named
+with the command that trains and packs them (its ``commit``), which ``--pending`` lists alone.
 
 The generators live in ``scripts/docgen/``, one module per study (and ``sweeps``, the reduced sweeps, ``results``, the
 "what reproduces" tables, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS``,
-``TABLES`` and ``PENDING``, and this script merges them, so that ``--check`` sees the whole coverage in one place.
+and ``TABLES``, and this script merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from docgen import anchor, benchmarks, common, modular, prontoqa_tinystories, reasoning_bias, results, sweeps
-from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Pending, Table
+from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
 from reasonlab.errors import UserError
 
@@ -47,13 +47,21 @@ def _merged(registry: str) -> dict:
 
 
 FIGURE_GENERATORS: dict[str, Figures] = _merged("FIGURE_GENERATORS")
-DRAWN = {target for g in FIGURE_GENERATORS.values() for target in g.outputs}
 TABLES: dict[str, Table] = _merged("TABLES")
-PENDING: dict[str, Pending] = _merged("PENDING")
 
 
 def _missing(paths: list[str]) -> list[str]:
     return [p for p in paths if not (REPO / p).exists()]
+
+
+def pending() -> list[str]:
+    """Each generator whose inputs are not all committed: how many are missing and the command that commits them."""
+    lines = []
+    for name, gen in {**FIGURE_GENERATORS, **TABLES}.items():
+        if missing := _missing(gen.inputs()):
+            lines.append(f"{name}: {len(missing)} input(s) missing from the repository (first: {missing[0]}); "
+                         + (f"to commit them: {gen.commit}" if gen.commit else "no command recorded"))
+    return lines
 
 
 def coverage(check: bool = True) -> list[str]:
@@ -65,8 +73,7 @@ def coverage(check: bool = True) -> list[str]:
     for png in sorted((REPO / FIGURES).iterdir()):
         if str(png.relative_to(REPO)) not in outputs:
             problems.append(f"{png.relative_to(REPO)}: no generator in scripts/docgen/")
-    for name, gen in {**FIGURE_GENERATORS, **TABLES}.items():
-        problems += [f"{name}: input missing from the repository: {p}" for p in _missing(gen.inputs())]
+    problems += pending()
     for doc in DOCS:
         text = (REPO / doc).read_text()
         for m in IMAGE.finditer(text):
@@ -121,7 +128,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a figure or table would drift")
     parser.add_argument("--draw", action="store_true", help="with --check: also draw every figure (scratch copy)")
-    parser.add_argument("--pending", action="store_true", help="list the figures whose runs are not committed")
+    parser.add_argument("--pending", action="store_true",
+                        help="list what lacks committed inputs, with the command that commits them")
     parser.add_argument("--tables", action="store_true", help="rewrite the tables only, drawing nothing (seconds)")
     args = parser.parse_args()
     try:
@@ -130,10 +138,7 @@ def main() -> int:
         if args.tables and args.check:
             raise UserError("--tables rewrites the docs; --check only reads them: use one")
         if args.pending:
-            for name, p in PENDING.items():
-                if f"{FIGURES}/{name}.png" in DRAWN:  # its runs are committed now: no longer pending
-                    continue
-                print(f"{name}: {p.command}  [{p.cost}; {p.section}]")
+            print("\n".join(pending()) or "nothing pending: every generator's inputs are committed")
             return 0
         common.CHECKING = args.check
         problems = coverage(args.check)

@@ -17,7 +17,6 @@ from docgen.common import (
     TRAJECTORY_REPLAYS,
     TRAJECTORY_RUNS,
     Figures,
-    Pending,
     Table,
     analyze_pack,
     sql_table,
@@ -77,16 +76,20 @@ def _draw_probed(which: str, scratch: Path) -> None:
                                            dict(arrays), scratch / f"anchor-representations-{which}")
 
 
+MECHANISM_PROBES = ("flow", "representations", "condensation", "embedding", "fused")
+
+
+def _commit_probed(which: str) -> str:
+    return analyze_pack("anchor-phase", ANCHOR_PROBED[which], " ".join(f"--probe {p}" for p in MECHANISM_PROBES))
+
+
 def _probed_figures() -> dict[str, Figures]:
-    """Registered once the pair's analyses are committed (else PENDING, below)."""
     return {which: Figures(lambda w=which: [f"{_probed(w)}/{name}.{ext}" for name in ("flow", "representations")
                                             for ext in ("json", "npz")],
                            {f"{FIGURES}/anchor-{probe}-{which}.png": f"anchor-{probe}-{which}.png"
-                            for probe in ("flow", "representations")}, partial(_draw_probed, which))
-            for which in ANCHOR_PROBED if (REPO / _probed(which) / "representations.json").is_file()}
-
-
-MECHANISM_PROBES = ("flow", "representations", "condensation", "embedding", "fused")
+                            for probe in ("flow", "representations")}, partial(_draw_probed, which),
+                           _commit_probed(which))
+            for which in ANCHOR_PROBED}
 
 
 def _mechanism_inputs() -> list[str]:
@@ -205,7 +208,6 @@ def own_draws_g08(lines: dict[str, dict]) -> str:
 
 # ---- what this module registers ----------------------------------------------------------------------------------
 
-_MECHANISM = "--probe flow --probe representations"
 FIGURE_GENERATORS: dict[str, Figures] = {
     "anchor-trajectory": Figures(_trajectory_inputs, {f"{TRAJECTORY}/figures/trajectory.png": "figures/trajectory.png"},
                                  _draw_trajectory),
@@ -215,18 +217,6 @@ TABLES: dict[str, Table] = {
     "anchor-trajectory-summary": Table(f"{TRAJECTORY}/summary.md", _trajectory_inputs, _trajectory_summary, True),
     "anchor-search": Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
                            lambda: sql_table(ANCHOR_SEARCH, ANCHOR_SEARCH)),
-    **({"anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table)}
-       if _probed_figures() else {}),
-}
-PENDING: dict[str, Pending] = {
-    "anchor-flow-symmetric": Pending(analyze_pack("anchor-phase", ANCHOR_PROBED["symmetric"], _MECHANISM),
-                                     "the phase sweep, then seconds",
-                                     "anchor-composition.md, symmetric vs inferential"),
-    "anchor-flow-inferential": Pending(analyze_pack("anchor-phase", ANCHOR_PROBED["inferential"], _MECHANISM),
-                                       "the phase sweep, then seconds",
-                                       "anchor-composition.md, symmetric vs inferential"),
-    "anchor-representations-symmetric": Pending("as anchor-flow-symmetric", "as anchor-flow-symmetric",
-                                                "anchor-composition.md"),
-    "anchor-representations-inferential": Pending("as anchor-flow-inferential", "as anchor-flow-inferential",
-                                                  "anchor-composition.md"),
+    "anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table,
+                                  commit=" and ".join(_commit_probed(w) for w in ANCHOR_PROBED)),
 }

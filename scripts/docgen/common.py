@@ -1,5 +1,5 @@
-"""What every docs generator shares: the repository's paths, the generator records (figures, tables, pending
-figures) and the helpers that read committed run folders."""
+"""What every docs generator shares: the repository's paths, the generator records (figures and tables) and the
+helpers that read committed run folders."""
 
 from __future__ import annotations
 
@@ -39,27 +39,23 @@ RB_CPU = "results/reasoning-bias-cpu"  # the synthetic study's cpu profile, comm
 @dataclass(frozen=True)
 class Figures:
     """A generator of figures: ``outputs`` maps each file it makes (repo path) to the file ``draw`` leaves in its
-    scratch folder; ``inputs`` are the committed paths it reads."""
+    scratch folder; ``inputs`` are the committed paths it reads, and ``commit`` the command that trains and packs
+    them (what ``--check`` and ``--pending`` say when they are missing)."""
     inputs: Callable[[], list[str]]
     outputs: dict[str, str]
     draw: Callable[[Path], object]
+    commit: str = ""
 
 
 @dataclass(frozen=True)
 class Table:
-    """A generated table in ``doc`` (between its markers, or the whole file when ``whole``) and its inputs."""
+    """A generated table in ``doc`` (between its markers, or the whole file when ``whole``), its inputs and the
+    command that commits them (as for ``Figures``)."""
     doc: str
     inputs: Callable[[], list[str]]
     render: Callable[[], str]
     whole: bool = False
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A figure the docs showed from runs that are not committed: what trains them and what it costs here."""
-    command: str
-    cost: str
-    section: str
+    commit: str = ""
 
 
 def under(root: str, *names: str) -> list[str]:
@@ -92,14 +88,6 @@ def counts(roots: list[str]) -> str:
     return (f"{len(runs)} runs" + (f" ({partial} unfinished, as snapshots)" if partial
                                    else "")
             + f", seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: {where}")
-
-
-def not_committed(runs: str, command: str, now: str | None = None) -> str:
-    """What the docs' observation rests on (``runs``, not committed) and what the command trains: the same runs,
-    or (``now``) the profile's grid since it has 3 seeds, of which the earlier runs are a part (same run ids)."""
-    if now is None:
-        return f"not committed ({runs}; `{command}` trains them)"
-    return f"not committed (earlier {runs}; `{command}` now trains {now}, the earlier runs among them)"
 
 
 def train_pack(study: str, profile: str = "cpu") -> str:

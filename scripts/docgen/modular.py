@@ -9,7 +9,7 @@ from statistics import mean
 
 import numpy as np
 
-from docgen.common import CELL, FIGURES, MODULAR, REPO, Figures, Pending, Table, analyze_pack, run_folders
+from docgen.common import CELL, FIGURES, MODULAR, REPO, Figures, Table, analyze_pack, run_folders
 from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
 from reasonlab.kinds.modular import figures as modular_figures
@@ -317,6 +317,7 @@ def _grok_probes_inputs() -> list[str]:
 # ---- the modular cpu memorizer's k-shot grid (i.d. tasks), from its committed analysis --------------------------
 
 GRID_MEMORIZER = f"results/{modular_phase.spec_for('cpu').name}/183d5f788a34/analysis/final"  # 8 tasks, α 0.5, d 2, s 2
+_COMMIT_MEMORIZER = analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2])  # every probe of its kind
 
 
 def _draw_memorizer_grid(scratch: Path) -> None:
@@ -343,21 +344,17 @@ FIGURE_GENERATORS: dict[str, Figures] = {
     **{_grok_shots_name(*at): Figures(partial(_grok_shots_inputs, *at),
                                       {f"{FIGURES}/{_grok_shots_name(*at)}.png": f"{_grok_shots_name(*at)}.png"},
                                       partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
-    **({"modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
-                                       {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid)}
-       if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
+    "modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
+                                   {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid,
+                                   _COMMIT_MEMORIZER),
 }
 TABLES: dict[str, Table] = {
     "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
     "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
     "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
-    **({"modular-memorizer-probes": Table("docs/modular-icl.md", _memorizer_probes_inputs, _memorizer_probes)}
-       if (REPO / GRID_MEMORIZER / "grid.json").is_file() else {}),
+    "modular-memorizer-probes": Table("docs/modular-icl.md", _memorizer_probes_inputs, _memorizer_probes,
+                                      commit=_COMMIT_MEMORIZER),
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
         str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
-}
-PENDING: dict[str, Pending] = {
-    "modular-grid-id-cpu": Pending(analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2]),
-                                   "the sweep, then about a minute", "modular-icl.md, k-shot grids"),
 }

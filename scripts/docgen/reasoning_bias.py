@@ -18,6 +18,7 @@ from docgen.common import (
     counts,
     run_folders,
     sql_of,
+    train_pack,
 )
 from reasonlab.config import load_yaml
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
@@ -110,6 +111,7 @@ def demo_headline() -> str:
 
 # ---- the synthetic reasoning-bias study (cpu profile): its figures from the committed sweep ----------------------
 
+RB_COMMIT = train_pack("reasoning-bias")  # the geometry is kept with each run when its summary is first read
 RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
               "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
 
@@ -225,7 +227,7 @@ def mixture_headline() -> str:
 
 FIGURE_GENERATORS: dict[str, Figures] = {
     "demo": Figures(_demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, _draw_demo),
-    **{name: Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb)
+    **{name: Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb, RB_COMMIT)
        for name, made in RB_FIGURES.items()},
 }
 TABLES: dict[str, Table] = {
@@ -233,9 +235,9 @@ TABLES: dict[str, Table] = {
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),
     "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
-    "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1),
-    "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", rb_inputs,
-                                         lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
-    "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", rb_inputs,
-                                     lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
+    "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1, commit=RB_COMMIT),
+    "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", rb_inputs, commit=RB_COMMIT,
+                                         render=lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
+    "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", rb_inputs, commit=RB_COMMIT,
+                                     render=lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
 }

@@ -6,7 +6,7 @@ from collections import Counter
 from statistics import median
 
 from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
-from docgen.benchmarks import BENCH_MISSING, BENCHMARKS, SWEEPS, bench_found, bench_short, cost
+from docgen.benchmarks import SWEEPS, bench_found, bench_short
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -22,7 +22,6 @@ from docgen.common import (
     TRAJECTORY_REPLAYS,
     Table,
     counts,
-    not_committed,
     run_folders,
     under,
 )
@@ -60,21 +59,15 @@ from reasonlab.sweep.results import markdown_table
 
 
 def _what_reproduces() -> str:
-    """The README's table: per study, what is committed under results/ (counted from it), and what it showed
-    (computed from it where committed; where not, the docs' observation, named as such, with its command)."""
+    """The results table: per study, what is committed under results/ (counted from it), and what it showed
+    (computed from it)."""
     link = "docs/anchor-composition.md"
     rows = [
         ("γ × depth phase diagram (`reproduce anchor-phase`)", "`cpu`",
-         *PHASE.cells("30 runs, 2 seeds, 37 min", "reasonlab reproduce anchor-phase --profile cpu",
-                      "45 runs, 3 seeds, about 55 min",
-                      "observed in 2 seeds, runs not committed: the γ transition is **not reproduced**: large init "
-                      "gives the symmetric (or another memorized) answer, small init does not fit or fits onto the "
-                      "symmetric answer"),
+         *PHASE.cells(),
          f"[anchor-composition]({link}#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("the same at the paper's width (`reproduce anchor-phase --profile cpu-wide`)", "`cpu-wide`",
-         *WIDE.cells("6 runs, 3 seeds × 2 γ", "reasonlab reproduce anchor-phase --profile cpu-wide",
-                     "the same grid, 16 min per run", "observed, runs not committed: the study's contrast (γ 0.5 "
-                     "symmetric, γ 0.8 inferential) in 1 seed of 3"),
+         *WIDE.cells(),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
@@ -84,16 +77,10 @@ def _what_reproduces() -> str:
          "`trajectory` (the `paper` model and data, truncated; hours per run)", counts([TRAJECTORY]),
          trajectory_headline(), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
         ("inferential complexity (`reproduce anchor-complexity`)", "`cpu`",
-         *COMPLEXITY.cells("21 runs, 1 seed, 28 min", "reasonlab reproduce anchor-complexity --profile cpu",
-                           "63 runs, 3 seeds, about 84 min",
-                           "observed in 1 seed, runs not committed: the hypothesis held for γ 0.6 against γ 0.3; "
-                           "γ 0.8 fits no k in 10 epochs"),
+         *COMPLEXITY.cells(),
          f"[anchor-composition]({link}#inferential-complexity-reasonlab-reproduce-anchor-complexity---profile-cpupaper)"),
         ("learning rate × weight decay (`reproduce anchor-lr-wd`)", "`cpu`",
-         *LR_WD.cells("9 runs, 1 seed, 13 min", "reasonlab reproduce anchor-lr-wd --profile cpu",
-                      "27 runs, 3 seeds, about 39 min",
-                      "observed in 1 seed, runs not committed: larger lr and larger wd push towards the inferential "
-                      "solution (paper App. E)"),
+         *LR_WD.cells(),
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
          counts([RB_CPU]), rb_headline(),
@@ -109,10 +96,7 @@ def _what_reproduces() -> str:
          "a search of 8 settings", f"{lm_finished('regime')}: `{LM_REGIME}/`; earlier "
          f"{counts([LM, DL_SEARCH])}", lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
-         *MODULAR_PHASE.cells("32 runs, 2 seeds, 48 min", "reasonlab reproduce modular-phase --profile cpu",
-                              "48 runs, 3 seeds, about 72 min",
-                              "observed in 2 seeds, runs not committed: i.d. memorization only, o.o.d. generalization "
-                              "**did not appear**"),
+         *MODULAR_PHASE.cells(),
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
          counts([MODULAR]), "observed in 1 seed per setting: o.o.d.-test stays near chance; depths 3 and 4 "
@@ -125,10 +109,8 @@ def _what_reproduces() -> str:
          "run on one thread)", counts([GROK]), grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         "; ".join(([counts([SWEEPS[b].folder for b in BENCHMARKS])] if BENCHMARKS else [])
-                   + ([not_committed("; ".join(f"{b}: {cost(b)}" for b in BENCH_MISSING),
-                                     "reasonlab reproduce <benchmark> --profile cpu")] if BENCH_MISSING else [])),
-         bench_found(), "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
+         counts([sweep.folder for sweep in SWEEPS.values()]), bench_found(),
+         "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
                            rows)
@@ -144,20 +126,13 @@ def _short_counts(roots: list[str]) -> str:
 
 
 def _reduced_anchor_short() -> tuple[str, str]:
-    """The short table's cells for the reduced anchor sweeps: what of them is committed (runs and seeds per sweep),
-    and what each committed one showed (the phase diagrams' transition counts, the others' headlines); until the
-    phase diagram is committed, its earlier observation with its seed count."""
-    committed = [sweep for sweep in (PHASE, WIDE, COMPLEXITY, LR_WD) if sweep.committed]
-    runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in committed
-                     ) or "not committed yet"
+    """The short table's cells for the reduced anchor sweeps: runs and seeds per sweep, and what each showed (the
+    phase diagrams' transition counts, the others' headlines)."""
+    sweeps = (PHASE, WIDE, COMPLEXITY, LR_WD)
+    runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in sweeps)
     found = [phase_short(*sweep.finished()[:2], "phase diagram" if sweep is PHASE else "at the paper's width")
              if sweep.study is anchor_phase
-             else sweep.headline(*sweep.finished()) for sweep in committed]
-    if PHASE not in committed:
-        found.insert(0, "observed in 2 seeds, runs not committed: the γ transition is not reproduced at reduced scale")
-    if WIDE not in committed:
-        found.insert(1, "at the paper's width: the contrast (γ 0.5 symmetric, γ 0.8 inferential) in 1 of 3 seeds "
-                        "(observed, runs not committed)")
+             else sweep.headline(*sweep.finished()) for sweep in sweeps]
     return runs, "; ".join(found)
 
 
@@ -173,9 +148,7 @@ def _trajectory_short() -> str:
 
 
 def _modular_grid_short() -> str:
-    """The 5-minute `cpu` grid in one clause: computed from its committed runs, or the earlier observation."""
-    if not MODULAR_PHASE.committed:
-        return "the 5-minute `cpu` grid found i.d. memorization only (observed in 2 seeds, runs not committed)"
+    """The 5-minute `cpu` grid in one clause, computed from its committed runs."""
     rows = MODULAR_PHASE.finished()[1]
     labels = Counter(r["label"] for r in rows)
     held = modular_phase.verdict(modular_phase.task_count_claim(rows)[0]).replace("**", "")
@@ -215,13 +188,13 @@ def _what_reproduces_short() -> str:
          f"{paper['prontoqa']} vs {paper['tinystories']}); earlier, at "
          f"{lm_setting('cpu')}: {cpu_verdict} ({chain(cpu_order)})",
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
-        ("in-context modular arithmetic", f"{_short_counts([MODULAR])} (routes, search)" + (
-            f"; {_short_counts([MODULAR_PHASE.folder])} (the `cpu` grid)" if MODULAR_PHASE.committed else ""),
+        ("in-context modular arithmetic",
+         f"{_short_counts([MODULAR])} (routes, search); {_short_counts([MODULAR_PHASE.folder])} (the `cpu` grid)",
          f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2); "
          + _modular_grid_short(),
          "[modular-icl](docs/modular-icl.md)"),
-        ("benchmarks: addition, SCAN, COGS, PrOntoQA", _short_counts([SWEEPS[b].folder for b in BENCHMARKS])
-         + f" ({', '.join(BENCHMARKS)})" if BENCHMARKS else "not committed yet",
+        ("benchmarks: addition, SCAN, COGS, PrOntoQA",
+         f"{_short_counts([sweep.folder for sweep in SWEEPS.values()])} ({', '.join(SWEEPS)})",
          "small init + large wd against large init + small wd on each headline (o.o.d. exact match; PrOntoQA: the "
          f"true/false judgement), means over seeds: {bench_short()}",
          "[benchmarks](docs/benchmarks.md)"),
@@ -231,9 +204,9 @@ def _what_reproduces_short() -> str:
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
-            *(i for b in BENCHMARKS for i in SWEEPS[b].inputs()),
+            *(i for sweep in SWEEPS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *rb_inputs(), *(i for sweep in CPU_SWEEPS if sweep.committed for i in sweep.inputs())]
+            *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs())]
 
 
 TABLES: dict[str, Table] = {

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Pending, Table, counts, not_committed, sweep_inputs, train_pack
+from docgen.common import FIGURES, REPO, Figures, Table, counts, sweep_inputs, train_pack
 from reasonlab.config import RunConfig
 from reasonlab.report.markdown import held_in
 from reasonlab.studies import (
@@ -38,8 +38,9 @@ class CpuSweep:
         return f"results/{self.study.spec_for(self.profile).name}"
 
     @property
-    def committed(self) -> bool:
-        return (REPO / self.folder).is_dir()
+    def commit(self) -> str:
+        """The command that trains the sweep and packs it into its results folder."""
+        return train_pack(self.study.spec_for(self.profile).name.removesuffix(f"-{self.profile}"), self.profile)
 
     def configs(self) -> list[RunConfig]:
         return sweep_configs(self.study.spec_for(self.profile))[0]
@@ -61,11 +62,8 @@ class CpuSweep:
     def table(self) -> str:
         return "\n".join(self.report(*self.finished())) + "\n"
 
-    def cells(self, runs: str, command: str, now: str, observed: str) -> tuple[str, str]:
-        """The results table's committed-runs and finding cells: counted and computed from the committed sweep,
-        or, until it is committed, the docs' earlier observation (``runs`` … ``observed``), named as such."""
-        if not self.committed:
-            return not_committed(runs, command, now), observed
+    def cells(self) -> tuple[str, str]:
+        """The results table's committed-runs and finding cells, counted and computed from the committed sweep."""
         return counts([self.folder]), self.headline(*self.finished())
 
 
@@ -147,26 +145,12 @@ PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
 # ---- what this module registers ----------------------------------------------------------------------------------
 
 def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
-    """The figures and the docs table (named after its results folder) of each committed sweep among ``sweeps``."""
-    committed = [sweep for sweep in sweeps if sweep.committed]
-    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw)
-             for sweep in committed for name, made in sweep.figures.items()},
-            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table)
-             for sweep in committed})
+    """The figures and the docs table (named after its results folder) of each sweep among ``sweeps``."""
+    sweeps = list(sweeps)
+    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw, sweep.commit)
+             for sweep in sweeps for name, made in sweep.figures.items()},
+            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table, commit=sweep.commit)
+             for sweep in sweeps})
 
 
 FIGURE_GENERATORS, TABLES = register(CPU_SWEEPS)
-_MOD = train_pack("modular-phase")
-PENDING: dict[str, Pending] = {
-    "anchor-phase-cpu": Pending(train_pack("anchor-phase"), "45 runs, 3 seeds, about 55 min on 2 cores",
-                                "anchor-composition.md, the cpu profile"),
-    "anchor-phase-cpu-wide": Pending(train_pack("anchor-phase", "cpu-wide"),
-                                     "6 runs, 3 seeds, about 50 min on 2 cores", "anchor-composition.md, the search"),
-    "anchor-complexity-cpu": Pending(train_pack("anchor-complexity"), "63 runs, 3 seeds, about 84 min on 2 cores",
-                                     "anchor-composition.md, inferential complexity"),
-    "anchor-lr-wd-cpu": Pending(train_pack("anchor-lr-wd"), "27 runs, 3 seeds, about 39 min on 2 cores",
-                                "anchor-composition.md, learning rate × weight decay"),
-    "modular-phase-cpu-L2": Pending(_MOD, "48 runs, 3 seeds, about 72 min on 2 cores",
-                                    "modular-icl.md, the cpu profile"),
-    "modular-phase-cpu-shots": Pending(_MOD, "the same sweep", "modular-icl.md, the cpu profile"),
-}

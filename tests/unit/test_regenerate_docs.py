@@ -50,26 +50,25 @@ def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
     assert "README.md: a generated table differs" in done.stderr
 
 
-def test_pending_names_a_command_for_every_figure_not_committed(monkeypatch):
-    """Exactly the pending figures whose runs are not committed yet are listed, each with its command; a figure
-    drawn from committed runs is no longer pending."""
+def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_them(monkeypatch):
+    """With every input committed nothing is pending; with a sweep's folder gone, each generator reading it is named,
+    with how many inputs are missing and the command that trains and packs them, by ``--check`` and ``--pending``."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    done = _run("--pending")
-    assert done.returncode == 0
-    listed = {line.split(": ", 1)[0]: line for line in done.stdout.splitlines()}
-    expected = {name for name in docs.PENDING if f"{docs.FIGURES}/{name}.png" not in docs.DRAWN}
-    assert set(listed) == expected
-    assert all(f"{name}: {docs.PENDING[name].command}" in listed[name] for name in expected)
-    # what the docs need trained and is not committed as of this test's writing, said literally
-    for study in ("addition", "scan", "cogs", "prontoqa"):
-        if not (REPO / f"results/{study}-cpu").is_dir():
-            assert listed[f"benchmark-{study}-cpu"].startswith(
-                f"benchmark-{study}-cpu: reasonlab reproduce {study} --profile cpu --out ~/reasonlab-runs && "
-                f"reasonlab pack ~/reasonlab-runs/{study}-cpu results/{study}-cpu")
-    if not (REPO / "results/anchor-phase-cpu").is_dir():
-        assert "anchor-phase-cpu: reasonlab reproduce anchor-phase --profile cpu" in listed["anchor-phase-cpu"]
-    assert not any(name.startswith("reasoning-bias-cpu") for name in listed)  # committed: nothing pending
+    assert docs.pending() == []
+    gone = REPO / "results" / "addition-cpu"
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda p: not p.is_relative_to(gone) and real_exists(p))
+    listed = {line.split(": ", 1)[0]: line for line in docs.pending()}
+    assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "what-reproduces-short"}
+    runs = len(docs.benchmarks.SWEEPS["addition"].configs())
+    assert listed["addition-cpu"] == (
+        f"addition-cpu: {3 * runs} input(s) missing from the repository (first: results/addition-cpu/"
+        f"{docs.benchmarks.SWEEPS['addition'].configs()[0].run_id()}/config.yaml); to commit them: reasonlab "
+        "reproduce addition --profile cpu --out ~/reasonlab-runs && reasonlab pack ~/reasonlab-runs/addition-cpu "
+        "results/addition-cpu")
+    assert listed["what-reproduces"].endswith("no command recorded")
+    assert set(docs.pending()) <= set(docs.coverage(check=False))
 
 
 def test_the_regime_docs_follow_what_is_committed(monkeypatch):
