@@ -12,10 +12,10 @@ between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a markdown file (or 
 fails when a figure has no generator, a generator's inputs are missing, an image a doc shows does not exist, a
 marker names no generator (or a generator's marker is gone), or a regenerated table differs from the committed
 text; with ``--draw`` it also draws every figure into a scratch folder. A generator whose inputs are missing is named
-with the command that trains and packs them (its ``commit``), which ``--pending`` lists alone.
+with the command that trains and packs them (its ``command``), which ``--pending`` lists alone.
 
 The generators live in ``scripts/docgen/``, one module per study (and ``sweeps``, the reduced sweeps, ``results``, the
-"what reproduces" tables, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS``,
+"what reproduces" tables, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS``
 and ``TABLES``, and this script merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
@@ -55,12 +55,21 @@ def _missing(paths: list[str]) -> list[str]:
 
 
 def pending() -> list[str]:
-    """Each generator whose inputs are not all committed: how many are missing and the command that commits them."""
+    """Each generator whose inputs are not all committed: how many are missing and the command that commits them
+    (for a generator that reads other generators' inputs, such as the results tables, those generators' names)."""
+    missing = {name: _missing(gen.inputs()) for name, gen in {**FIGURE_GENERATORS, **TABLES}.items()}
+    commands = {name: gen.command for name, gen in {**FIGURE_GENERATORS, **TABLES}.items()}
     lines = []
-    for name, gen in {**FIGURE_GENERATORS, **TABLES}.items():
-        if missing := _missing(gen.inputs()):
-            lines.append(f"{name}: {len(missing)} input(s) missing from the repository (first: {missing[0]}); "
-                         + (f"to commit them: {gen.commit}" if gen.commit else "no command recorded"))
+    for name, paths in missing.items():
+        if not paths:
+            continue
+        others: dict[str, str] = {}  # one generator per command, in registry order
+        for other, theirs in missing.items():
+            if commands[other] and other != name and set(theirs) & set(paths):
+                others.setdefault(commands[other], other)
+        how = (f"to commit them: {commands[name]}" if commands[name] else f"committed by the commands of: "
+               f"{', '.join(others.values())}" if others else "no command recorded")
+        lines.append(f"{name}: {len(paths)} input(s) missing from the repository (first: {paths[0]}); {how}")
     return lines
 
 

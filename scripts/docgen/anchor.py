@@ -79,8 +79,9 @@ def _draw_probed(which: str, scratch: Path) -> None:
 MECHANISM_PROBES = ("flow", "representations", "condensation", "embedding", "fused")
 
 
-def _commit_probed(which: str) -> str:
-    return analyze_pack("anchor-phase", ANCHOR_PROBED[which], " ".join(f"--probe {p}" for p in MECHANISM_PROBES))
+def _probe_command(*which: str) -> str:
+    return analyze_pack("anchor-phase", [ANCHOR_PROBED[w] for w in which],
+                        " ".join(f"--probe {p}" for p in MECHANISM_PROBES))
 
 
 def _probed_figures() -> dict[str, Figures]:
@@ -88,7 +89,7 @@ def _probed_figures() -> dict[str, Figures]:
                                             for ext in ("json", "npz")],
                            {f"{FIGURES}/anchor-{probe}-{which}.png": f"anchor-{probe}-{which}.png"
                             for probe in ("flow", "representations")}, partial(_draw_probed, which),
-                           _commit_probed(which))
+                           _probe_command(which))
             for which in ANCHOR_PROBED}
 
 
@@ -218,5 +219,5 @@ TABLES: dict[str, Table] = {
     "anchor-search": Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
                            lambda: sql_table(ANCHOR_SEARCH, ANCHOR_SEARCH)),
     "anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table,
-                                  commit=" and ".join(_commit_probed(w) for w in ANCHOR_PROBED)),
+                                  command=_probe_command(*ANCHOR_PROBED)),
 }

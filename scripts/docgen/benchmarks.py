@@ -50,7 +50,8 @@ def bench_short() -> str:
         comp = benchmarks.comparison(_table(name, sweep.finished()[1]), SMALL, LARGE)
         better = sum(w.startswith("better") for *_, w in comp)
         sizes = "; ".join(f"{n:,} rows: {va:.2f} vs {vb:.2f}, {_brief(w)}" for n, va, vb, w in comp)
-        parts.append(f"{name}: small init better at {better} of {len(comp)} sizes ({sizes})")
+        parts.append(f"{name}: small init better at {better} of {len(comp)} sizes ({sizes})" if comp
+                     else f"{name}: no size with both settings")
     return "; ".join(parts)
 
 

@@ -39,12 +39,12 @@ RB_CPU = "results/reasoning-bias-cpu"  # the synthetic study's cpu profile, comm
 @dataclass(frozen=True)
 class Figures:
     """A generator of figures: ``outputs`` maps each file it makes (repo path) to the file ``draw`` leaves in its
-    scratch folder; ``inputs`` are the committed paths it reads, and ``commit`` the command that trains and packs
-    them (what ``--check`` and ``--pending`` say when they are missing)."""
+    scratch folder; ``inputs`` are the committed paths it reads, and ``command`` what trains and packs them (what
+    ``--check`` and ``--pending`` say when they are missing; empty where the docs give it beside the figure)."""
     inputs: Callable[[], list[str]]
     outputs: dict[str, str]
     draw: Callable[[Path], object]
-    commit: str = ""
+    command: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Table:
     inputs: Callable[[], list[str]]
     render: Callable[[], str]
     whole: bool = False
-    commit: str = ""
+    command: str = ""
 
 
 def under(root: str, *names: str) -> list[str]:
@@ -96,10 +96,11 @@ def train_pack(study: str, profile: str = "cpu") -> str:
             f"~/reasonlab-runs/{study}-{profile} results/{study}-{profile}")
 
 
-def analyze_pack(study: str, run: str, probes: str = "") -> str:
-    """Train and pack, then analyze one run (with ``probes``, or every probe of its kind) and pack again."""
-    return (f"{train_pack(study)}, then reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run}"
-            f"{' ' + probes if probes else ''} and the same pack again (it adds the analysis files)")
+def analyze_pack(study: str, runs: list[str], probes: str = "") -> str:
+    """Train and pack, then analyze some runs (with ``probes``, or every probe of their kind) and pack again."""
+    return (f"{train_pack(study)}, then " + ", ".join(f"reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run}"
+                                                      f"{' ' + probes if probes else ''}" for run in runs)
+            + " and the same pack again (it adds the analysis files)")
 
 
 def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:

@@ -317,7 +317,7 @@ def _grok_probes_inputs() -> list[str]:
 # ---- the modular cpu memorizer's k-shot grid (i.d. tasks), from its committed analysis --------------------------
 
 GRID_MEMORIZER = f"results/{modular_phase.spec_for('cpu').name}/183d5f788a34/analysis/final"  # 8 tasks, α 0.5, d 2, s 2
-_COMMIT_MEMORIZER = analyze_pack("modular-phase", GRID_MEMORIZER.split("/")[2])  # every probe of its kind
+_MEMORIZER_COMMAND = analyze_pack("modular-phase", [GRID_MEMORIZER.split("/")[2]])  # every probe of its kind
 
 
 def _draw_memorizer_grid(scratch: Path) -> None:
@@ -346,14 +346,14 @@ FIGURE_GENERATORS: dict[str, Figures] = {
                                       partial(_draw_grok_shots, *at)) for at in _grok_analyses()},
     "modular-grid-id-cpu": Figures(lambda: [f"{GRID_MEMORIZER}/grid.json", f"{GRID_MEMORIZER}/grid.npz"],
                                    {f"{FIGURES}/modular-grid-id-cpu.png": "grid-id.png"}, _draw_memorizer_grid,
-                                   _COMMIT_MEMORIZER),
+                                   _MEMORIZER_COMMAND),
 }
 TABLES: dict[str, Table] = {
     "modular-grok": Table("docs/modular-icl.md", _grok_seeds_inputs, _grok_table),
     "modular-grok-probes": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_probes),
     "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
     "modular-memorizer-probes": Table("docs/modular-icl.md", _memorizer_probes_inputs, _memorizer_probes,
-                                      commit=_COMMIT_MEMORIZER),
+                                      command=_MEMORIZER_COMMAND),
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
         str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),

@@ -111,7 +111,7 @@ def demo_headline() -> str:
 
 # ---- the synthetic reasoning-bias study (cpu profile): its figures from the committed sweep ----------------------
 
-RB_COMMIT = train_pack("reasoning-bias")  # the geometry is kept with each run when its summary is first read
+RB_COMMAND = train_pack("reasoning-bias")  # the geometry is kept with each run when its summary is first read
 RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
               "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
 
@@ -159,11 +159,11 @@ def rb_headline() -> str:
     fig8 = reasoning_bias.fig8_held(results["fig8"])
     t1 = {None: "not testable", True: "passed", False: "did not pass"}[reasoning_bias.t1_passed(results["attention"])]
     return ("; ".join(parts) + f"; T1 (at initialization) {t1}; theory checks at γ {reasoning_bias.SMALL_INIT}, passed "
-            f"in: {', '.join(checks)}; Fig. 8 held in: (i) {_held(fig8, 'ranges')}, (ii) {_held(fig8, 'rules')}")
+            f"in: {', '.join(checks)}; Fig. 8: (i) {_held(fig8, 'ranges')}, (ii) {_held(fig8, 'rules')}")
 
 
 def _held(per_claim: dict[str, dict[int, bool]], claim: str) -> str:
-    return held_in(per_claim[claim]) if claim in per_claim else "not run"
+    return reasoning_bias.fig8_verdict(per_claim[claim], bold=False) if claim in per_claim else "not run"
 
 
 # ---- the mixture transformer at the spec's volume: SQL tables over its committed sweeps ------------------------------
@@ -227,7 +227,7 @@ def mixture_headline() -> str:
 
 FIGURE_GENERATORS: dict[str, Figures] = {
     "demo": Figures(_demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, _draw_demo),
-    **{name: Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb, RB_COMMIT)
+    **{name: Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb, RB_COMMAND)
        for name, made in RB_FIGURES.items()},
 }
 TABLES: dict[str, Table] = {
@@ -235,9 +235,9 @@ TABLES: dict[str, Table] = {
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),
     "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
-    "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1, commit=RB_COMMIT),
-    "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", rb_inputs, commit=RB_COMMIT,
+    "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1, command=RB_COMMAND),
+    "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", rb_inputs, command=RB_COMMAND,
                                          render=lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
-    "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", rb_inputs, commit=RB_COMMIT,
+    "reasoning-bias-cpu-fig8": Table("docs/reasoning-bias.md", rb_inputs, command=RB_COMMAND,
                                      render=lambda: "\n".join(reasoning_bias.fig8_lines(_rb_results()["fig8"])) + "\n"),
 }

@@ -38,7 +38,7 @@ class CpuSweep:
         return f"results/{self.study.spec_for(self.profile).name}"
 
     @property
-    def commit(self) -> str:
+    def command(self) -> str:
         """The command that trains the sweep and packs it into its results folder."""
         return train_pack(self.study.spec_for(self.profile).name.removesuffix(f"-{self.profile}"), self.profile)
 
@@ -147,9 +147,9 @@ PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
 def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
     """The figures and the docs table (named after its results folder) of each sweep among ``sweeps``."""
     sweeps = list(sweeps)
-    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw, sweep.commit)
+    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw, sweep.command)
              for sweep in sweeps for name, made in sweep.figures.items()},
-            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table, commit=sweep.commit)
+            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table, command=sweep.command)
              for sweep in sweeps})
 
 

@@ -50,25 +50,35 @@ def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
     assert "README.md: a generated table differs" in done.stderr
 
 
-def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_them(monkeypatch):
-    """With every input committed nothing is pending; with a sweep's folder gone, each generator reading it is named,
-    with how many inputs are missing and the command that trains and packs them, by ``--check`` and ``--pending``."""
+def test_every_generator_has_its_inputs_committed(monkeypatch):
+    """Nothing is pending on the committed tree (the coverage part of ``--check``, without drawing or tables)."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    assert importlib.import_module("regenerate_docs").pending() == []
+
+
+def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_them(monkeypatch, capsys):
+    """With a sweep's folder gone, each generator reading it is named by ``--pending`` (and ``--check``), with how
+    many inputs are missing and the command that trains and packs them; the results tables, which read every
+    sweep, name the generators whose commands commit what they miss."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    assert docs.pending() == []
+    before = set(docs.pending())
     gone = REPO / "results" / "addition-cpu"
     real_exists = Path.exists
     monkeypatch.setattr(Path, "exists", lambda p: not p.is_relative_to(gone) and real_exists(p))
-    listed = {line.split(": ", 1)[0]: line for line in docs.pending()}
+    monkeypatch.setattr(sys, "argv", ["regenerate_docs.py", "--pending"])
+    assert docs.main() == 0
+    listed = {line.split(": ", 1)[0]: line for line in capsys.readouterr().out.splitlines() if line not in before}
     assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "what-reproduces-short"}
-    runs = len(docs.benchmarks.SWEEPS["addition"].configs())
+    sweep = docs.benchmarks.SWEEPS["addition"]
     assert listed["addition-cpu"] == (
-        f"addition-cpu: {3 * runs} input(s) missing from the repository (first: results/addition-cpu/"
-        f"{docs.benchmarks.SWEEPS['addition'].configs()[0].run_id()}/config.yaml); to commit them: reasonlab "
-        "reproduce addition --profile cpu --out ~/reasonlab-runs && reasonlab pack ~/reasonlab-runs/addition-cpu "
-        "results/addition-cpu")
-    assert listed["what-reproduces"].endswith("no command recorded")
-    assert set(docs.pending()) <= set(docs.coverage(check=False))
+        f"addition-cpu: {3 * len(sweep.configs())} input(s) missing from the repository (first: results/addition-cpu/"
+        f"{sweep.configs()[0].run_id()}/config.yaml); to commit them: reasonlab reproduce addition --profile cpu "
+        "--out ~/reasonlab-runs && reasonlab pack ~/reasonlab-runs/addition-cpu results/addition-cpu")
+    assert listed["what-reproduces"].endswith("committed by the commands of: benchmark-addition-cpu")
+    monkeypatch.setattr(sys, "argv", ["regenerate_docs.py", "--check"])
+    assert docs.main() == 1
+    assert listed["addition-cpu"] in capsys.readouterr().err
 
 
 def test_the_regime_docs_follow_what_is_committed(monkeypatch):

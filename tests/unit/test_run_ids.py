@@ -81,3 +81,11 @@ def test_the_paper_width_arm_is_the_profile_swept_over_its_contrast():
                           grid=["init.gamma=0.5,0.8", "seed=1,2,3"])[0]
     assert arm == {c.run_id() for c in swept} and len(arm) == 6
     assert RECORDED["profiles"]["anchor-cpu-wide"] in arm
+
+
+def test_the_fig8_runs_keep_their_seed_1_ids_now_that_every_seed_has_them():
+    """Fig. 8's two runs trained at seed 1 only until 2026-12-07; the committed ones keep their ids."""
+    from reasonlab.studies.reasoning_bias import fig8_configs, study_configs
+
+    assert [c.run_id() for c in fig8_configs("cpu", [], 1)] == ["ef6b750977ff", "054fd3e83e12"]
+    assert len(study_configs("cpu")) == 12 + 2 * 3

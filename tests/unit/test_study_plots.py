@@ -29,20 +29,33 @@ def test_benchmark_figure_from_plain_records(tmp_path):
                                    tmp_path / "scan"))
 
 
-def test_benchmark_verdict_means_over_seeds_and_counts_each_seed():
-    """The headline compares the means; beside it, in how many seeds small init was better on its own (seed 3
-    runs the other way at 1,000 rows) and how many runs did not fit."""
-    from reasonlab.studies.benchmarks import SETTINGS, verdict
+def _benchmark_table(values: dict[tuple[str, int], tuple[float, ...]]) -> list[dict]:
+    """A runs table as ``studies.benchmarks.runs_table`` makes it: (setting, size) → headline per seed 1, 2, …; a run
+    below 0.3 is labelled not fitted."""
+    return [{"setting": s, "n": n, "seed": seed, "value": v, "label": "not-fitted" if v < 0.3 else "x",
+             "headline": "ood_exact", "converge_step": None, "fit_step": 10.0, "categories": {"len:≤8": v}}
+            for (s, n), vs in values.items() for seed, v in enumerate(vs, start=1)]
+
+
+def test_benchmark_verdict_means_over_seeds_and_counts_each_seed(tmp_path):
+    """The headline compares the means; beside it, in how many seeds small init was better on its own (seed 3 runs
+    the other way at 1,000 rows), how many runs did not fit, and the seed counts where the sides differ; the
+    figure draws every run."""
+    from reasonlab.studies.benchmarks import SETTINGS, benchmark_figure, verdict
 
     large, small = SETTINGS[0], SETTINGS[1]
-    values = {(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),
-              (small, 1000): (0.9, 0.9, 0.1), (large, 1000): (0.5, 0.5, 0.5)}
-    table = [{"setting": s, "n": n, "seed": seed, "value": v, "label": "not-fitted" if v < 0.3 else "x"}
-             for (s, n), vs in values.items() for seed, v in zip((1, 2, 3), vs, strict=True)]
+    table = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),
+                              (small, 1000): (0.4, 0.4, 0.9), (large, 1000): (0.5, 0.5, 0.5)})
     assert verdict(table, small, large) == (
-        f"{small} vs {large}: n 100: 0.800 vs 0.200 (better, in 3 of 3 seeds; {large} did not fit in 3 of 3 "
-        f"seeds); n 1000: 0.633 vs 0.500 (better, in 2 of 3 seeds; {small} did not fit in 1 of 3 seeds). Better at "
-        "2 of 2 sizes (means over 3 seeds; a difference under 0.02 counts as none).")
+        f"{small} vs {large}: n 100: 0.800 vs 0.200 (better; seed by seed better in 3 of 3; {large} did not fit in "
+        "3 of 3 seeds); n 1000: 0.567 vs 0.500 (better; seed by seed better in 1 of 3). Better at 2 of 2 sizes "
+        "(means over 3 seeds; a difference under 0.02 counts as none).")
+    assert "n 1000: 0.500 vs 0.567 (worse; seed by seed better in 2 of 3)" in verdict(table, large, small)
+    uneven = _benchmark_table({(small, 100): (0.9, 0.4, 0.4), (large, 100): (0.5,)})
+    assert verdict(uneven, small, large) == (
+        f"{small} vs {large}: n 100: 0.567 vs 0.500 (better; seed by seed better in 1 of 1; seeds 3 vs 1). Better at "
+        "1 of 1 sizes (means over each side's seeds; a difference under 0.02 counts as none).")
+    assert _written(benchmark_figure(table, "addition", tmp_path / "addition", "tiny"))
 
 
 def test_language_figures_from_plain_records(tmp_path):

@@ -124,25 +124,28 @@ def category_means(table: list[dict], n: int) -> tuple[list[str], dict[str, dict
 
 
 def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, float, str]]:
-    """Per size: (n, headline of a, headline of b — means over seeds —, better/worse/no difference for a on the
-    means, with, when there are several seeds, in how many of them a was better on its own; and a note when a
-    side did not fit its training data: then the gap says little about generalization)."""
+    """Per size: (n, headline of a, headline of b — each the mean over its seeds —, what the means say for a:
+    better / worse / no difference; where a side has several seeds, in how many of the seeds both ran a was better
+    on its own, and the seed counts when the sides differ; and which side did not fit its training data, where the
+    gap says little about generalization)."""
     out = []
     for n in sorted({t["n"] for t in table}):
         va, vb = cell(table, a, n, "value"), cell(table, b, n, "value")
         if va is None or vb is None:
             continue
-        word = _compare(va, vb)
-        paired = [(x, y) for seed in _seeds(table, (a, b), n)
-                  if (x := _value(table, a, n, seed)) is not None and (y := _value(table, b, n, seed)) is not None]
-        if len(paired) > 1:
-            word += f", in {sum(_compare(x, y) == 'better' for x, y in paired)} of {len(paired)} seeds"
+        notes = []
+        seeds = {s: _seeds(table, s, n) for s in (a, b)}
+        if max(map(len, seeds.values())) > 1:
+            paired = sorted(seeds[a] & seeds[b])
+            better = sum(_compare(_value(table, a, n, seed), _value(table, b, n, seed)) == "better" for seed in paired)
+            notes.append(f"seed by seed better in {better} of {len(paired)}")
+            if seeds[a] != seeds[b]:
+                notes.append(f"seeds {len(seeds[a])} vs {len(seeds[b])}")
         for s in (a, b):
             runs = [t for t in table if t["setting"] == s and t["n"] == n]
-            unfit = sum(t["label"] == "not-fitted" for t in runs)
-            if unfit:
-                word += f"; {s} did not fit" + (f" in {unfit} of {len(runs)} seeds" if len(runs) > 1 else "")
-        out.append((n, va, vb, word))
+            if unfit := sum(t["label"] == "not-fitted" for t in runs):
+                notes.append(f"{s} did not fit" + (f" in {unfit} of {len(runs)} seeds" if len(runs) > 1 else ""))
+        out.append((n, va, vb, "; ".join([_compare(va, vb), *notes])))
     return out
 
 
@@ -150,12 +153,13 @@ def _compare(va: float, vb: float) -> str:
     return "no difference" if abs(va - vb) < SAME else "better" if va > vb else "worse"
 
 
-def _seeds(table: list[dict], settings: tuple[str, ...], n: int) -> list[int]:
-    return sorted({t["seed"] for t in table if t["setting"] in settings and t["n"] == n})
+def _seeds(table: list[dict], setting: str, n: int) -> set[int]:
+    """The seeds of one (setting, size) that have the headline."""
+    return {t["seed"] for t in table if t["setting"] == setting and t["n"] == n and t["value"] is not None}
 
 
-def _value(table: list[dict], setting: str, n: int, seed: int) -> float | None:
-    return next((t["value"] for t in table if (t["setting"], t["n"], t["seed"]) == (setting, n, seed)), None)
+def _value(table: list[dict], setting: str, n: int, seed: int) -> float:
+    return next(t["value"] for t in table if (t["setting"], t["n"], t["seed"]) == (setting, n, seed))
 
 
 def natural(name: str) -> tuple:
@@ -207,12 +211,13 @@ def verdict(table: list[dict], a: str, b: str, bold: bool = False) -> str | None
     if not comp:
         return None
     better = sum(w.startswith("better") for *_, w in comp)
-    seeds = len({t["seed"] for t in table if t["setting"] in (a, b)})
+    counts = {len(_seeds(table, s, n)) for n, *_ in comp for s in (a, b)}
+    seeds = ("1 seed" if counts == {1} else f"means over {counts.pop()} seeds" if len(counts) == 1
+             else "means over each side's seeds")
     mark = "**" if bold else ""
     return (f"{mark}{a}{mark} vs {mark}{b}{mark}: " + "; ".join(
         f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
-        + f". Better at {better} of {len(comp)} sizes ({'1 seed' if seeds == 1 else f'means over {seeds} seeds'}; "
-        + f"a difference under {SAME} counts as none).")
+        + f". Better at {better} of {len(comp)} sizes ({seeds}; a difference under {SAME} counts as none).")
 
 
 def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
@@ -224,6 +229,7 @@ def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str)
         if xs:
             settings.append({
                 "name": s, "sizes": xs, "values": [cell(table, s, n, "value") for n in xs],
+                "runs": [(t["n"], t["value"]) for t in table if t["setting"] == s and t["value"] is not None],
                 "unfit": [n for n in xs if all(t["label"] == "not-fitted" for t in table
                                                if t["setting"] == s and t["n"] == n)],
                 "converge": [(n, cell(table, s, n, "converge_step")) for n in xs],
