@@ -90,10 +90,10 @@ def counts(roots: list[str]) -> str:
             + f", seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: {where}")
 
 
-def train_pack(study: str, profile: str = "cpu") -> str:
-    """Train a study's reduced arm in a store outside the work tree, then pack its records into results/."""
+def train_pack(study: str, profile: str = "cpu", results: str = "results") -> str:
+    """Train a study's arm in a store outside the work tree, then pack its records under ``results``."""
     return (f"reasonlab reproduce {study} --profile {profile} --out ~/reasonlab-runs && reasonlab pack "
-            f"~/reasonlab-runs/{study}-{profile} results/{study}-{profile}")
+            f"~/reasonlab-runs/{study}-{profile} {results}/{study}-{profile}")
 
 
 def analyze_pack(study: str, runs: list[str], probes: str = "") -> str:

@@ -19,6 +19,7 @@ from docgen.common import (
     Figures,
     Table,
     sql_table,
+    train_pack,
 )
 from reasonlab.config import RunConfig
 from reasonlab.store import read_json
@@ -72,6 +73,10 @@ def lm_minutes(profile: str) -> str:
     walls = sorted(read_json(REPO / LM_SWEEPS[profile] / r / "summary.json", "run summary")["wall_time_s"] / 60
                    for r in _lm(profile)[1])
     return f"{walls[0]:.0f}–{walls[-1]:.0f} min per run, median {median(walls):.0f}"
+
+
+def _command(profile: str) -> str:
+    return train_pack("prontoqa-tinystories", profile, "results/reasoning-bias")
 
 
 def _lm_figures(profile: str) -> dict[str, str]:
@@ -209,13 +214,16 @@ def _dl_search_orders() -> list[dict[float, float]]:
 # ---- what this module registers --------------------------------------------------------------------------------------
 
 FIGURE_GENERATORS: dict[str, Figures] = {
-    "prontoqa-tinystories-cpu": Figures(_lm_inputs, _lm_figures("cpu"), partial(_draw_lm, "cpu")),
-    "prontoqa-tinystories-regime": Figures(regime_inputs, _lm_figures("regime"), partial(_draw_lm, "regime")),
+    "prontoqa-tinystories-cpu": Figures(_lm_inputs, _lm_figures("cpu"), partial(_draw_lm, "cpu"), _command("cpu")),
+    "prontoqa-tinystories-regime": Figures(regime_inputs, _lm_figures("regime"), partial(_draw_lm, "regime"),
+                                           _command("regime")),
 }
 TABLES: dict[str, Table] = {
     "dl-search": Table("docs/reasoning-bias.md", lambda: [DL_SEARCH, f"{DL_SEARCH}/table.sql"],
                        lambda: sql_table(DL_SEARCH, DL_SEARCH)),
-    "prontoqa-tinystories-seeds": Table("docs/reasoning-bias.md", _lm_inputs, _lm_seeds_table),
-    "prontoqa-tinystories-regime-reading": Table("docs/reasoning-bias.md", regime_inputs, _regime_reading),
-    "prontoqa-tinystories-regime": Table("docs/reasoning-bias.md", regime_inputs, _regime_report),
+    "prontoqa-tinystories-seeds": Table("docs/reasoning-bias.md", _lm_inputs, _lm_seeds_table, command=_command("cpu")),
+    "prontoqa-tinystories-regime-reading": Table("docs/reasoning-bias.md", regime_inputs, _regime_reading,
+                                                 command=_command("regime")),
+    "prontoqa-tinystories-regime": Table("docs/reasoning-bias.md", regime_inputs, _regime_report,
+                                         command=_command("regime")),
 }

@@ -111,6 +111,7 @@ def demo_headline() -> str:
 
 # ---- the synthetic reasoning-bias study (cpu profile): its figures from the committed sweep ----------------------
 
+DEMO_COMMAND = f"python benchmarks/demo_seeds.py --seeds 1 2 3 --store /tmp/demo-seeds --out {DEMO}"
 RB_COMMAND = train_pack("reasoning-bias")  # the geometry is kept with each run when its summary is first read
 RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
               "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
@@ -226,15 +227,15 @@ def mixture_headline() -> str:
 # ---- what this module registers ----------------------------------------------------------------------------------
 
 FIGURE_GENERATORS: dict[str, Figures] = {
-    "demo": Figures(_demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, _draw_demo),
+    "demo": Figures(_demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, _draw_demo, DEMO_COMMAND),
     **{name: Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, _draw_rb, RB_COMMAND)
        for name, made in RB_FIGURES.items()},
 }
 TABLES: dict[str, Table] = {
     "mixture-transformer-runs": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_runs_table),
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
-    "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table),
-    "demo-sample": Table("README.md", _demo_inputs, _demo_sample),
+    "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table, command=DEMO_COMMAND),
+    "demo-sample": Table("README.md", _demo_inputs, _demo_sample, command=DEMO_COMMAND),
     "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1, command=RB_COMMAND),
     "reasoning-bias-cpu-geometry": Table("docs/reasoning-bias.md", rb_inputs, command=RB_COMMAND,
                                          render=lambda: "\n".join(reasoning_bias.geometry_lines(_rb_results())) + "\n"),
