@@ -83,6 +83,21 @@ def test_the_paper_width_arm_is_the_profile_swept_over_its_contrast():
     assert RECORDED["profiles"]["anchor-cpu-wide"] in arm
 
 
+def test_the_integrated_decay_arm_is_the_paper_width_arm_with_weight_decay_0_28():
+    """`--profile cpu-wide-wd` trains the `cpu-wide` runs with weight decay 0.28 and nothing else changed, the runs of
+    `reasonlab sweep --profile cpu-wide --set train.weight_decay=0.28` over the same grid; its labels say so."""
+    from reasonlab.studies import anchor_phase
+    from reasonlab.sweep.grid import SweepSpec
+
+    wide, wd = (sweep_configs(anchor_phase.spec_for(arm))[0] for arm in ("cpu-wide", "cpu-wide-wd"))
+    assert [c.model_copy(update={"train": c.train.model_copy(update={"weight_decay": 0.28})}).model_dump(
+        exclude={"profile"}) for c in wide] == [c.model_dump(exclude={"profile"}) for c in wd]
+    swept = sweep_configs(SweepSpec(name="search", family="anchor", profile="cpu-wide", grid={}),
+                          grid=["init.gamma=0.5,0.8", "seed=1,2,3"], overrides=["train.weight_decay=0.28"])[0]
+    assert {c.run_id() for c in wd} == {c.run_id() for c in swept} and len(wd) == 6
+    assert all("train.weight_decay=0.28" in c.profile for c in wd)
+
+
 def test_the_fig8_runs_keep_their_seed_1_ids_now_that_every_seed_has_them():
     """Fig. 8's two runs trained at seed 1 only until 2026-12-07; the committed ones keep their ids."""
     from reasonlab.studies.reasoning_bias import fig8_configs, study_configs
