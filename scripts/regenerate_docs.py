@@ -57,8 +57,9 @@ def _missing(paths: list[str]) -> list[str]:
 def pending() -> list[str]:
     """Each generator whose inputs are not all committed: how many are missing and the command that commits them
     (for a generator that reads other generators' inputs, such as the results tables, those generators' names)."""
-    missing = {name: _missing(gen.inputs()) for name, gen in {**FIGURE_GENERATORS, **TABLES}.items()}
-    commands = {name: gen.command for name, gen in {**FIGURE_GENERATORS, **TABLES}.items()}
+    generators = {**FIGURE_GENERATORS, **TABLES}
+    missing = {name: _missing(gen.inputs()) for name, gen in generators.items()}
+    commands = {name: gen.command for name, gen in generators.items()}
     lines = []
     for name, paths in missing.items():
         if not paths:
