@@ -132,22 +132,68 @@ def _mechanism_table() -> str:
 
 # ---- the results tables' headlines: the anchor demo and the paper-scale trajectory -----------------------------------
 
-def _summary_row(root: str, sweep: str) -> dict:
-    columns, rows = query(REPO / root, 'SELECT sweep, label, "escape.at50.lr_sum" AS lr50, '
-                          '"escape.at50.heldout.4-3.train_keys.inferential" AS inf50, '
-                          '"final.heldout.4-3.train_keys.inferential" AS inf, '
-                          '"final.heldout.4-3.train_keys.symmetric" AS sym, wall_time_s AS s FROM runs '
-                          f"WHERE sweep = '{sweep}'")
-    return dict(zip(columns, rows[0], strict=True))
+DEMO_ANCHOR = "results/demo-anchor"  # `reasonlab demo anchor --seed 2` and `--seed 3`; seed 1 is search-s3 / -s3-g03
+DEMO_SEED_1 = ("search-s3", "search-s3-g03")  # the same run ids: run 89 and its γ 0.3 partner, trained by the search
+DEMO_COMMAND = ("reasonlab demo anchor --seed 2 --out ~/reasonlab-runs, the same with --seed 3, then reasonlab pack "
+                f"~/reasonlab-runs/demo-anchor {DEMO_ANCHOR}")
+_DEMO_SQL = ('SELECT seed, run_id, "init.gamma" AS gamma, label, "escape.at50.lr_sum" AS lr50, '
+             '"escape.at50.heldout.4-3.train_keys.inferential" AS inf50, "final.seen_test_acc" AS seen, '
+             '"final.heldout.4-3.train_keys.inferential" AS inf, "final.heldout.4-3.train_keys.symmetric" AS sym, '
+             "wall_time_s AS s FROM runs")
+
+
+def _demo_runs() -> dict[int, dict[float, dict]]:
+    """The anchor demo's runs by seed and γ: seed 1 from the search that chose its profile, the others from the
+    demo's own sweep."""
+    parts = [(ANCHOR_SEARCH, f" WHERE sweep IN {DEMO_SEED_1}"), (DEMO_ANCHOR, "")]
+    by_seed: dict[int, dict[float, dict]] = {}
+    for root, where in parts:
+        columns, rows = query(REPO / root, _DEMO_SQL + where)
+        for row in rows:
+            r = dict(zip(columns, row, strict=True))
+            by_seed.setdefault(r["seed"], {})[r["gamma"]] = r
+    return dict(sorted(by_seed.items()))
+
+
+def _demo_pairs() -> list[tuple[int, dict, dict]]:
+    """(seed, small init, large init) for every seed with both runs: the larger γ is the small initialization."""
+    return [(seed, runs[max(runs)], runs[min(runs)]) for seed, runs in _demo_runs().items() if len(runs) == 2]
+
+
+def _ratio(small: dict, large: dict) -> float | None:
+    return small["lr50"] / large["lr50"] if small["lr50"] and large["lr50"] else None
+
+
+def _demo_table() -> str:
+    def cell(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    rows = [(seed, f"{small['run_id']} / {large['run_id']}", cell(small["lr50"]), cell(large["lr50"]),
+             "—" if (r := _ratio(small, large)) is None else f"{r:.1f}×", cell(small["inf50"]),
+             f"{small['label']} {small['inf']:.3f} / {small['sym']:.3f}, {small['seen']:.3f}",
+             f"{large['label']} {large['inf']:.3f} / {large['sym']:.3f}, {large['seen']:.3f}",
+             f"{small['s']:,.0f} / {large['s']:,.0f}") for seed, small, large in _demo_pairs()]
+    return markdown_table(["seed", "runs (γ 0.85 / γ 0.3)", "Σlr at seen-pair 0.5, γ 0.85", "the same, γ 0.3",
+                           "later by", "(4,3) inferential at the escape, γ 0.85",
+                           "γ 0.85 at the end: label, (4,3) inf / sym, seen-pair acc", "γ 0.3 at the end: the same",
+                           "train time s (γ 0.85 / γ 0.3)"], rows)
 
 
 def anchor_demo_headline() -> str:
-    small, large = _summary_row(ANCHOR_SEARCH, "search-s3"), _summary_row(ANCHOR_SEARCH, "search-s3-g03")
-    return (f"the escape ordering, and composing at the escape: γ 0.85 leaves its plateau "
-            f"{small['lr50'] / large['lr50']:.1f}× later in Σlr than γ 0.3 (read at per-epoch evaluations), with "
-            f"(4,3) inferential {small['inf50']:.2f} there, and ends at {small['inf']:.2f}; γ 0.3 ends "
-            f"{large['label']} {large['sym']:.2f}: the contrast's labels, below the study's 0.8 bar (1 seed; "
-            f"`search-s3` and `search-s3-g03`, {small['s']:,.0f} s and {large['s']:,.0f} s, one thread each)")
+    """What the demo's seeds show, counted over them: the escape ordering, the composite answer at the escape, the
+    contrast's labels and the study's bar."""
+    pairs = _demo_pairs()
+    n = len(pairs)
+    ratios = [_ratio(small, large) for _, small, large in pairs]
+    later = sum(r is not None and r > 1 for r in ratios)
+    labels = sum(small["label"] == "inferential" and large["label"] == "symmetric" for _, small, large in pairs)
+    bar = sum(small["inf"] >= 0.8 and large["sym"] >= 0.8 for _, small, large in pairs)
+    return (f"γ 0.85 leaves its plateau later in Σlr than γ 0.3 in {later} of {n} seeds ("
+            + ", ".join("—" if r is None else f"{r:.1f}×" for r in ratios) + ", read at per-epoch evaluations), "
+            "with (4,3) inferential " + ", ".join("—" if s["inf50"] is None else f"{s['inf50']:.2f}"
+                                                  for _, s, _ in pairs)
+            + " there; the contrast's labels (γ 0.85 inferential, γ 0.3 symmetric) at the end in "
+            f"{labels} of {n}, with each at the study's 0.8 bar in {bar} of {n}")
 
 
 def _replay_agreement(path: Path) -> str:
@@ -218,6 +264,9 @@ TABLES: dict[str, Table] = {
     "anchor-trajectory-summary": Table(f"{TRAJECTORY}/summary.md", _trajectory_inputs, _trajectory_summary, True),
     "anchor-search": Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
                            lambda: sql_table(ANCHOR_SEARCH, ANCHOR_SEARCH)),
+    "anchor-demo-seeds": Table("docs/anchor-composition.md",
+                               lambda: [f"{ANCHOR_SEARCH}/{s}" for s in DEMO_SEED_1] + [DEMO_ANCHOR],
+                               _demo_table, command=DEMO_COMMAND),
     "anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table,
                                   command=_probe_command(*ANCHOR_PROBED)),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from statistics import median
 
-from docgen.anchor import anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
+from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
 from docgen.benchmarks import SWEEPS, bench_found, bench_short
 from docgen.common import (
     ANCHOR_SEARCH,
@@ -49,7 +49,6 @@ from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, W
 from reasonlab.config import load_yaml
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.studies import (
-    anchor_phase,
     demo,
     modular_phase,
 )
@@ -72,7 +71,8 @@ def _what_reproduces() -> str:
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
-         counts([ANCHOR_SEARCH]), anchor_demo_headline(), f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
+         counts([ANCHOR_SEARCH, DEMO_ANCHOR]), anchor_demo_headline(),
+         f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("paper-scale trajectory (`reproduce anchor-trajectory`)",
          "`trajectory` (the `paper` model and data, truncated; hours per run)", counts([TRAJECTORY]),
          trajectory_headline(), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
@@ -128,11 +128,11 @@ def _short_counts(roots: list[str]) -> str:
 def _reduced_anchor_short() -> tuple[str, str]:
     """The short table's cells for the reduced anchor sweeps: runs and seeds per sweep, and what each showed (the
     phase diagrams' transition counts, the others' headlines)."""
-    sweeps = (PHASE, WIDE, COMPLEXITY, LR_WD)
+    phases = ((PHASE, "phase diagram"), (WIDE, "at the paper's width"))
+    sweeps = (*(sweep for sweep, _ in phases), COMPLEXITY, LR_WD)
     runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in sweeps)
-    found = [phase_short(*sweep.finished()[:2], "phase diagram" if sweep is PHASE else "at the paper's width")
-             if sweep.study is anchor_phase
-             else sweep.headline(*sweep.finished()) for sweep in sweeps]
+    found = [phase_short(*sweep.finished()[:2], what) for sweep, what in phases] + [
+        sweep.headline(*sweep.finished()) for sweep in (COMPLEXITY, LR_WD)]
     return runs, "; ".join(found)
 
 
@@ -190,7 +190,8 @@ def _what_reproduces_short() -> str:
          f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic",
          f"{_short_counts([MODULAR])} (routes, search); {_short_counts([MODULAR_PHASE.folder])} (the `cpu` grid)",
-         f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2); "
+         f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2; 1 seed "
+         "each); "
          + _modular_grid_short(),
          "[modular-icl](docs/modular-icl.md)"),
         ("benchmarks: addition, SCAN, COGS, PrOntoQA",
