@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -19,13 +20,15 @@ from docgen.common import (
     Figures,
     Table,
     analyze_pack,
+    run_folders,
     sql_table,
     under,
 )
 from docgen.sweeps import PHASE
 from reasonlab.kinds.anchor import probes as anchor_probes
-from reasonlab.store import read_json
-from reasonlab.studies import anchor_phase
+from reasonlab.store import read_json, read_metrics
+from reasonlab.studies import anchor, anchor_phase
+from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor_trajectory import (
     FITTED,
     authors_log,
@@ -33,7 +36,8 @@ from reasonlab.studies.anchor_trajectory import (
     shows_logged_outcome,
     summary_markdown,
 )
-from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.grid import sweep_configs
+from reasonlab.sweep.results import markdown_table
 
 # ---- the anchor trajectory: the figure and its summary.md -------------------------------------------------------
 
@@ -132,68 +136,130 @@ def _mechanism_table() -> str:
 
 # ---- the results tables' headlines: the anchor demo and the paper-scale trajectory -----------------------------------
 
-DEMO_ANCHOR = "results/demo-anchor"  # `reasonlab demo anchor --seed 2` and `--seed 3`; seed 1 is search-s3 / -s3-g03
-DEMO_SEED_1 = ("search-s3", "search-s3-g03")  # the same run ids: run 89 and its γ 0.3 partner, trained by the search
+DEMO_ANCHOR = "results/demo-anchor"  # `reasonlab demo anchor --seed 2` and `--seed 3`
+DEMO_SEEDS = (1, 2, 3)  # seed 1's runs are the search's search-s3 / -s3-g03 (run 89 and its partner: the same ids)
 DEMO_COMMAND = ("reasonlab demo anchor --seed 2 --out ~/reasonlab-runs, the same with --seed 3, then reasonlab pack "
                 f"~/reasonlab-runs/demo-anchor {DEMO_ANCHOR}")
-_DEMO_SQL = ('SELECT seed, run_id, "init.gamma" AS gamma, label, "escape.at50.lr_sum" AS lr50, '
-             '"escape.at50.heldout.4-3.train_keys.inferential" AS inf50, "final.seen_test_acc" AS seen, '
-             '"final.heldout.4-3.train_keys.inferential" AS inf, "final.heldout.4-3.train_keys.symmetric" AS sym, '
-             "wall_time_s AS s FROM runs")
+HELD = "heldout/4-3/train_keys"
 
 
-def _demo_runs() -> dict[int, dict[float, dict]]:
-    """The anchor demo's runs by seed and γ: seed 1 from the search that chose its profile, the others from the
-    demo's own sweep."""
-    parts = [(ANCHOR_SEARCH, f" WHERE sweep IN {DEMO_SEED_1}"), (DEMO_ANCHOR, "")]
-    by_seed: dict[int, dict[float, dict]] = {}
-    for root, where in parts:
-        columns, rows = query(REPO / root, _DEMO_SQL + where)
-        for row in rows:
-            r = dict(zip(columns, row, strict=True))
-            by_seed.setdefault(r["seed"], {})[r["gamma"]] = r
-    return dict(sorted(by_seed.items()))
+@dataclass(frozen=True)
+class DemoRun:
+    """One committed demo run: its end, and per evaluation (Σlr, seen-pair test acc, (4,3) inferential)."""
+    run_id: str
+    label: str
+    seen: float
+    inf: float
+    sym: float
+    wall: float
+    evals: list[tuple[float, float, float]]
+
+    def escape(self) -> tuple[float, float | None]:
+        """Where seen-pair accuracy crossed 0.5, as evaluations bracket it: the Σlr of the last one below (0 when
+        none) and of the first at or above (None when it never did)."""
+        below = [lr for lr, seen, _ in self.evals if seen < ESCAPE]
+        after = next((lr for lr, seen, _ in self.evals if seen >= ESCAPE), None)
+        before = max((lr for lr in below if after is None or lr < after), default=0.0)
+        return before, after
+
+    def lean(self) -> tuple[float, float]:
+        """The largest (4,3) inferential share up to the escape's evaluation (all of them if it never escaped), and
+        the seen-pair accuracy there: how far its answers leaned to the composite one on the way out."""
+        after = self.escape()[1]
+        way_out = [(inf, seen) for lr, seen, inf in self.evals if after is None or lr <= after]
+        return max(way_out)
 
 
-def _demo_pairs() -> list[tuple[int, dict, dict]]:
-    """(seed, small init, large init) for every seed with both runs: the larger γ is the small initialization."""
-    return [(seed, runs[max(runs)], runs[min(runs)]) for seed, runs in _demo_runs().items() if len(runs) == 2]
+ESCAPE = 0.5  # seen-pair test accuracy that marks leaving the plateau (the runs' own escape.at50)
 
 
-def _ratio(small: dict, large: dict) -> float | None:
-    return small["lr50"] / large["lr50"] if small["lr50"] and large["lr50"] else None
+def _demo_folders() -> dict[tuple[int, float], str]:
+    """Each demo run's committed folder by (seed, γ), pinned by the run id the demo's config gives (a folder
+    elsewhere, or another run in the same folder, is not read); a run not committed maps to where it would be."""
+    committed = {p.name: str(p.relative_to(REPO)) for root in (ANCHOR_SEARCH, DEMO_ANCHOR) for p in run_folders(root)}
+    return {(seed, c.init.gamma): committed.get(c.run_id(), f"{DEMO_ANCHOR}/{c.run_id()}")
+            for seed in DEMO_SEEDS for c in sweep_configs(anchor.demo_spec(seed))[0]}
+
+
+def _demo_inputs() -> list[str]:
+    return [f"{folder}/{f}" for folder in _demo_folders().values()
+            for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
+
+def _demo_run(folder: str) -> DemoRun:
+    summary = read_json(REPO / folder / "summary.json", "run summary")
+    lr_sum, by_eval = {}, {}
+    for r in read_metrics(REPO / folder / "metrics.parquet"):
+        if (r.split, r.metric) == ("train", "lr_sum"):
+            lr_sum[r.step] = r.value
+        elif (r.split, r.metric) in (("pooled", "seen_test_acc"), (HELD, "acc_inferential")):
+            by_eval.setdefault(r.step, {})[r.metric] = r.value
+    final = summary["final"]
+    return DemoRun(Path(folder).name, summary["label"], final["seen_test_acc"], final[f"{HELD}/inferential"],
+                   final[f"{HELD}/symmetric"], summary["wall_time_s"],
+                   [(lr_sum[step], e["seen_test_acc"], e["acc_inferential"]) for step, e in sorted(by_eval.items())])
+
+
+def _demo_pairs() -> list[tuple[int, DemoRun, DemoRun]]:
+    """(seed, small init, large init) per seed: the larger of the demo's γ values is the small initialization."""
+    folders = _demo_folders()
+    large, small = anchor.DEMO_GAMMAS
+    return [(seed, _demo_run(folders[seed, small]), _demo_run(folders[seed, large])) for seed in DEMO_SEEDS]
+
+
+def _later_by(small: DemoRun, large: DemoRun) -> tuple[float, float | None] | None:
+    """How many times later in Σlr the small initialization escaped, as the evaluations bracket it: (at least, at
+    most; None when it never escaped, so no upper bound), or None when the large one never escaped."""
+    (s_lo, s_hi), (l_lo, l_hi) = small.escape(), large.escape()
+    if l_hi is None:
+        return None
+    return s_lo / l_hi, (None if s_hi is None or not l_lo else s_hi / l_lo)
+
+
+def _span(later: tuple[float, float | None] | None) -> str:
+    if later is None:
+        return "—"
+    lo, hi = later
+    return f"{lo:.1f}–{hi:.1f}×" if hi is not None else f"> {lo:.1f}× (never escaped)"
 
 
 def _demo_table() -> str:
-    def cell(v: float | None) -> str:
-        return "—" if v is None else f"{v:.3f}"
+    large_g, small_g = anchor.DEMO_GAMMAS
 
-    rows = [(seed, f"{small['run_id']} / {large['run_id']}", cell(small["lr50"]), cell(large["lr50"]),
-             "—" if (r := _ratio(small, large)) is None else f"{r:.1f}×", cell(small["inf50"]),
-             f"{small['label']} {small['inf']:.3f} / {small['sym']:.3f}, {small['seen']:.3f}",
-             f"{large['label']} {large['inf']:.3f} / {large['sym']:.3f}, {large['seen']:.3f}",
-             f"{small['s']:,.0f} / {large['s']:,.0f}") for seed, small, large in _demo_pairs()]
-    return markdown_table(["seed", "runs (γ 0.85 / γ 0.3)", "Σlr at seen-pair 0.5, γ 0.85", "the same, γ 0.3",
-                           "later by", "(4,3) inferential at the escape, γ 0.85",
-                           "γ 0.85 at the end: label, (4,3) inf / sym, seen-pair acc", "γ 0.3 at the end: the same",
-                           "train time s (γ 0.85 / γ 0.3)"], rows)
+    def esc(run: DemoRun) -> str:
+        lo, hi = run.escape()
+        return f"{lo:.2f}–{hi:.2f}" if hi is not None else f"> {lo:.2f} (not by the end)"
+
+    rows = [(seed, f"{small.run_id} / {large.run_id}", esc(small), esc(large), _span(_later_by(small, large)),
+             "{:.2f} at {:.2f}".format(*small.lean()),
+             f"{small.label} {small.inf:.3f} / {small.sym:.3f}, {small.seen:.3f}",
+             f"{large.label} {large.inf:.3f} / {large.sym:.3f}, {large.seen:.3f}",
+             f"{small.wall:,.0f} / {large.wall:,.0f}") for seed, small, large in _demo_pairs()]
+    return markdown_table(
+        ["seed", f"runs (γ {small_g:g} / γ {large_g:g})", f"escape in Σlr, γ {small_g:g} (between evaluations)",
+         f"the same, γ {large_g:g}", "later by", f"largest (4,3) inferential on the way out, γ {small_g:g}, at "
+         "seen-pair acc", f"γ {small_g:g} at the end: label, (4,3) inf / sym, seen-pair acc",
+         f"γ {large_g:g} at the end: the same", f"train time s (γ {small_g:g} / γ {large_g:g})"], rows)
 
 
 def anchor_demo_headline() -> str:
-    """What the demo's seeds show, counted over them: the escape ordering, the composite answer at the escape, the
-    contrast's labels and the study's bar."""
+    """What the demo's seeds show, counted over them: the escape ordering (as the evaluations bracket it), the
+    lean to the composite answer on the way out, the contrast's labels and the study's bar."""
     pairs = _demo_pairs()
     n = len(pairs)
-    ratios = [_ratio(small, large) for _, small, large in pairs]
-    later = sum(r is not None and r > 1 for r in ratios)
-    labels = sum(small["label"] == "inferential" and large["label"] == "symmetric" for _, small, large in pairs)
-    bar = sum(small["inf"] >= 0.8 and large["sym"] >= 0.8 for _, small, large in pairs)
-    return (f"γ 0.85 leaves its plateau later in Σlr than γ 0.3 in {later} of {n} seeds ("
-            + ", ".join("—" if r is None else f"{r:.1f}×" for r in ratios) + ", read at per-epoch evaluations), "
-            "with (4,3) inferential " + ", ".join("—" if s["inf50"] is None else f"{s['inf50']:.2f}"
-                                                  for _, s, _ in pairs)
-            + " there; the contrast's labels (γ 0.85 inferential, γ 0.3 symmetric) at the end in "
-            f"{labels} of {n}, with each at the study's 0.8 bar in {bar} of {n}")
+    large_g, small_g = anchor.DEMO_GAMMAS
+    spans = [_later_by(small, large) for _, small, large in pairs]
+    later = sum(s is not None and s[0] >= 1 for s in spans)
+    leaned = sum(small.lean()[0] >= ESCAPE for _, small, _ in pairs)
+    labels = sum(small.label == "inferential" and large.label == "symmetric" for _, small, large in pairs)
+    bar = sum(small.inf >= STUDY_BAR and large.sym >= STUDY_BAR for _, small, large in pairs)
+    return (f"γ {small_g:g} leaves its plateau later in Σlr than γ {large_g:g} in {later} of {n} seeds as the "
+            "per-epoch evaluations bracket the crossings (" + ", ".join(map(_span, spans)) + "); the inferential "
+            f"answer the majority of its (4,3) answers (≥ {ESCAPE}) at an evaluation on the way out in {leaned} of "
+            f"{n} (largest "
+            + ", ".join(f"{small.lean()[0]:.2f}" for _, small, _ in pairs) + f"); the contrast's labels (γ "
+            f"{small_g:g} inferential, γ {large_g:g} symmetric) at the end in {labels} of {n}, with each at the "
+            f"study's {STUDY_BAR} bar in {bar} of {n}")
 
 
 def _replay_agreement(path: Path) -> str:
@@ -264,9 +330,7 @@ TABLES: dict[str, Table] = {
     "anchor-trajectory-summary": Table(f"{TRAJECTORY}/summary.md", _trajectory_inputs, _trajectory_summary, True),
     "anchor-search": Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
                            lambda: sql_table(ANCHOR_SEARCH, ANCHOR_SEARCH)),
-    "anchor-demo-seeds": Table("docs/anchor-composition.md",
-                               lambda: [f"{ANCHOR_SEARCH}/{s}" for s in DEMO_SEED_1] + [DEMO_ANCHOR],
-                               _demo_table, command=DEMO_COMMAND),
+    "anchor-demo-seeds": Table("docs/anchor-composition.md", _demo_inputs, _demo_table, command=DEMO_COMMAND),
     "anchor-mechanism-cpu": Table("docs/anchor-composition.md", _mechanism_inputs, _mechanism_table,
                                   command=_probe_command(*ANCHOR_PROBED)),
 }

@@ -72,6 +72,12 @@ def test_reproduce_and_demo_dry_runs_list_their_runs_and_write_nothing(tmp_path)
     committed = Path(__file__).parents[2] / "results" / "anchor-search"
     for run in ("search-s3-g03/d8f6b940c81f", "search-s3/a22df68a1b43"):
         assert (committed / run / "summary.json").is_file() and f"  {run.split('/')[1]} · anchor · " in result.output
+    # and its other seeds are the committed results/demo-anchor runs the docs table per seed
+    for seed, runs in ((2, ("20b8c7059e1c", "7e5a1cbbb09a")), (3, ("44ad775c2fb8", "245eacef2408"))):
+        result = runner.invoke(app, ["demo", "anchor", "--seed", str(seed), "--dry-run", "--out", str(out)])
+        for run in runs:
+            assert (committed.parent / "demo-anchor" / run / "summary.json").is_file()
+            assert f"  {run} · anchor · " in result.output, result.output
     assert not out.exists()
 
 

@@ -27,6 +27,12 @@ STUDY_BAR = 0.8
 FELL = 0.05  # a drop of the inferential share from the escape to the end larger than evaluation noise on 1,000 rows
 
 
+def demo_spec(seed: int, overrides: list[str] = ()) -> SweepSpec:
+    """The demo's sweep at one seed: its runs are the ones the docs table per seed (their ids pin them)."""
+    return SweepSpec(name="demo-anchor", family="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
+                     grid={"init.gamma": list(DEMO_GAMMAS)})
+
+
 def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
     """``reasonlab demo anchor``, a sweep (``out/demo-anchor``: results table, so ``results``, ``report`` and
     ``phase`` work on it): the ``cpu-regime`` profile at depth 2 for the two demo γ values, trained side by side
@@ -43,9 +49,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
         run_curves,
     )
 
-    spec = SweepSpec(name="demo-anchor", family="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
-                     grid={"init.gamma": list(DEMO_GAMMAS)})
-    configs, report, rows = run_study(spec, out, make_executor, console)
+    configs, report, rows = run_study(demo_spec(seed, overrides), out, make_executor, console)
     done = {r["run_id"] for r in rows}
     runs = [(c, report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done]
     table = Table(title=f"anchor composition at the reduced CPU profile — runs under {report.sweep_dir}")
