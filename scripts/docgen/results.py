@@ -45,7 +45,7 @@ from docgen.reasoning_bias import (
     rb_headline,
     rb_inputs,
 )
-from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, phase_short
+from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, phase_short
 from reasonlab.config import load_yaml
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.studies import (
@@ -68,6 +68,8 @@ def _what_reproduces() -> str:
         ("the same at the paper's width (`reproduce anchor-phase --profile cpu-wide`)", "`cpu-wide`",
          *WIDE.cells(),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
+        ("the same at the paper's integrated weight decay (`reproduce anchor-phase --profile cpu-wide-wd`)",
+         "`cpu-wide` with wd 0.28", *WIDE_WD.cells(), f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
@@ -128,7 +130,7 @@ def _short_counts(roots: list[str]) -> str:
 def _reduced_anchor_short() -> tuple[str, str]:
     """The short table's cells for the reduced anchor sweeps: runs and seeds per sweep, and what each showed (the
     phase diagrams' transition counts, the others' headlines)."""
-    phases = ((PHASE, "phase diagram"), (WIDE, "at the paper's width"))
+    phases = ((PHASE, "phase diagram"), (WIDE, "at the paper's width"), (WIDE_WD, "the same at wd 0.28"))
     sweeps = (*(sweep for sweep, _ in phases), COMPLEXITY, LR_WD)
     runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in sweeps)
     found = [phase_short(*sweep.finished()[:2], what) for sweep, what in phases] + [
@@ -174,7 +176,8 @@ def _what_reproduces_short() -> str:
          "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("anchor composition at paper scale", _short_counts([TRAJECTORY]), _trajectory_short(),
          "[anchor-composition](docs/anchor-composition.md#the-paper-scale-trajectory-on-this-cpu)"),
-        ("anchor composition at reduced scale (phase, paper width, complexity, lr × wd)", *_reduced_anchor_short(),
+        ("anchor composition at reduced scale (phase, paper width at wd 0.01 and 0.28, complexity, lr × wd)",
+         *_reduced_anchor_short(),
          "[anchor-composition]"
          "(docs/anchor-composition.md#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("reasoning bias, transformer at the spec's data volume", _short_counts(

@@ -136,10 +136,11 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/an
                        drawer=modular_phase.draw, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
                        modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
                        headline=_modular_headline),
-              CpuSweep(anchor_phase, {"anchor-phase-cpu-wide": "phase"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
-                       headline=_phase_headline, drawer=_without_runs(anchor_phase.draw), profile="cpu-wide"))
-PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE = CPU_SWEEPS
+              *(CpuSweep(anchor_phase, {f"anchor-phase-{arm}": "phase"}, doc="docs/anchor-composition.md",
+                         report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                         headline=_phase_headline, drawer=_without_runs(anchor_phase.draw), profile=arm)
+                for arm in ("cpu-wide", "cpu-wide-wd")))
+PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE, WIDE_WD = CPU_SWEEPS
 
 
 # ---- what this module registers ----------------------------------------------------------------------------------
