@@ -52,44 +52,48 @@ def test_study_grids_keep_their_run_ids():
         assert {"runs": len(ids), "sha256": digest} == RECORDED["study_grids"][key], key
 
 
-# The grids before their arms took 3 seeds (2026-12-05): at their old seeds they still give exactly the old runs,
-# so every run trained, committed or cited before keeps its id.
-BEFORE_THREE_SEEDS = {"anchor-phase/cpu": ("1,2", 30, "ab29c49d35fed857"),
-                      "anchor-complexity/cpu": ("2", 21, "90abcb378bcbdf4a"),
-                      "anchor-lr-wd/cpu": ("1", 9, "066674f10932e510"),
-                      "modular-phase/cpu": ("1,2", 32, "93ab87728212281a"),
-                      # the benchmarks' cpu arms took 3 seeds on 2026-12-07
-                      "addition/cpu": ("1", 6, "25f24e9aefa29205"), "scan/cpu": ("1", 6, "a62b813c553c6c8d"),
-                      "cogs/cpu": ("1", 6, "43fe4f34f00cc69b"), "prontoqa/cpu": ("1", 6, "596ff1799ac332b8")}
+# The grids before their arms grew, restricted to what they were: they still give exactly the old runs, so every
+# run trained, committed or cited before keeps its id. The arms took 3 seeds on 2026-12-05 (the benchmarks' on
+# 2026-12-07); the paper-width arm took the γ between its contrast (0.7, 0.75) on 2026-12-07.
+EARLIER_GRIDS = {"anchor-phase/cpu": ("seed=1,2", 30, "ab29c49d35fed857"),
+                 "anchor-complexity/cpu": ("seed=2", 21, "90abcb378bcbdf4a"),
+                 "anchor-lr-wd/cpu": ("seed=1", 9, "066674f10932e510"),
+                 "modular-phase/cpu": ("seed=1,2", 32, "93ab87728212281a"),
+                 "addition/cpu": ("seed=1", 6, "25f24e9aefa29205"), "scan/cpu": ("seed=1", 6, "a62b813c553c6c8d"),
+                 "cogs/cpu": ("seed=1", 6, "43fe4f34f00cc69b"), "prontoqa/cpu": ("seed=1", 6, "596ff1799ac332b8"),
+                 "anchor-phase/cpu-wide": ("init.gamma=0.5,0.8", 6, "5eb1bec2f89f7715")}
 
 
-@pytest.mark.parametrize("key", sorted(BEFORE_THREE_SEEDS))
-def test_the_three_seed_arms_hold_their_earlier_runs(key):
-    seeds, runs, digest = BEFORE_THREE_SEEDS[key]
-    ids = sorted(c.run_id() for c in sweep_configs(study_specs()[key], grid=[f"seed={seeds}"])[0])
+@pytest.mark.parametrize("key", sorted(EARLIER_GRIDS))
+def test_the_grown_arms_hold_their_earlier_runs(key):
+    restriction, runs, digest = EARLIER_GRIDS[key]
+    ids = sorted(c.run_id() for c in sweep_configs(study_specs()[key], grid=[restriction])[0])
     assert (len(ids), hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]) == (runs, digest)
 
 
 def test_the_paper_width_arm_is_the_profile_swept_over_its_contrast():
     """`reproduce anchor-phase --profile cpu-wide` trains exactly the runs of `reasonlab sweep --profile cpu-wide
-    --grid init.gamma=0.5,0.8 --grid seed=1,2,3` (the docs' earlier search), the profile's own run among them."""
+    --grid init.gamma=0.5,0.7,0.75,0.8 --grid seed=1,2,3` (the docs' earlier search), the profile's own run among
+    them."""
     from reasonlab.studies import anchor_phase
     from reasonlab.sweep.grid import SweepSpec
 
     arm = {c.run_id() for c in sweep_configs(anchor_phase.spec_for("cpu-wide"))[0]}
     swept = sweep_configs(SweepSpec(name="search", family="anchor", profile="cpu-wide", grid={}),
-                          grid=["init.gamma=0.5,0.8", "seed=1,2,3"])[0]
-    assert arm == {c.run_id() for c in swept} and len(arm) == 6
+                          grid=["init.gamma=0.5,0.7,0.75,0.8", "seed=1,2,3"])[0]
+    assert arm == {c.run_id() for c in swept} and len(arm) == 12
     assert RECORDED["profiles"]["anchor-cpu-wide"] in arm
 
 
 def test_the_integrated_decay_arm_is_the_paper_width_arm_with_weight_decay_0_28():
-    """`--profile cpu-wide-wd` trains the `cpu-wide` runs with weight decay 0.28 and nothing else changed, the runs of
-    `reasonlab sweep --profile cpu-wide --set train.weight_decay=0.28` over the same grid; its labels say so."""
+    """`--profile cpu-wide-wd` trains the `cpu-wide` contrast's runs (γ 0.5, 0.8) with weight decay 0.28 and nothing
+    else changed, the runs of `reasonlab sweep --profile cpu-wide --set train.weight_decay=0.28` over that grid; its
+    labels say so."""
     from reasonlab.studies import anchor_phase
     from reasonlab.sweep.grid import SweepSpec
 
-    wide, wd = (sweep_configs(anchor_phase.spec_for(arm))[0] for arm in ("cpu-wide", "cpu-wide-wd"))
+    wide, wd = (sweep_configs(anchor_phase.spec_for(arm), grid=["init.gamma=0.5,0.8"])[0]
+                for arm in ("cpu-wide", "cpu-wide-wd"))
     assert [c.model_copy(update={"train": c.train.model_copy(update={"weight_decay": 0.28})}).model_dump(
         exclude={"profile"}) for c in wide] == [c.model_dump(exclude={"profile"}) for c in wd]
     swept = sweep_configs(SweepSpec(name="search", family="anchor", profile="cpu-wide", grid={}),
