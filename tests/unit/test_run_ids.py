@@ -108,3 +108,16 @@ def test_the_fig8_runs_keep_their_seed_1_ids_now_that_every_seed_has_them():
 
     assert [c.run_id() for c in fig8_configs("cpu", [], 1)] == ["ef6b750977ff", "054fd3e83e12"]
     assert len(study_configs("cpu")) == 12 + 2 * 3
+
+
+def test_the_cell_protocol_arm_is_the_integrated_decay_arm_over_five_peak_learning_rates():
+    """`--profile cpu-wide-cell` trains the `cpu-wide-wd` runs (peak lr 2.5e-4) and the same contrast at four more
+    peak learning rates spanning the paper's grid (1e-4 … 3e-4), seeds outermost so each finished seed is a cell."""
+    from reasonlab.studies import anchor_phase
+
+    cell = sweep_configs(anchor_phase.spec_for("cpu-wide-cell"))[0]
+    wd = sweep_configs(anchor_phase.spec_for("cpu-wide-wd"))[0]
+    assert {c.run_id() for c in wd} < {c.run_id() for c in cell} and len(cell) == 30
+    assert sorted({round(c.train.base_lr * c.train.lr_multiplier, 8) for c in cell}) == [1e-4, 1.5e-4, 2e-4, 2.5e-4,
+                                                                                          3e-4]
+    assert [c.seed for c in cell] == sorted(c.seed for c in cell)

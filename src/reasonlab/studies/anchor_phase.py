@@ -4,7 +4,9 @@ The ``paper`` grid is the study's full protocol (γ 0.3..0.8 × depth 2..6 × 9 
 810 runs, meant for GPUs). The ``cpu`` grid runs the reduced CPU profile at its single learning rate over 5 γ
 values × depths 2–4 × 3 seeds; ``cpu-wide`` the study's own contrast (γ 0.5 against 0.8, depth 2) and the γ between
 them (0.7, 0.75) at the paper's width with reduced data and steps, 3 seeds; ``cpu-wide-wd`` the contrast with weight
-decay 0.28, which gives its schedule the ``paper`` profile's integrated decay (the sum of lr · wd over the steps).
+decay 0.28, which gives its schedule the ``paper`` profile's integrated decay (the sum of lr · wd over the steps);
+``cpu-wide-cell`` that contrast under the paper's cell protocol: 5 peak learning rates spanning the paper's grid
+(1e-4 … 3e-4) per (γ, seed), seeds outermost so that each finished seed is a whole cell.
 Every figure and summary it writes says that it is reduced.
 """
 
@@ -27,13 +29,16 @@ GRIDS: dict[str, dict[str, list]] = {
     "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2, 3]},
     "cpu-wide": {"init.gamma": [0.5, 0.7, 0.75, 0.8], "model.depth": [2], "seed": [1, 2, 3]},
     "cpu-wide-wd": {"init.gamma": [0.5, 0.8], "model.depth": [2], "seed": [1, 2, 3]},
+    "cpu-wide-cell": {"seed": [1, 2, 3], "init.gamma": [0.5, 0.8], "model.depth": [2],
+                      "train.lr_multiplier": [10, 15, 20, 25, 30]},
     "paper": {"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
               "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30], "seed": [1, 2, 3]},
 }
 
 
 # an arm that is a profile with changed fields: the profile it runs and the changes (its runs' labels name them)
-ARM_CHANGES: dict[str, tuple[str, list[str]]] = {"cpu-wide-wd": ("cpu-wide", ["train.weight_decay=0.28"])}
+ARM_CHANGES: dict[str, tuple[str, list[str]]] = {"cpu-wide-wd": ("cpu-wide", ["train.weight_decay=0.28"]),
+                                                 "cpu-wide-cell": ("cpu-wide", ["train.weight_decay=0.28"])}
 
 
 def spec_for(profile: str) -> SweepSpec:
