@@ -12,6 +12,7 @@ from reasonlab.config import TrainConfig
 
 
 def lr_at(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
+    """The learning rate of optimizer step ``step`` (0-based): warm-up, ``cosine_lag_steps`` at the peak, cosine."""
     base, peak = cfg.base_lr, cfg.base_lr * cfg.lr_multiplier
     floor = cfg.floor_lr if cfg.floor_lr is not None else base
     warm = cfg.warmup_epochs * steps_per_epoch
@@ -19,7 +20,7 @@ def lr_at(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
     span = max(cos_epochs * steps_per_epoch, 1)
     if step < warm:
         return base + (peak - base) * step / warm
-    t = min(step - warm, span) / span
+    t = min(max(step - warm - cfg.cosine_lag_steps, 0), span) / span
     return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * t))
 
 

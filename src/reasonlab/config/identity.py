@@ -23,7 +23,9 @@ LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all
                                               ("init", "std"): 0.02, ("task", "eval_rows"): "shared",
                                               ("task", "eval_iid"): False, ("task", "tokenizer"): "word",
                                               ("task", "curriculum_start"): None, ("task", "curriculum_steps"): 0,
-                                              ("train", "weight_decay_switch"): None}
+                                              ("train", "weight_decay_switch"): None,
+                                              ("train", "loss_mean"): "targets", ("train", "cosine_lag_steps"): 0,
+                                              ("task", "split_draw"): "torch"}
 
 
 @cache

@@ -128,12 +128,19 @@ class TrainConfig(StrictModel):
     floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr", **roles("member"))
     warmup_epochs: float = Field(10, ge=0)
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
+    cosine_lag_steps: int = Field(
+        0, ge=0, description="hold the peak this many steps past the warm-up before the cosine starts (1: the "
+        "anchor authors' scheduler, GradualWarmupScheduler over CosineAnnealingLR, whose cosine runs one step late)")
     weight_decay: float = Field(0.01, ge=0, **roles("member"))
     weight_decay_switch: DecaySwitch | None = Field(
         None, description="switch to another weight decay, once, at the end of the first epoch whose mean training "
         "loss is below loss_below (logged as train/weight_decay; resumes with the optimizer's state)")
     weight_decay_on: Literal["all", "matrices"] = Field(
         "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
+    loss_mean: Literal["targets", "nonzero"] = Field(
+        "targets", description="the loss is the mean over every scored target, or over the targets whose loss is "
+        "not exactly 0 in float (the modular reference's `losses[losses > 0].mean()`, which drops targets fitted "
+        "to the last bit and so weighs the rest more once many are)")
     betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
     eps: float = Field(1e-8, gt=0)
     grad_clip: float | None = Field(1.0, gt=0, **roles("member"))

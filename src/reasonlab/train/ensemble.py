@@ -83,7 +83,7 @@ class Stack:
         def model(*args: Tensor | str) -> Tensor:
             return functional_call(self.template, (params, self.buffers), args)
 
-        return training_loss(model, x, y, columns)
+        return training_loss(model, x, y, columns, self.trainers[0].cfg.train.loss_mean)
 
     def train_step(self, x: Tensor, y: Tensor) -> Tensor:
         """One optimizer step of every member on its own batch (leading axis M of ``x``, ``y``), each at the

@@ -166,7 +166,7 @@ class Trainer:
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         with self.autocast:
-            return training_loss(self.model, x, y)
+            return training_loss(self.model, x, y, mean=self.cfg.train.loss_mean)
 
     def train_step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """One optimizer step on a batch at the learning rate already set; returns the detached loss."""

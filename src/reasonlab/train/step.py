@@ -17,18 +17,25 @@ from reasonlab.tasks.base import IGNORE, scored_positions, trim_padding
 
 
 def training_loss(model: Callable[..., Tensor], x: Tensor, y: Tensor,
-                  columns: Tensor | Literal["all"] | None = None) -> Tensor:
+                  columns: Tensor | Literal["all"] | None = None,
+                  mean: Literal["targets", "nonzero"] = "targets") -> Tensor:
     """Last-token cross-entropy for (B,) targets; for (B, T) targets, every position not marked IGNORE. Positions
     no row of the batch has a target at are not computed (the model's final block skips them). ``model``: a module,
     or under vmap one member's functional call; there a member cannot pick its own positions (a data-dependent
-    shape), so the caller passes ``columns``, those scored by any row of any member."""
+    shape), so the caller passes ``columns``, those scored by any row of any member. ``mean``: over every target,
+    or over the targets whose loss is not exactly 0 (``train.loss_mean``)."""
     if y.dim() == 1:
-        return F.cross_entropy(model(x), y)
-    if columns is None:
-        columns = scored_positions(y)
-    if not isinstance(columns, str):
-        y = y[:, columns]
-    return F.cross_entropy(model(x, columns).flatten(0, 1), y.flatten(), ignore_index=IGNORE)
+        logits = model(x)
+    else:
+        if columns is None:
+            columns = scored_positions(y)
+        if not isinstance(columns, str):
+            y = y[:, columns]
+        logits, y = model(x, columns).flatten(0, 1), y.flatten()
+    if mean == "targets":
+        return F.cross_entropy(logits, y, ignore_index=IGNORE)
+    per_target = F.cross_entropy(logits, y, ignore_index=IGNORE, reduction="none")
+    return per_target.sum() / (per_target > 0).sum()
 
 
 BUCKET_BATCHES = 32  # length bucketing: rows are sorted by length within windows of this many batches

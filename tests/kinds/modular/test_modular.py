@@ -75,11 +75,11 @@ def test_ood_tasks_are_disjoint_and_a_multiple_of_8():
 
 def test_alpha_split_counts_and_partition():
     for alpha, n in zip((0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (168, 252, 336, 420, 505, 589, 673), strict=True):
-        train, test = split_pairs(29, alpha, gen(0))
+        train, test = split_pairs(29, alpha, 0)
         assert len(train) == n and len(train) + len(test) == 841
         assert sorted(torch.cat([train, test]).tolist()) == list(range(841))
     with pytest.raises(ConfigError, match="alpha"):
-        split_pairs(5, 0.01, gen())
+        split_pairs(5, 0.01, 0)
 
 
 def test_sequences_follow_the_law_and_mask_all_but_z():
@@ -104,7 +104,7 @@ def test_pair_stream_is_stateless_and_covers_each_pass():
 def test_balanced_shared_batch():
     p, shots = 13, 6
     tasks = torch.tensor(rectangular_tasks(p, 8, gen(1)))
-    train, _ = split_pairs(p, 0.5, gen(0))
+    train, _ = split_pairs(p, 0.5, 0)
     inputs, targets = balanced_batch(p, tasks, train, 32, shots, step=3, seed=5)
     assert inputs.shape == (32, 3 * shots - 1)
     rows = 32 // 8
@@ -130,7 +130,7 @@ def _last_shot_repeats(ids: torch.Tensor) -> float:
 def test_iid_pair_draw_repeats_pairs_at_the_law_rate_and_the_stream_does_not():
     p, shots, n_tasks = 11, 24, 64
     tasks = torch.tensor(random_tasks(p, n_tasks, gen(1)))
-    train, _ = split_pairs(p, 0.8, gen(0))
+    train, _ = split_pairs(p, 0.8, 0)
     iid = torch.cat([balanced_batch(p, tasks, train, n_tasks, shots, step, seed=5, iid=True)[0]
                      for step in range(40)])
     stream = torch.cat([balanced_batch(p, tasks, train, n_tasks, shots, step, seed=5)[0] for step in range(40)])

@@ -49,6 +49,9 @@ class ModularTaskConfig(StrictModel):
                            "comparison only, never the phase criterion")
     task_seed: int = 1
     split_seed: int = 0
+    split_draw: Literal["torch", "numpy"] = Field(
+        "torch", description="the α split's permutation of the p² pairs: torch's generator, or NumPy's legacy "
+        "RandomState(split_seed) as the reference draws it (the same split as the reference's data_seed)")
     steps_per_epoch: int = Field(1000, ge=1)
     eval_batches: int = Field(16, ge=1, description="batches per evaluation set")
     eval_batch_size: int = Field(1024, ge=1, description="i.d. sequences per evaluation batch")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -79,9 +80,14 @@ def ood_tasks(p: int, id_tasks: list[tuple[int, int]], n_ood: int, gen: torch.Ge
     return rest[:keep]
 
 
-def split_pairs(p: int, alpha: float, gen: torch.Generator) -> tuple[Tensor, Tensor]:
-    """One permutation of the p² pair ids (pair = x·p + y): the first round(α·p²) are train pairs, the rest test."""
-    perm = torch.randperm(p * p, generator=gen)
+def split_pairs(p: int, alpha: float, seed: int, draw: str = "torch") -> tuple[Tensor, Tensor]:
+    """One permutation of the p² pair ids (pair = x·p + y): the first round(α·p²) are train pairs, the rest test.
+    The permutation is torch's (``draw`` "torch") or NumPy's legacy ``RandomState(seed)`` ("numpy"), which is the
+    reference's column shuffle of its (p², tasks) index table."""
+    if draw == "numpy":
+        perm = torch.from_numpy(np.random.RandomState(seed).permutation(p * p))
+    else:
+        perm = torch.randperm(p * p, generator=torch.Generator().manual_seed(seed))
     n_train = round(alpha * p * p)
     if not 0 < n_train < p * p:
         raise ConfigError(f"task.alpha: {alpha} leaves no train or no test pairs for p={p}")
@@ -154,7 +160,7 @@ class ModularTask:
                 tasks += random_tasks(cfg.p, cfg.n_random, gen, cfg.allow_zero_components, set(tasks))
         self.id_tasks = tasks
         self.ood_tasks = ood_tasks(cfg.p, tasks, cfg.n_ood_tasks, gen, cfg.allow_zero_components)
-        self.train_pairs, self.test_pairs = split_pairs(cfg.p, cfg.alpha, torch.Generator().manual_seed(cfg.split_seed))
+        self.train_pairs, self.test_pairs = split_pairs(cfg.p, cfg.alpha, cfg.split_seed, cfg.split_draw)
 
     def batch_size(self, requested: int) -> int:
         """The smallest multiple of the task count at least ``requested`` (every batch holds every task equally)."""
