@@ -26,6 +26,7 @@ from docgen.common import (
     under,
 )
 from docgen.modular import GROK, grok_headline
+from docgen.reference import reference_cell, reference_inputs
 from docgen.prontoqa_tinystories import (
     chain,
     cosine_contrast,
@@ -203,14 +204,17 @@ def _what_reproduces_short() -> str:
          f"true/false judgement), means over seeds: {bench_short()}",
          "[benchmarks](docs/benchmarks.md)"),
     ]
-    return markdown_table(["study", "committed runs", "in one line", "details"], rows)
+    checked = [None, "anchor", "anchor", None, None, "modular", None]  # the rows' studies with a reference code
+    rows = [(*row[:3], reference_cell(study), row[3]) for row, study in zip(rows, checked, strict=True)]
+    return markdown_table(["study", "committed runs", "in one line", "checked against the authors' code", "details"],
+                          rows)
 
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
             *(i for sweep in SWEEPS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs())]
+            *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs()), *reference_inputs()]
 
 
 TABLES: dict[str, Table] = {

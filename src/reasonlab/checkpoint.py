@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 import re
 import warnings
@@ -27,7 +28,11 @@ from safetensors.torch import save as st_save
 from torch import nn
 
 from reasonlab.errors import StoreError
+from reasonlab.staging import file_sha256, open_below
 from reasonlab.store import atomic_write_bytes, read_json, warn, write_json
+
+MAX_MARKER_BYTES = 2**20  # a marker is a few hundred bytes
+MAX_HEADER_BYTES = 100 * 2**20  # safetensors' own bound on a header
 
 
 class SnapshotMarker(BaseModel):
@@ -220,6 +225,52 @@ def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
         if expected is not None and _sha256(data[kind]) != expected:
             raise ValueError(f"{path}: damaged (its SHA-256 differs from the one recorded when it was written)")
     return marker, data["weights"], data["optim"]
+
+
+def check_safetensors(root: Path, relative: str) -> None:
+    """``root/relative`` is a whole safetensors file: its header parses and its last tensor ends where the file
+    does (an empty or cut file fails), read without following a link and without reading the tensors; StoreError
+    naming it otherwise."""
+    with os.fdopen(open_below(root, Path(relative)), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            n = int.from_bytes(f.read(8), "little")
+            if size < 8 or n > min(size - 8, MAX_HEADER_BYTES):
+                raise ValueError(n)
+            header = json.loads(f.read(n))
+            end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
+            whole = 8 + n + end == size
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            whole = False
+    if not whole:
+        raise StoreError(f"{root / relative}: not a whole safetensors file (empty, cut short or another format)")
+
+
+def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None = None) -> dict:
+    """The marker of run ``run_id``'s checkpoint at ``step``, once its files are checked without one being read
+    whole: each a regular file (no link followed), at most ``limit`` bytes, not empty, of the SHA-256 its marker
+    records (read in chunks); the weights a whole safetensors file. StoreError naming the file otherwise: what a
+    pack or a restore carries is a checkpoint a run resumes from."""
+    path = ckpt_dir / f"step-{step}.json"
+    file_sha256(ckpt_dir, path.name, MAX_MARKER_BYTES)  # a regular file of a marker's size, not a link
+    try:
+        marker = read_marker(path)
+        _check_marker(marker, step, run_id, path)
+    except ValueError as e:
+        raise StoreError(str(e)) from None
+    for kind, name in (("weights", f"step-{step}.safetensors"), ("optim", f"step-{step}.optim.pt")):
+        expected = marker["sha256"].get(kind)
+        if expected is None:
+            raise StoreError(f"{path}: records no SHA-256 of the {kind} file; a checkpoint that cannot be checked")
+        if not os.path.lexists(ckpt_dir / name):
+            raise StoreError(f"{ckpt_dir / name}: missing; the checkpoint of step {step} is not whole")
+        size, digest = file_sha256(ckpt_dir, name, limit)
+        if size == 0:
+            raise StoreError(f"{ckpt_dir / name}: empty; the checkpoint of step {step} is not whole")
+        if digest != expected:
+            raise StoreError(f"{ckpt_dir / name}: damaged (its SHA-256 differs from the one its marker records)")
+    check_safetensors(ckpt_dir, f"step-{step}.safetensors")
+    return marker
 
 
 def _check_marker(marker: dict, step: int, run_id: str | None, path: Path) -> None:

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -64,15 +65,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def remove_temps(directory: Path, recursive: bool = False, name: str = "*") -> None:
-    """Delete the temp files that killed writers left in ``directory`` (for target ``name``, a glob): those
-    whose writing process (the pid in the name) no longer runs, so a live writer's file is never touched."""
-    for stale in (Path(directory).rglob if recursive else Path(directory).glob)(f".{name}{TMP}*"):
+    """Delete the temp files and staging folders (``reasonlab.staging``) that killed writers left in ``directory``
+    (for target ``name``, a glob): those whose writing process (the pid in the name) no longer runs, so a live
+    writer's file is never touched. A link of such a name goes, never what it points to."""
+    for stale in list((Path(directory).rglob if recursive else Path(directory).glob)(f".{name}{TMP}*")):
         pid = stale.name.rpartition(TMP)[2]
-        if pid.isdigit() and not _alive(int(pid)):
-            stale.unlink(missing_ok=True)
+        if pid.isdigit() and not alive(int(pid)):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -172,8 +178,12 @@ def _no_constant(name: str) -> None:
 
 def inside(path: Path, root: Path) -> bool:
     """Whether ``path``, with every link on the way followed, stays inside ``root`` (itself resolved): a reader
-    never follows a link out of the run or sweep directory it was asked to read."""
-    return Path(path).resolve().is_relative_to(Path(root).resolve())
+    never follows a link out of the run or sweep directory it was asked to read. A loop of links leads nowhere,
+    so not inside."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (RuntimeError, OSError):  # RuntimeError: a loop of links (Python < 3.13)
+        return False
 
 
 _warned: set[str] = set()

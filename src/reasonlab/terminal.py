@@ -4,7 +4,8 @@ A string read from a store can hold Rich markup (``cpu [reduced]``, ``[/bold]``)
 clear screen) or bytes that are not UTF-8 (a folder name); printed as it is, the first is eaten or crashes Rich,
 the second drives the terminal and the third cannot be encoded. ``printable`` neutralises the last two;
 ``console`` makes a Rich console that reads no markup unless asked and passes every string through
-``printable``.
+``printable``, keeping line feeds: a line break is layout (a table's two-line header), and moves the output down
+and does nothing else. Where one line is promised (a log line, an error), ``print_line`` escapes line feeds too.
 
 Layer: ground (imports nothing of reasonlab).
 """
@@ -19,8 +20,9 @@ from rich.text import Text
 
 # C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder what
 # follows them on screen), and lone surrogates (the bytes of a file name that are not UTF-8, as Python decodes
-# them).
+# them); the same but the line feed, for text laid out on several lines.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -30,18 +32,26 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def printable(text: object) -> str:
+def printable(text: object, lines: bool = False) -> str:
     """``text`` with every control character, bidirectional override and undecodable byte written as an escape
-    (``\\x1b``, ``\\u202e``, ``\\xff``): safe to print and encode, and still telling what was there."""
-    return _UNSAFE.sub(_escape, str(text))
+    (``\\x1b``, ``\\u202e``, ``\\xff``): safe to print and encode, and still telling what was there. With
+    ``lines``, a line feed is kept as the line break it is."""
+    return (_UNSAFE_BUT_LF if lines else _UNSAFE).sub(_escape, str(text))
 
 
 class SafeConsole(Console):
     """A Rich console whose strings are shown, not obeyed: no markup unless a call asks for it (``markup=True``,
-    with stored parts passed through ``rich.markup.escape``) and every string through ``printable``."""
+    with stored parts passed through ``rich.markup.escape``) and every string through ``printable``, its line
+    breaks kept."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
-        return super().render_str(printable(text), **kwargs)
+        return super().render_str(printable(text, lines=True), **kwargs)
+
+
+def print_line(console: Console, text: str) -> None:
+    """``text`` as one line of output, unwrapped and unstyled, a line feed in it escaped as any control character:
+    a log keeps one line per event, and a stored string cannot start another."""
+    console.print(printable(text), soft_wrap=True, highlight=False, markup=False)
 
 
 def console(stderr: bool = False) -> SafeConsole:

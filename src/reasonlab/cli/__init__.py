@@ -20,12 +20,13 @@ from typer.core import TyperGroup
 from reasonlab.cli import analyze, reading, registered, training
 from reasonlab.cli.common import console, err
 from reasonlab.errors import Interrupted, UserError
+from reasonlab.terminal import print_line, printable
 
 
 def _error_line(message: str) -> None:
-    """``error: message`` on stderr, the message printed as it is (brackets in it are not markup, control
-    characters are escaped)."""
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    """``error: message`` on stderr, the message printed as it is, on one line (brackets in it are not markup,
+    control characters, a line feed among them, are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(printable(message))}", markup=True, highlight=False, soft_wrap=True)
 
 
 def _exit_for(e: BaseException) -> NoReturn:
@@ -43,7 +44,7 @@ def _exit_for(e: BaseException) -> NoReturn:
         _error_line(str(e))
         sys.exit(2)
     if isinstance(e, Interrupted):
-        err.print(str(e), highlight=False, markup=False, soft_wrap=True)
+        print_line(err, str(e))
         gc.freeze()  # at once: the collection at exit takes seconds with torch loaded and has nothing to save
         sys.exit(130)
     if isinstance(e, KeyboardInterrupt):  # before a command started (typer turns one inside it into exit 130)

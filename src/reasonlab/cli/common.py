@@ -24,7 +24,7 @@ err = terminal.console(stderr=True)
 
 def line(message: str) -> None:
     """One unwrapped, unstyled line (progress in a log file must stay one line per epoch)."""
-    console.print(message, soft_wrap=True, highlight=False, markup=False)
+    terminal.print_line(console, message)
 
 
 def family_of(family: str | None, study: str | None) -> str | None:

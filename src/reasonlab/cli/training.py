@@ -131,7 +131,7 @@ def train(
     root = out / check_name(name, "--name")
     if dry_run:
         for text in (f"# run {cfg.run_id()} -> {root / cfg.run_id()}", *to_yaml(cfg).splitlines()):
-            line(text)  # line by line: the console escapes a newline inside a string, as any control character
+            line(text)  # line by line: a log line escapes a line feed inside it, as any control character
         return
     mode = "off" if quiet else "bar" if sys.stderr.isatty() else "lines"  # piped or nohup: a line per ~10 s
     with stop_on_signals():  # the first Ctrl-C saves at the end of the current step (Interrupted, exit 130)

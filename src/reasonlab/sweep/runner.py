@@ -181,16 +181,14 @@ class Monitor:
             steps = f" step {p['step']}/{p['steps']} ({rate}/s, ETA {eta})" if p.get("steps") else ""
             runs.append(f"{self._describe(run_id)}: epoch {p['epoch']}/{p['epochs']}{steps} loss {_loss(p)}"
                         + "".join(f" {part}" for part in self._figures(run_id, p)))
-        self.console.print(" | ".join([self.headline(running, pending), *runs]), highlight=False, markup=False,
-                           soft_wrap=True)
+        terminal.print_line(self.console, " | ".join([self.headline(running, pending), *runs]))
 
     def finished(self, outcome: RunOutcome) -> None:
         self.done[outcome.run_id] = outcome
         if not self.live:
             text = (self._describe(outcome.run_id, outcome.label) if outcome.status == "finished"
                     else f"{self._describe(outcome.run_id)}: FAILED {outcome.error}")
-            self.console.print(f"[{len(self.done) + self.skipped}/{self.total}] {text}", highlight=False, markup=False,
-                               soft_wrap=True)
+            terminal.print_line(self.console, f"[{len(self.done) + self.skipped}/{self.total}] {text}")
 
     def render(self, pending: set[str]) -> Group:
         running = self.running(pending)
@@ -212,14 +210,13 @@ class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped 
 def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list[str], sweep_dir: Path) -> None:
     """What a sweep would run: one line per run (``describe_run``), finished ones marked as skipped."""
     finished = {p.name for p in run_dirs(sweep_dir)}
-    console.print(f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> {sweep_dir}"
-                  f"{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}",
-                  highlight=False, markup=False, soft_wrap=True)
+    terminal.print_line(console, f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
+                        f"{sweep_dir}{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}")
     for label in sorted({str(c.profile) for c in configs}):
-        console.print(f"  profile {label}", highlight=False, markup=False, soft_wrap=True)
+        terminal.print_line(console, f"  profile {label}")
     for c in configs:
         done = "  (finished: skipped)" if c.run_id() in finished else ""
-        console.print(f"  {describe_run(c, axes)}{done}", highlight=False, markup=False, soft_wrap=True)
+        terminal.print_line(console, f"  {describe_run(c, axes)}{done}")
 
 
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],
@@ -241,10 +238,9 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     if resuming := _resume_points(sweep_dir, todo):
-        console.print(f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
-                      + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
-                      + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""),
-                      highlight=False, markup=False, soft_wrap=True)
+        terminal.print_line(console, f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
+                            + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
+                            + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""))
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
     stopping = False

@@ -1,0 +1,203 @@
+"""Folders written as one transaction: built under a staging name, published by one rename, never through a link.
+
+``pack`` and ``restore`` copy whole folders (a run's record and checkpoint into a results folder, a pack into a
+store). Each builds its folder as ``.<name>.tmp-<pid>`` beside where it goes (``staging``), copying every file
+with ``copy_below``: no symbolic link is followed on the way (a link, a FIFO or a device in a run, a pack or a
+store is refused in one line naming it), every file is fsynced and its size is checked before it is read. Once
+complete and checked, ``publish`` renames it into place. A folder already there is first renamed aside
+(``.<name>.aside-<pid>``), then the new one in, then the old one deleted: at every moment one of them is whole.
+What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
+gone): a staging folder is deleted, and an aside folder whose place is empty is put back, so a kill at any point
+keeps the old folder or the new one. SIGINT and SIGTERM unwind the command at once, and its staging folder goes.
+
+Layer: store.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from reasonlab.errors import StoreError, UserError
+from reasonlab.store import TMP, alive, remove_temps
+
+ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
+CHUNK = 2**20
+
+
+def _link_error(path: Path) -> StoreError:
+    return StoreError(f"{path}: a symbolic link; reasonlab neither reads nor writes through a link inside a run, a "
+                      "pack or a store (replace it by the file it points to, or remove it)")
+
+
+def _special_error(path: Path) -> StoreError:
+    return StoreError(f"{path}: not a regular file or folder; remove it from the run, pack or store")
+
+
+def refuse_overlap(source: Path, dest: Path) -> None:
+    """A destination inside the folder it is written from, or holding it, is refused: its pack (or restored run)
+    would replace what it is made of."""
+    a, b = Path(os.path.realpath(source)), Path(os.path.realpath(dest))
+    if b.is_relative_to(a):
+        raise UserError(f"{dest}: inside {source}; write into a folder outside the one read from")
+    if a.is_relative_to(b):
+        raise UserError(f"{dest}: holds {source}, which the copy would replace; write into a folder outside it")
+
+
+def open_below(root: Path, relative: Path) -> int:
+    """A read-only descriptor of the regular file ``root/relative``, no link followed below ``root`` (a link there
+    is refused, naming it: the check is the open itself, so a link put in place meanwhile is refused too)."""
+    parts = Path(relative).parts
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = (os.O_RDONLY | os.O_NONBLOCK) if last else (os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                new = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(root.joinpath(*parts[:i + 1])):
+                    raise _link_error(root.joinpath(*parts[:i + 1])) from None
+                raise
+            os.close(fd)
+            fd = new
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _special_error(root / relative)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None = None) -> str:
+    """Copy the file ``root/relative`` to the new file ``dest`` (its folder made), fsynced, without following a
+    link below ``root``; a file over ``limit`` bytes is refused before any of it is read. Returns the SHA-256 of
+    the bytes copied."""
+    src = open_below(root, Path(relative))
+    try:
+        size = os.fstat(src).st_size
+        if limit is not None and size > limit:
+            raise StoreError(f"{root / relative}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB a pack "
+                             "may hold; not read")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
+            copied = 0
+            while chunk := os.read(src, CHUNK):
+                copied += len(chunk)
+                if limit is not None and copied > limit:  # it grew while read
+                    raise StoreError(f"{root / relative}: grew past {limit / 2**20:.0f} MB while copied; not taken")
+                digest.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        return digest.hexdigest()
+    finally:
+        os.close(src)
+
+
+def file_sha256(root: Path, relative: Path | str, limit: int | None = None) -> tuple[int, str]:
+    """(size, SHA-256) of ``root/relative``, read in chunks without following a link below ``root``, after a
+    check that it is not over ``limit`` bytes."""
+    fd = open_below(root, Path(relative))
+    try:
+        size = os.fstat(fd).st_size
+        if limit is not None and size > limit:
+            raise StoreError(f"{root / relative}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB allowed; "
+                             "not read")
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, CHUNK):
+            digest.update(chunk)
+        return size, digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def plain_files(folder: Path) -> list[Path]:
+    """The files below ``folder`` (paths relative to it), sorted, after a check that every entry is a regular file
+    or a folder: a link (never followed) or anything else is refused, naming it."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):  # never into a link
+        for name in (*dirnames, *filenames):
+            path = Path(dirpath) / name
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise _link_error(path)
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise _special_error(path)
+            if stat.S_ISREG(mode):
+                found.append(path.relative_to(folder))
+    return sorted(found)
+
+
+def remove(path: Path) -> None:
+    """Delete a file, a link (not what it points to) or a folder; nothing if there is none."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+@contextmanager
+def staging(parent: Path, name: str) -> Iterator[Path]:
+    """A fresh, empty ``parent/.<name>.tmp-<pid>`` to build a folder in, deleted on the way out unless it was
+    published (or unless this process is killed: then the next ``clean_stale`` in ``parent`` deletes it)."""
+    folder = parent / f".{name}{TMP}{os.getpid()}"
+    remove(folder)  # this process's own, from an earlier call that failed
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        remove(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(staged: Path, target: Path) -> None:
+    """Rename the complete folder ``staged`` to ``target``, its folders fsynced first. A file, link or folder at
+    ``target`` is renamed aside first and deleted once the new one is in place; if this process is stopped in
+    between, the old one is put back (here on an exception, by the next ``clean_stale`` after a kill)."""
+    for dirpath, _, _ in os.walk(staged):
+        _fsync_dir(Path(dirpath))
+    aside = target.with_name(f".{target.name}{ASIDE}{os.getpid()}")
+    had = os.path.lexists(target)
+    if had:
+        remove(aside)
+        os.replace(target, aside)
+    try:
+        os.replace(staged, target)
+    except BaseException:
+        if had and not os.path.lexists(target):
+            os.replace(aside, target)
+        raise
+    _fsync_dir(target.parent)
+    if had:
+        remove(aside)
+
+
+def clean_stale(folder: Path) -> None:
+    """Undo in ``folder`` what killed ``staging``/``publish`` calls left (of processes no longer running): a folder
+    set aside whose place is empty goes back, one whose replacement is in place goes; staging folders go."""
+    if not folder.is_dir():
+        return
+    for aside in sorted(folder.glob(f".*{ASIDE}*")):
+        name, _, pid = aside.name[1:].rpartition(ASIDE)
+        if not pid.isdigit() or alive(int(pid)):
+            continue
+        if os.path.lexists(folder / name):
+            remove(aside)
+        else:
+            os.replace(aside, folder / name)
+    remove_temps(folder)
