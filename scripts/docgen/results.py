@@ -26,7 +26,6 @@ from docgen.common import (
     under,
 )
 from docgen.modular import GROK, grok_headline
-from docgen.reference import reference_cell, reference_inputs
 from docgen.prontoqa_tinystories import (
     chain,
     cosine_contrast,
@@ -46,6 +45,7 @@ from docgen.reasoning_bias import (
     rb_headline,
     rb_inputs,
 )
+from docgen.reference import reference_cell, reference_inputs
 from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, phase_short
 from reasonlab.config import load_yaml
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria

@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-
 from modular_reference import PINNED_COMMIT, REPOSITORY, arguments, load, start_process_group
 
 CONFIG = dict(p=11, base=11, n_tasks_pl=4, n_tasks_rd=0, n_point_per_row=8, data_pct=80.0, data_seed=0, seed=1,

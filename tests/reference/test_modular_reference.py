@@ -97,8 +97,8 @@ def reference_name(name: str) -> str:
         return REFERENCE_NAME[name]
     _, i, part = name.split(".", 2)
     part = {"attn.W_Q.weight": "attn.to_qkv.weight", "attn.W_K.weight": "attn.to_qkv.weight",
-            "attn.W_V.weight": "attn.to_qkv.weight", "attn.W_O.weight": "attn.o.weight", "mlp.W_in.weight": "mlp.c_fc.weight",
-            "mlp.W_out.weight": "mlp.c_proj.weight"}.get(part, part)
+            "attn.W_V.weight": "attn.to_qkv.weight", "attn.W_O.weight": "attn.o.weight",
+            "mlp.W_in.weight": "mlp.c_fc.weight", "mlp.W_out.weight": "mlp.c_proj.weight"}.get(part, part)
     for n in (1, 2):
         part = part.replace(f"ln{n}.", f"ln_{n}.")
     return f"transformer.h.{i}.{part}"

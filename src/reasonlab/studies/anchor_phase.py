@@ -20,6 +20,7 @@ from reasonlab.config import RunConfig
 from reasonlab.kinds.anchor.cells import SEEN, Cell, phase_cells
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
+from reasonlab.schedule import lr_sums
 from reasonlab.store import atomic_write_text
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.sweep.grid import SweepSpec
@@ -41,6 +42,14 @@ ARM_CHANGES: dict[str, tuple[str, list[str]]] = {"cpu-wide-wd": ("cpu-wide", ["t
                                                  "cpu-wide-cell": ("cpu-wide", ["train.weight_decay=0.28"])}
 
 
+# arms whose cells take the paper's statistic in full: per seed the max over peak learning rates AND evaluated epochs
+# of the held-out answers, then the mean over seeds (the other arms read each run's final epoch)
+OVER_EPOCHS = {"cpu-wide-cell"}
+# the Σlr at which the authors' own γ 0.8 run leaves its plateau (their log: seen-pair accuracy passes 0.5 and 0.9
+# between epochs 18 and 24; docs/anchor-composition.md)
+AUTHORS_ESCAPE_LR_SUM = (1.0, 1.4)
+
+
 def spec_for(profile: str) -> SweepSpec:
     base, changes = ARM_CHANGES.get(profile, (profile, []))
     return SweepSpec(name=f"anchor-phase-{profile}", family="anchor", profile=base, set=changes, grid=GRIDS[profile])
@@ -50,22 +59,25 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
               seeds: list[int] | None = None) -> Path:
     """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
     configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    _, caption, figures = draw(configs, rows, report.sweep_dir / "figures")
+    over_epochs = profile in OVER_EPOCHS
+    _, caption, figures = draw(configs, rows, report.sweep_dir / "figures", over_epochs)
     atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, configs, rows,
-                                                                          report, caption))
+                                                                          report, caption, over_epochs))
     for p in figures:
         console.print(f"figure: {p}")
     console.print(f"summary: {report.sweep_dir / 'summary.md'}")
     return report.sweep_dir
 
 
-def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> tuple[list[Cell], str, list[Path]]:
+def draw(configs: list[RunConfig], rows: list[dict], figures: Path, over_epochs: bool = False
+         ) -> tuple[list[Cell], str, list[Path]]:
     """The phase cells of the finished rows, their caption, and the phase figure drawn into ``figures`` (a store's
-    or a scratch folder)."""
+    or a scratch folder); ``over_epochs``: each run's held-out answers are its best over evaluated epochs."""
     pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
-    cells = phase_cells(rows, pair)
+    cells = phase_cells(rows, pair, over_epochs=over_epochs)
+    epochs = "evaluated epochs and " if over_epochs else ""
     caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "
-               "accuracy over "
+               f"accuracy over {epochs}"
                f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "
                f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
                f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
@@ -134,8 +146,46 @@ def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> 
                run_rows)]
 
 
+def lr_sum_at_end(cfg: RunConfig, steps: int) -> float:
+    """Σlr over a run's ``steps`` optimizer steps (its schedule's learning rate summed)."""
+    return lr_sums(cfg.train, steps // cfg.train.epochs, steps)[-1]
+
+
+def cell_protocol_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> list[str]:
+    """The cell protocol's reading: per γ, how many (peak lr, seed) runs compose — by final label, at the study's
+    bar at the end, at the bar at some evaluated epoch — and every run with the Σlr it ended at and escaped at,
+    beside the Σlr the authors' γ 0.8 run escaped at."""
+    h, pair = "#" * level, configs[0].task.held_out_pairs[0]
+    by_id = {c.run_id(): c for c in configs}
+    best = f"best.heldout.{pair.key}.train_keys.inferential"
+    lines = [f"{h} Runs that compose, per γ (of the (peak lr, seed) runs)", ""]
+    for g in sorted({r["init.gamma"] for r in rows}):
+        rs = [r for r in rows if r["init.gamma"] == g]
+        labelled = sum(r["label"] == "inferential" for r in rs)
+        at_bar = sum(r["label"] == "inferential" and r[f"outcome.{pair.key}.inferential"] >= STUDY_BAR for r in rs)
+        ever = sum(r[best] >= STUDY_BAR for r in rs)
+        lines.append(f"- γ {g:g}: inferential by final label in {labelled} of {len(rs)}; at the study's bar "
+                     f"(≥ {STUDY_BAR}) at the end in {at_bar}, at some evaluated epoch in {ever}.")
+    end = {r["run_id"]: lr_sum_at_end(by_id[r["run_id"]], int(r["steps"])) for r in rows}
+    lo, hi = AUTHORS_ESCAPE_LR_SUM
+    lines += ["", f"Σlr: the runs end at Σlr {min(end.values()):.2f}–{max(end.values()):.2f}; the authors' own γ 0.8 "
+              f"run left its plateau at Σlr {lo}–{hi}.", ""]
+
+    def at(r: dict, level: str) -> str:
+        value = r.get(f"escape.{level}.lr_sum")
+        return "—" if value is None or value != value else f"{value:.3f}"
+
+    run_rows = [[f"{r['init.gamma']:g}", r["seed"], f"{r['train.base_lr'] * r['train.lr_multiplier']:.2g}",
+                 r["label"], f"{r[f'outcome.{pair.key}.inferential']:.3f} / {r[f'outcome.{pair.key}.symmetric']:.3f}",
+                 f"{r[best]:.3f}", f"{r[SEEN]:.3f}", at(r, "at50"), at(r, "at90"), f"{end[r['run_id']]:.3f}"]
+                for r in sorted(rows, key=lambda r: (r["init.gamma"], r["seed"], r["train.lr_multiplier"]))]
+    return [*lines, *table(["γ", "seed", "peak lr", "label", f"{pair.caption} inf / sym (end)",
+                            f"{pair.caption} inf (best epoch)", "seen-pair acc", "Σlr at seen ≥ 0.5",
+                            "Σlr at seen ≥ 0.9", "Σlr at the end"], run_rows)]
+
+
 def summary_markdown(profile: str, profile_label: str, configs: list[RunConfig], rows: list[dict],
-                     report: SweepReport, caption: str) -> str:
+                     report: SweepReport, caption: str, over_epochs: bool = False) -> str:
+    body = report_lines(configs, rows) + (["", *cell_protocol_lines(configs, rows)] if over_epochs else [])
     return document(header("anchor-phase", profile, f"{profile_label}", report.timing()),
-                    ["![phase diagram](figures/phase.png)", "", caption, ""], report_lines(configs, rows),
-                    failed_runs(report))
+                    ["![phase diagram](figures/phase.png)", "", caption, ""], body, failed_runs(report))
