@@ -194,7 +194,7 @@ def test_run_id_changes_with_any_field(override):
 
 def test_run_ids_of_existing_stores_never_change():
     """Pinned: a new field enters the hash only when set away from the default that keeps the old behaviour
-    (``LATE_FIELDS``), so runs already in a store are still found and skipped after an upgrade."""
+    (its role ``late``), so runs already in a store are still found and skipped after an upgrade."""
     assert resolve(ANCHOR).run_id() == "d2f47d7a7091"
     assert resolve(on_anchor({"seed": 2, "model": {"depth": 3}, "init": {"gamma": 0.8}})).run_id() == "7e4abfe49705"
 

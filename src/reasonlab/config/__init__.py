@@ -10,7 +10,7 @@ Layer: config sits above ``errors`` and ``registry`` and below everything else (
 """
 
 from reasonlab.config.base import Role, StrictModel, nested_fields, role_fields, roles
-from reasonlab.config.identity import LATE_FIELDS, run_id
+from reasonlab.config.identity import run_id
 from reasonlab.config.io import (
     EXECUTION_FIELDS,
     MAX_OVERRIDE,
@@ -43,7 +43,7 @@ from reasonlab.config.schema import (
 from reasonlab.errors import ConfigError
 
 __all__ = [
-    "EXECUTION_FIELDS", "LATE_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
+    "EXECUTION_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
     "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
     "deep_merge", "families", "family_profiles", "fields_with", "find_profile", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",

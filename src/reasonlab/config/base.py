@@ -33,12 +33,20 @@ class TaskSize(NamedTuple):
 # execution: how a run executes, not what it computes: not in the run id, not a "change" of its profile, free to
 #            differ inside a phase-diagram cell (threads, checkpoint cadence, the profile's label; not the device,
 #            whose kernels compute different numbers); member: may differ between the members of a stacked
-#            ensemble (they share everything else).
-Role = Literal["execution", "member"]
+#            ensemble (they share everything else); late: added after runs were stored, so it enters the run id
+#            only when set away from its default (the default keeps the earlier behaviour, and the runs of an
+#            existing store keep their ids).
+Role = Literal["execution", "member", "late"]
 
 
 def roles(*names: Role) -> dict[str, Any]:
     return {"json_schema_extra": {"roles": list(names)}}
+
+
+def field_roles(info: Any) -> list[str]:
+    """The roles one field (a pydantic ``FieldInfo``) declares."""
+    extra = info.json_schema_extra
+    return extra.get("roles", []) if isinstance(extra, dict) else []
 
 
 def role_fields(role: Role, model: type[BaseModel], prefix: str = "") -> frozenset[str]:
@@ -46,8 +54,7 @@ def role_fields(role: Role, model: type[BaseModel], prefix: str = "") -> frozens
     its fields."""
     out: set[str] = set()
     for name, info in model.model_fields.items():
-        if role in ((info.json_schema_extra or {}).get("roles", []) if isinstance(info.json_schema_extra, dict)
-                    else []):
+        if role in field_roles(info):
             out.add(prefix + name)
         elif isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
             out |= role_fields(role, info.annotation, f"{prefix}{name}.")

@@ -14,18 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reasonlab.config.base import nested_fields, role_fields
+from reasonlab.config.base import field_roles, nested_fields, role_fields
 
-# Fields added after the run-id format was fixed, with the default that keeps the earlier behaviour. They enter
-# the hash only when set to something else, so the runs of an existing store keep their ids.
-LATE_FIELDS: dict[tuple[str, str], object] = {("train", "weight_decay_on"): "all", ("init", "scheme"): "gamma",
-                                              ("train", "precision"): "fp32", ("task", "pair_draw"): "stream",
-                                              ("init", "std"): 0.02, ("task", "eval_rows"): "shared",
-                                              ("task", "eval_iid"): False, ("task", "tokenizer"): "word",
-                                              ("task", "curriculum_start"): None, ("task", "curriculum_steps"): 0,
-                                              ("train", "weight_decay_switch"): None,
-                                              ("train", "loss_mean"): "targets", ("train", "cosine_lag_steps"): 0,
-                                              ("task", "split_draw"): "torch"}
+
+def late_default(info: Any) -> Any:
+    """A late field's default as it stands in a JSON dump."""
+    return json.loads(json.dumps(info.default))
 
 
 @cache
@@ -38,11 +32,15 @@ def run_id(cfg: BaseModel) -> str:
     """Short hash of the resolved config: same numbers, same directory.
 
     Not hashed: the fields whose role is ``execution`` (the profile label, threads, the checkpoint cadence),
-    so that any executor, with any split of cores, finds and resumes the same run.
+    so that any executor, with any split of cores, finds and resumes the same run; nor a ``late`` field at its
+    default, so that the runs stored before it existed keep their ids. Sections are read by the class each one
+    holds (a task's kind declares its own late fields).
     """
     data = cfg.model_dump(mode="json", exclude=unhashed(type(cfg)))
-    for (section, name), default in LATE_FIELDS.items():
-        if data.get(section, {}).get(name, default) == default:
-            data.get(section, {}).pop(name, None)
+    for section, value in cfg:
+        if isinstance(value, BaseModel) and isinstance(data.get(section), dict):
+            for name, info in type(value).model_fields.items():
+                if "late" in field_roles(info) and data[section].get(name) == late_default(info):
+                    data[section].pop(name, None)
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -28,8 +28,10 @@ class InitConfig(StrictModel):
     overrides: dict[str, float] = {}
     bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
     scheme: Literal["gamma", "gpt"] = Field(
-        "gamma", description="the γ rule, or GPT-2's N(0, std²) with the MLP output scaled by 1/√(2·depth)")
-    std: float = Field(0.02, gt=0, description="the gpt scheme's std (GPT-2's 0.02; a narrower model scales it up)")
+        "gamma", description="the γ rule, or GPT-2's N(0, std²) with the MLP output scaled by 1/√(2·depth)",
+        **roles("late"))
+    std: float = Field(0.02, gt=0, description="the gpt scheme's std (GPT-2's 0.02; a narrower model scales it up)",
+        **roles("late"))
 
     @model_validator(mode="after")
     def _used(self) -> InitConfig:
@@ -130,17 +132,19 @@ class TrainConfig(StrictModel):
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
     cosine_lag_steps: int = Field(
         0, ge=0, description="hold the peak this many steps past the warm-up before the cosine starts (1: the "
-        "anchor authors' scheduler, GradualWarmupScheduler over CosineAnnealingLR, whose cosine runs one step late)")
+        "anchor authors' scheduler, GradualWarmupScheduler over CosineAnnealingLR, whose cosine runs one step late)",
+        **roles("late"))
     weight_decay: float = Field(0.01, ge=0, **roles("member"))
     weight_decay_switch: DecaySwitch | None = Field(
         None, description="switch to another weight decay, once, at the end of the first epoch whose mean training "
-        "loss is below loss_below (logged as train/weight_decay; resumes with the optimizer's state)")
+        "loss is below loss_below (logged as train/weight_decay; resumes with the optimizer's state)", **roles("late"))
     weight_decay_on: Literal["all", "matrices"] = Field(
-        "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)")
+        "all", description="every parameter, or only those with 2+ dimensions (not LayerNorms or biases)",
+        **roles("late"))
     loss_mean: Literal["targets", "nonzero"] = Field(
         "targets", description="the loss is the mean over every scored target, or over the targets whose loss is "
         "not exactly 0 in float (the modular reference's `losses[losses > 0].mean()`, which drops targets fitted "
-        "to the last bit and so weighs the rest more once many are)")
+        "to the last bit and so weighs the rest more once many are)", **roles("late"))
     betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
     eps: float = Field(1e-8, gt=0)
     grad_clip: float | None = Field(1.0, gt=0, **roles("member"))
@@ -164,7 +168,7 @@ class TrainConfig(StrictModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16", "auto"] = Field(
         "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "
-        "on CUDA, fp32 on CPU")
+        "on CUDA, fp32 on CPU", **roles("late"))
     tf32: bool = False
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
                                 **roles("execution", "member"))

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reasonlab.config.base import StrictModel, TaskSize
+from reasonlab.config.base import StrictModel, TaskSize, roles
 
 
 def curriculum_stages(start: int, n_tasks: int) -> int | None:
@@ -40,26 +40,30 @@ class ModularTaskConfig(StrictModel):
     pair_draw: Literal["stream", "iid"] = Field(
         "stream", description="training pair ids: shuffled passes over the train pairs (no repeat inside a "
         "sequence), or i.i.d. with replacement as the reference's sampler draws them (repeats that a copying "
-        "head can use); evaluation sets are always drawn from passes")
+        "head can use); evaluation sets are always drawn from passes", **roles("late"))
     eval_rows: Literal["shared", "independent"] = Field(
         "shared", description="evaluation batches: one row of pair ids shared by every task (as in training), or "
-        "a row of its own per sequence, so that a set of n sequences holds about n distinct last-shot queries")
+        "a row of its own per sequence, so that a set of n sequences holds about n distinct last-shot queries",
+        **roles("late"))
     eval_iid: bool = Field(False, description="also score each set with i.i.d. pair draws (the reference's "
                            "figure, which a copier of repeated pairs inflates), as sets named SET:iid; for "
-                           "comparison only, never the phase criterion")
+                           "comparison only, never the phase criterion", **roles("late"))
     task_seed: int = 1
     split_seed: int = 0
     split_draw: Literal["torch", "numpy"] = Field(
         "torch", description="the α split's permutation of the p² pairs: torch's generator, or NumPy's legacy "
-        "RandomState(split_seed) as the reference draws it (the same split as the reference's data_seed)")
+        "RandomState(split_seed) as the reference draws it (the same split as the reference's data_seed)",
+        **roles("late"))
     steps_per_epoch: int = Field(1000, ge=1)
     eval_batches: int = Field(16, ge=1, description="batches per evaluation set")
     eval_batch_size: int = Field(1024, ge=1, description="i.d. sequences per evaluation batch")
     vocab_size: int | None = Field(None, description="default p; 47 reproduces the reference's logits")
     curriculum_start: int | None = Field(
         None, ge=1, description="a task curriculum (a plateau aid): training batches hold only the first "
-        "curriculum_start i.d. tasks at step 0, doubling in equal stages to all n_tasks at curriculum_steps")
-    curriculum_steps: int = Field(0, ge=0, description="the step from which batches hold every i.d. task")
+        "curriculum_start i.d. tasks at step 0, doubling in equal stages to all n_tasks at curriculum_steps",
+        **roles("late"))
+    curriculum_steps: int = Field(0, ge=0, description="the step from which batches hold every i.d. task",
+        **roles("late"))
 
     @model_validator(mode="after")
     def _check(self) -> ModularTaskConfig:

