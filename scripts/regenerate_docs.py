@@ -27,13 +27,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-from docgen import anchor, benchmarks, common, modular, prontoqa_tinystories, reasoning_bias, results, sweeps
+from docgen import (
+    anchor,
+    benchmarks,
+    common,
+    config_reference,
+    modular,
+    prontoqa_tinystories,
+    reasoning_bias,
+    results,
+    sweeps,
+)
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
 from reasonlab.errors import UserError
 
 # each registers its own generators
-SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, benchmarks, results)
+SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, benchmarks, results, config_reference)
 
 
 def _merged(registry: str) -> dict:

@@ -7,7 +7,8 @@ both, and the few arrows below that are forbidden even though they point down).
                 seeds.py, numerics.py, version.py, terminal.py (stored strings shown, not obeyed)
     config      config/: schemas (base, schema), run identity (identity), overrides and profiles (io)
     schedule    schedule.py: the learning rate per step, a law of the training config (trainer and Σlr clocks)
-    store       store.py, checkpoint.py: run directories, metrics, summaries, checkpoints; raises StoreError
+    store       store.py, staging.py, checkpoint.py: run directories (folders written as one transaction), metrics,
+                summaries, checkpoints; raises StoreError
     records     records.py: the store read back: a schema per file its readers use, runs known by their id (the
                 hash of their config, so it reads the config schema, which the store itself may not)
     init        init.py: the γ rule (any torch module)
@@ -27,8 +28,8 @@ both, and the few arrows below that are forbidden even though they point down).
     cli         cli/: the commands (training, reading, analyze) under one error boundary; __main__.py
 
 A task kind is one folder, ``kinds/<kind>/``, whose modules take the layer of their role by file name (``ROLES``):
-``config.py`` is config, ``data.py`` tasks, ``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep,
-``figures.py`` plots, ``analysis.py`` and ``probes.py`` analysis (so the analysis -> train ban holds for probes),
+``config.py`` is config, ``record.py`` records (the kind's part of ``summary.json``), ``data.py`` tasks,
+``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep, ``figures.py`` plots, ``analysis.py`` and ``probes.py`` analysis (so the analysis -> train ban holds for probes),
 ``phase.py`` and ``card.py`` report; its ``__init__`` (the registration) sits on the kinds layer above them all.
 So a kind's figure module is held to what any figure module may import, and the generic floors never reach up
 into a kind: no module outside ``reasonlab.kinds`` imports a kind, but the studies (compositions over kinds) and
@@ -47,7 +48,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "reasonlab.version", "reasonlab.terminal")),
     ("config", ("reasonlab.config",)),
     ("schedule", ("reasonlab.schedule",)),
-    ("store", ("reasonlab.store", "reasonlab.checkpoint")),
+    ("store", ("reasonlab.store", "reasonlab.staging", "reasonlab.checkpoint")),
     ("records", ("reasonlab.records",)),
     ("init", ("reasonlab.init",)),
     ("tasks", ("reasonlab.tasks",)),
@@ -71,8 +72,8 @@ FORBIDDEN: list[tuple[str, str]] = [("analysis", "train"), ("studies", "train"),
 
 
 # A kind's module takes the layer of its role, named by its file name (reasonlab.kinds.<kind>.<role>).
-ROLES = {"config": "config", "data": "tasks", "evaluate": "evaluate", "cells": "evaluate", "results": "sweep",
-         "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report", "card": "report"}
+ROLES = {"config": "config", "record": "records", "data": "tasks", "evaluate": "evaluate", "cells": "evaluate",
+         "results": "sweep", "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report", "card": "report"}
 # Who may import a kind from outside reasonlab.kinds: the studies' modules, and the facade (its loader imports
 # the package reasonlab.kinds, no kind's module).
 KIND_IMPORTERS = ("reasonlab.studies", "reasonlab")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -62,38 +62,16 @@ def _strings(node: Any, where: str = "") -> Iterable[tuple[str, str]]:
             yield from _strings(v, f"{where}.{i}")
 
 
-class PairOutcome(_Record):
-    label: str
-    clean: bool
-    inferential: float | None
-    symmetric: float | None
-    other: float | None
-    symmetric_target: str
-    modal_delta: int | None = None
-    modal_mass: float | None = None
+class KindRecord(_Record):
+    """The base of a kind's part of ``summary.json`` (``TaskKind.record``): its own fields, typed; the rest of the
+    summary passes through it untouched."""
 
 
 class Outcome(_Record):
-    """A run's outcome: its label and, for anchor runs, the held-out pairs; other kinds add scalar fields."""
+    """A run's outcome: its label and its kind's fields (scalars, or a kind's typed parts: the anchor pairs)."""
 
-    __pydantic_extra__: dict[str, Scalar]
+    __pydantic_extra__: dict[str, Scalar | dict[str, Any]]
     label: str | None = None
-    pairs: dict[str, PairOutcome] | None = None
-
-
-class EscapePoint(_Record):
-    epoch: int
-    step: int
-    lr_sum: float | None
-    heldout: dict[str, float] = {}
-
-
-class PlateauPoint(_Record):
-    epoch: int
-    step: int
-    lr_sum: float | None
-    loss: float
-    last_shot: dict[str, float] = {}
 
 
 class Machine(_Record):
@@ -118,9 +96,6 @@ class RunSummary(_Record):
     final: dict[str, float | None]
     best: dict[str, Scalar | dict[str, Scalar]] = {}
     histograms: dict[str, list[int]] = {}
-    escape: dict[Annotated[str, Field(pattern=r"^at\d{1,3}$")], EscapePoint | None] | None = None
-    plateau: dict[str, PlateauPoint | None] | None = None
-    delta_L_window: dict[str, float | None] | None = None  # noqa: N815 - the stored field's name
     epochs: int
     steps: int
     wall_time_s: float
@@ -145,6 +120,14 @@ class RunSummary(_Record):
         hashed = self.run_config().run_id()
         if hashed != self.run_id:
             raise ValueError(f"run_id {self.run_id} is not the hash of its config ({hashed})")
+        return self
+
+    @model_validator(mode="after")
+    def _its_kind_part(self) -> RunSummary:
+        """The kind's own fields, validated by the kind's record model (found through the registry)."""
+        kind = task_kinds().get(self.config["task"]["kind"])
+        if kind is not None and kind.record is not None:
+            kind.record.model_validate(self.model_dump())
         return self
 
     def run_config(self) -> RunConfig:

@@ -50,6 +50,8 @@ class TaskKind:
     best_of_run: ``(metric rows, thresholds) -> dict``: figures read over a run's whole history.
     extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
         plateau exits, the language mixture's ΔL̄).
+    record: pydantic model (a ``records.KindRecord``) of the kind's own fields of ``summary.json`` (what
+        ``summarize`` and ``extras`` add beside the generic ones): every summary of the kind is validated by it.
     progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation.
     weights: ``(model, task data) -> dict[str, float]``: figures read off the weights, logged every epoch and at
         every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
@@ -78,6 +80,7 @@ class TaskKind:
     extras: Hook = None
     progress: Hook = None
     weights: Hook = None
+    record: type | None = None
     probes: Any = None
     run_figure: Hook = None
     phase: Any = None

@@ -123,18 +123,23 @@ class DecaySwitch(StrictModel):
 class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
 
-    epochs: int = Field(210, ge=1)
-    batch_size: int = Field(2048, ge=1)
-    base_lr: float = Field(1e-5, gt=0, **roles("member"))
-    lr_multiplier: float = Field(25.0, gt=0, description="peak lr = multiplier x base_lr", **roles("member"))
+    epochs: int = Field(210, ge=1, description="training epochs (of task.steps_per_epoch steps where the task draws "
+                        "its batches per step)")
+    batch_size: int = Field(2048, ge=1, description="sequences per optimizer step")
+    base_lr: float = Field(1e-5, gt=0, description="the learning rate the warm-up starts from (and the cosine ends "
+                           "at, unless floor_lr); the peak is base_lr × lr_multiplier", **roles("member"))
+    lr_multiplier: float = Field(25.0, gt=0, description="the peak learning rate is base_lr × lr_multiplier",
+                                 **roles("member"))
     floor_lr: float | None = Field(None, ge=0, description="end of the cosine; default base_lr", **roles("member"))
-    warmup_epochs: float = Field(10, ge=0)
+    warmup_epochs: float = Field(10, ge=0, description="linear warm-up from base_lr to the peak over this many "
+                                 "epochs (a fraction allowed)")
     cosine_epochs: float | None = Field(None, description="default epochs - warmup_epochs")
     cosine_lag_steps: int = Field(
         0, ge=0, description="hold the peak this many steps past the warm-up before the cosine starts (1: the "
         "anchor authors' scheduler, GradualWarmupScheduler over CosineAnnealingLR, whose cosine runs one step late)",
         **roles("late"))
-    weight_decay: float = Field(0.01, ge=0, **roles("member"))
+    weight_decay: float = Field(0.01, ge=0, description="AdamW's decoupled weight decay, on the parameters "
+                                "weight_decay_on names", **roles("member"))
     weight_decay_switch: DecaySwitch | None = Field(
         None, description="switch to another weight decay, once, at the end of the first epoch whose mean training "
         "loss is below loss_below (logged as train/weight_decay; resumes with the optimizer's state)", **roles("late"))
@@ -145,9 +150,11 @@ class TrainConfig(StrictModel):
         "targets", description="the loss is the mean over every scored target, or over the targets whose loss is "
         "not exactly 0 in float (the modular reference's `losses[losses > 0].mean()`, which drops targets fitted "
         "to the last bit and so weighs the rest more once many are)", **roles("late"))
-    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (0.9, 0.999)
-    eps: float = Field(1e-8, gt=0)
-    grad_clip: float | None = Field(1.0, gt=0, **roles("member"))
+    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = Field(
+        (0.9, 0.999), description="AdamW's (β1, β2)")
+    eps: float = Field(1e-8, gt=0, description="AdamW's ε")
+    grad_clip: float | None = Field(1.0, gt=0, description="clip the gradients' global norm to this; null: no "
+                                    "clipping", **roles("member"))
     eval_every: int = Field(1, ge=1, description="evaluate every N epochs (and at the end)", **roles("member"))
     eval_max_per_set: int = Field(4096, ge=1, description="sequences per eval set between final evals",
                                   **roles("member"))
@@ -249,7 +256,8 @@ class RunConfig(StrictModel):
             data = {**data, "model": {"kind": "transformer", **data.get("model", {})}}
         return data
 
-    seed: int = Field(1, ge=0, **roles("member"))
+    seed: int = Field(1, ge=0, description="the run's random draws: initial weights, batch order, and the task's "
+                      "draws its own seeds do not fix", **roles("member"))
     task: SerializeAsAny[StrictModel]
     model: SerializeAsAny[StrictModel] = ModelConfig()
     init: InitConfig = Field(InitConfig(), **roles("member"))

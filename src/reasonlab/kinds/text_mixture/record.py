@@ -1,0 +1,9 @@
+"""The language mixture's part of ``summary.json``: ΔL̄ per source over its window of training."""
+
+from __future__ import annotations
+
+from reasonlab.records import KindRecord
+
+
+class TextMixtureRecord(KindRecord):
+    delta_L_window: dict[str, float | None] | None = None  # noqa: N815 - the stored field's name
