@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -15,6 +17,35 @@ def _one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.fixture
+def screen(monkeypatch):
+    """``screen(width, tty)`` sets the command line's own consoles (``reasonlab.cli.common``, and Rich's, which draws
+    a training run's bar) to what a user's shell gives them: ``width`` columns (COLUMNS), on a terminal or piped
+    (TTY_COMPATIBLE), so a test renders through the consoles the user sees; ``plain(text)`` drops the styles a
+    terminal gets."""
+    import rich
+
+    from reasonlab.cli import common
+
+    def at(width: int, tty: bool) -> None:
+        monkeypatch.setenv("COLUMNS", str(width))
+        monkeypatch.setenv("TTY_COMPATIBLE", "1" if tty else "0")
+        monkeypatch.setenv("TERM", "xterm-256color")
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+        for console in (common.console, common.err, rich.get_console()):  # the last: a training run's bar
+            monkeypatch.setattr(console, "_width", None)  # read from COLUMNS, as a console made at start-up does
+
+    return at
+
+
+def plain(text: str) -> str:
+    """Terminal output without its styles (bold headers, colours)."""
+    return ANSI.sub("", text)
 
 
 def tiny_task(**kw) -> AnchorTaskConfig:

@@ -78,13 +78,14 @@ def _demo_seeds_table() -> str:
 
 def _demo_sample() -> str:
     """The README's sample of what the demo prints: its closing table and verdict for the committed seed 1, rendered
-    by the demo's own code at a fixed width (so every number in it is the committed run's)."""
+    by the demo's own code on the demo's console (``reasonlab.terminal``) at a fixed width (so every number in it is
+    the committed run's, and every character as the demo prints it)."""
     from io import StringIO
     from textwrap import fill
 
-    from rich.console import Console
+    from reasonlab.terminal import SafeConsole
     runs = demo_seeds()[1]
-    console = Console(file=StringIO(), width=100, color_system=None, legacy_windows=False)
+    console = SafeConsole(file=StringIO(), width=100, color_system=None, legacy_windows=False, markup=False)
     console.print(demo.demo_table(runs, "runs/demo"))
     lines = ["demo: 2 runs (init.gamma) with 2 workers × 1 threads; store runs/demo",
              "…   (a live table of both runs from the first seconds: step, steps/s, ETA, loss, accuracies)",

@@ -6,13 +6,17 @@ the second drives the terminal and the third cannot be encoded. ``printable`` ne
 ``console`` makes a Rich console that reads no markup unless asked and passes every string through
 ``printable``, keeping line feeds: a line break is layout (a table's two-line header), and moves the output down
 and does nothing else. Where one line is promised (a log line, an error), ``print_line`` escapes line feeds too.
+An output whose encoding cannot print a character (``PYTHONIOENCODING=ascii``, a C locale) gets its ASCII
+spelling (``×`` as ``x``, ``≤`` as ``<=``) or its escape instead of an error (``plain_encoding``).
 
 Layer: ground (imports nothing of reasonlab).
 """
 
 from __future__ import annotations
 
+import codecs
 import re
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -37,6 +41,29 @@ def printable(text: object, lines: bool = False) -> str:
     (``\\x1b``, ``\\u202e``, ``\\xff``): safe to print and encode, and still telling what was there. With
     ``lines``, a line feed is kept as the line break it is."""
     return (_UNSAFE_BUT_LF if lines else _UNSAFE).sub(_escape, str(text))
+
+
+_ASCII = {"×": "x", "·": ".", "—": "--", "–": "-", "≤": "<=", "≥": ">=", "→": "->", "←": "<-", "…": "...",
+          "±": "+/-", "≈": "~", "γ": "gamma", "α": "alpha", "Σ": "sum", "σ": "sigma", "²": "^2", "✓": "ok"}
+
+
+def _ascii(error: UnicodeError) -> tuple[str, int]:
+    """The characters an encoding lacks in their ASCII spelling, else as escapes (``\\u03b2``)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start:error.end]
+    return "".join(_ASCII.get(c) or c.encode("ascii", "backslashreplace").decode() for c in text), error.end
+
+
+codecs.register_error("reasonlab-ascii", _ascii)
+
+
+def plain_encoding() -> None:
+    """Standard output and error spell what their encoding cannot print instead of failing on it (a command's
+    progress line holds ``×``; an ASCII terminal would end it with a UnicodeEncodeError)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+            stream.reconfigure(errors="reasonlab-ascii")
 
 
 class SafeConsole(Console):

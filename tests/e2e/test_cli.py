@@ -5,7 +5,6 @@ Over 400 lines: every command of the command line, end to end, with its one-line
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -221,20 +220,28 @@ def test_mixture_demo_verdict_reads_the_criteria_from_the_numbers() -> None:
     assert "not both finished" in demo_verdict({large: _mixture_run("memorizing", 1.0, 0.4, 8, 8)})
 
 
-def test_the_demo_table_fits_an_80_column_terminal_without_folding_a_cell() -> None:
-    """A piped demo or a narrow terminal gets 80 columns; Rich folds a cell that does not fit ('memorizi' / 'ng')."""
-    from rich.console import Console
+@pytest.mark.parametrize("tty", [True, False], ids=["terminal", "piped"])
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_demo_table_reads_on_the_demos_own_console(screen, capsys, width, tty) -> None:
+    """The table as the demo prints it: on the command line's console (which escapes control characters in stored
+    strings), in a terminal of 80 or 120 columns and piped. Its two-line headers break into two lines, not into
+    ``rule\\x0atrained``, and no cell folds ('memorizi' / 'ng')."""
+    from conftest import plain
 
+    from reasonlab.cli.common import console
     from reasonlab.studies.demo import DEMO_GAMMAS as MIXTURE_GAMMAS
     from reasonlab.studies.demo import demo_table
 
     large, small = MIXTURE_GAMMAS
     runs = {large: {**_mixture_run("memorizing", 1.0, 0.47, 8, 8), "wall_time_s": 1302.4},
             small: {**_mixture_run("not-fitted", 0.3, 0.95, None, 10), "wall_time_s": 822.0}}
-    console = Console(width=80, record=True, file=io.StringIO())
+    screen(width, tty)
     console.print(demo_table(runs, "runs/demo"))
-    lines = console.export_text().splitlines()
-    assert max(map(len, lines)) <= 80
+    lines = plain(capsys.readouterr().out).splitlines()
+    assert "\\x" not in "\n".join(lines) and max(map(len, lines)) <= width
+    head = [line for line in lines if line.startswith("┃")]
+    assert [h.split("┃")[4:7] for h in head] == [[" rule    ", " rule   ", " t50    "],
+                                                 [" trained ", " unseen ", " memory "]], head
     rows = [line for line in lines if line.startswith("│")]
     assert len(rows) == 2 and "memorizing" in rows[0] and "not-fitted" in rows[1] and "never" in rows[1]
     assert "1302" in rows[0] and "0.470" in rows[0]

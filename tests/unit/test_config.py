@@ -306,3 +306,29 @@ def test_an_unknown_field_suggests_the_closest_one():
             resolve(raw_config(None, "anchor-cpu", [override]))
     with pytest.raises(ConfigError, match=r"task.zzz: unknown field \(check the spelling"):
         resolve(raw_config(None, "anchor-cpu", ["task.zzz=1"]))
+
+
+def test_a_name_of_other_tools_lists_the_fields_it_stands_for_and_the_fields_page():
+    """``--set train.lr=1e-3``, the most common knob in ML under its common name: the fields that hold ``lr``, each
+    with its meaning (the peak is train.base_lr × train.lr_multiplier), and the page of every field; a name close
+    to nothing lists the fields beside it. On the command line, one error line."""
+    from typer.testing import CliRunner
+
+    from reasonlab.cli import app
+    from reasonlab.config import TrainConfig
+    from reasonlab.config.io import FIELDS_PAGE
+
+    result = CliRunner().invoke(app, ["train", "--profile", "mixture-emb-mlp-cpu", "--set", "train.lr=1e-3",
+                                      "--dry-run"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    peak = TrainConfig.model_fields["lr_multiplier"].description  # "peak lr = multiplier x base_lr"
+    assert result.output.startswith("error: train.lr: unknown field (did you mean train.base_lr")
+    assert "peak" in peak and f", train.lr_multiplier ({peak}) or train.floor_lr" in result.output
+    assert result.output.rstrip().endswith(f"every field: {FIELDS_PAGE})")
+    with pytest.raises(ConfigError) as err:
+        resolve(raw_config(None, "anchor-cpu", ["model.dept=3"]))
+    assert str(err.value) == "model.dept: unknown field (did you mean model.depth?)"  # a slip: its spelling alone
+    with pytest.raises(ConfigError) as err:
+        resolve(raw_config(None, "anchor-cpu", ["train.learning_rate=1e-3"]))
+    assert "the fields of train: epochs, batch_size, base_lr, lr_multiplier, " in str(err.value)
+    assert str(err.value).endswith(f"every field: {FIELDS_PAGE})")

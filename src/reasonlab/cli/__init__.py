@@ -66,8 +66,10 @@ class _Commands(TyperGroup):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         from reasonlab.store import forget_warnings
+        from reasonlab.terminal import plain_encoding
 
         forget_warnings()  # each command says each of its warnings once
+        plain_encoding()  # an ASCII terminal gets 'x' for '×', not a UnicodeEncodeError
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except (typer.TyperException, typer.Abort, UserError, Interrupted, KeyboardInterrupt, OSError) as e:

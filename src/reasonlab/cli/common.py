@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.table import Table
 
 from reasonlab import terminal
 from reasonlab.config import ConfigError, families, family_profiles
@@ -44,18 +43,14 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
                   markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
     """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
     prints it, and ``sweep`` once its runs are done."""
-    from reasonlab.sweep.results import format_cell, query, table_view, write_csv, write_markdown
+    from reasonlab.report.table import results_view
+    from reasonlab.sweep.results import query, table_view, write_csv, write_markdown
 
     for flag, path in (("--csv", csv), ("--markdown", markdown)):
         if path is not None and not path.parent.is_dir():
             raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
     columns, rows = query(target, sql, *bounds) if sql else table_view(target, show_all)
-    table = Table(title=str(target) if not sql else None, title_justify="left")
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    for row in rows:
-        table.add_row(*(format_cell(v) for v in row))
-    console.print(table)
+    console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
     for path, write in ((csv, write_csv), (markdown, write_markdown)):
         if path is not None:
             write(path, columns, rows)

@@ -266,11 +266,13 @@ def reproduce(
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``--seeds 1,2,3`` as distinct non-negative integers, in the order given; a one-line error otherwise."""
+    """``--seeds 1,2,3`` as distinct non-negative integers (ASCII digits, at most 18: ``str.isdigit`` also takes
+    '²', which ``int`` refuses), in the order given; a one-line error otherwise."""
     parts = [t.strip() for t in text.split(",")]
-    if not all(t.isdigit() for t in parts) or len(set(parts)) != len(parts):
+    seeds = [int(t) for t in parts if re.fullmatch(r"[0-9]{1,18}", t)]
+    if len(seeds) != len(parts) or len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds: {text!r} is not a list of distinct non-negative integers (e.g. 1,2,3)")
-    return [int(t) for t in parts]
+    return seeds
 
 
 def list_studies() -> None:

@@ -29,6 +29,7 @@ from reasonlab.config.io import (
     to_yaml,
     unknown_name,
     validation_message,
+    word_matches,
 )
 from reasonlab.config.schema import (
     EmbMLPConfig,
@@ -47,5 +48,5 @@ __all__ = [
     "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "check_memory",
     "deep_merge", "families", "family_profiles", "fields_with", "find_profile", "label_changes",
     "load_yaml", "nested_fields", "parse_value", "role_fields", "raw_config", "resolve", "roles", "run_id",
-    "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message",
+    "set_dotted", "to_yaml", "unknown_name", "validate_task", "validation_message", "word_matches",
 ]

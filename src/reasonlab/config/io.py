@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from reasonlab import registry
 from reasonlab.config.base import Role, role_fields
@@ -52,15 +53,47 @@ def validation_message(err: ValidationError, schema: type[BaseModel] = RunConfig
         ctx = e.get("ctx", {})
         return f"{loc}.kind: {ctx.get('tag')!r} is unknown; choose one of {ctx.get('expected_tags')}"
     if e["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(e["loc"][-1]), _sibling_fields(e["loc"], schema), n=1)
-        hint = f"did you mean {loc.rsplit('.', 1)[0] + '.' if '.' in loc else ''}{close[0]}?" if close else \
-            "check the spelling; see docs for the fields"
-        return f"{loc}: unknown field ({hint})"
+        return f"{loc}: unknown field ({_field_hint(str(e['loc'][-1]), loc, _sibling_fields(e['loc'], schema))})"
     return f"{loc}: {msg}"
 
 
-def _sibling_fields(loc: tuple, schema: type[BaseModel]) -> list[str]:
-    """The field names beside the last element of a validation error's location (for did-you-mean)."""
+# Where every field of a run config is described (its default, meaning and role), named by an unknown field's hint.
+FIELDS_PAGE = "docs/config.md"
+_MEANING_CHARS = 80  # a field's meaning, as an unknown field's hint quotes it
+
+
+def _field_hint(name: str, loc: str, siblings: dict[str, FieldInfo]) -> str:
+    """What an unknown field most likely meant, among the fields beside it: the one spelt closest (``gama``: did you
+    mean init.gamma?); or, for a name that is a word of other fields (``lr``), those fields with their meanings
+    (``train.lr_multiplier (peak lr = multiplier x base_lr)``), since the name is a habit of other tools rather than
+    a slip; else every field beside it. The last two name the page that describes every field."""
+    section = loc.rsplit(".", 1)[0] + "." if "." in loc else ""
+    if words := word_matches(name, siblings):
+        said = [f"{section}{w}" + (f" ({_meaning(siblings[w])})" if siblings[w].description else "") for w in words]
+        listed = f"{', '.join(said[:-1])} or {said[-1]}" if len(said) > 1 else said[0]
+        return f"did you mean {listed}? every field: {FIELDS_PAGE}"
+    if close := difflib.get_close_matches(name, list(siblings), n=1):
+        return f"did you mean {section}{close[0]}?"
+    where = f"the fields of {section.rstrip('.')}" if section else "the fields of a run config"
+    return f"check the spelling; {where}: {', '.join(siblings)}; every field: {FIELDS_PAGE}"
+
+
+def _meaning(info: FieldInfo) -> str:
+    """A field's meaning in a few words: its description up to any aside in parentheses, at most a short line."""
+    text = " ".join(str(info.description).split(" (", 1)[0].split())
+    return text if len(text) <= _MEANING_CHARS else text[:_MEANING_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def word_matches(name: str, choices: typing.Iterable[str]) -> list[str]:
+    """The choices that hold ``name`` as one of the words of their last dotted part (``lr``: ``train.base_lr``,
+    ``train.lr_multiplier``; ``gamma``: ``init.gamma``), those named exactly first; at most three. A name used in
+    other tools for what a few of reasonlab's fields say between them."""
+    last = {c: c.rsplit(".", 1)[-1] for c in choices}
+    return sorted((c for c in last if name in last[c].split("_")), key=lambda c: last[c] != name)[:3]
+
+
+def _sibling_fields(loc: tuple, schema: type[BaseModel]) -> dict[str, FieldInfo]:
+    """The fields beside the last element of a validation error's location (for did-you-mean), by name."""
     model: Any = schema
     for part in loc[:-1]:
         if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
@@ -73,8 +106,8 @@ def _sibling_fields(loc: tuple, schema: type[BaseModel]) -> list[str]:
         elif isinstance(model, dict):  # a union: the location names the member by its kind
             model = model.get(part)
         else:
-            return []
-    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+            return {}
+    return dict(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else {}
 
 
 

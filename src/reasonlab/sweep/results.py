@@ -39,6 +39,7 @@ from reasonlab.store import (
     read_metrics,
     warn,
 )
+from reasonlab.sweep.sql_names import name_hint
 
 RESULTS = "results.parquet"
 # Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
@@ -303,8 +304,8 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
         raise ConfigError(f"--sql: needs more than {memory_gib:g} GiB; narrow the query, or pass --memory-limit "
                           "with more GiB") from None
     except duckdb.Error as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ConfigError(f"--sql: {first}") from None
+        first = str(e).strip().splitlines()[0].rstrip("!") if str(e).strip() else type(e).__name__
+        raise ConfigError(f"--sql: {first}{name_hint(con, sql, first)}") from None
     finally:
         timer.cancel()
         con.close()

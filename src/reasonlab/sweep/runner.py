@@ -16,9 +16,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console, Group
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from reasonlab import terminal
@@ -66,6 +66,9 @@ class SweepReport:
         return (f"{self.total} runs ({self.skipped} already finished before this invocation, {len(self.failed)} "
                 f"failed); this invocation took {self.wall_time_s / 60:.1f} min with {self.workers} worker(s); "
                 f"training time summed over the finished runs: {self.run_time_s / 60:.1f} min.")
+
+
+_GAP = "  "  # between the live view's columns
 
 
 def _cost(cfg: RunConfig) -> float:
@@ -191,16 +194,35 @@ class Monitor:
             terminal.print_line(self.console, f"[{len(self.done) + self.skipped}/{self.total}] {text}")
 
     def render(self, pending: set[str]) -> Group:
+        """The live view: the sweep's line, then one line per running run (id, axes, epoch, step, speed, ETA, loss
+        in aligned columns) with its last evaluation beside it where the screen has room, else on a line of its
+        own under it, wrapped rather than cut; only the sweep's line while no run trains, so no header is left
+        over once the last one ends."""
         running = self.running(pending)
-        table = Table(box=None, pad_edge=False)
-        for col in ("run", *self.axes, "epoch", "step", "steps/s", "ETA", "loss", "last evaluation"):
-            table.add_column(col)
+        if not running:
+            return Group(Text(self.headline(running, pending)))
+        header = ["run", *self.axes, "epoch", "step", "steps/s", "ETA", "loss"]
+        rows, figures = [], []
         for run_id, p in running.items():
-            cfg = self.todo[run_id]
             steps = f"{p['step']}/{p['steps']}" if p.get("steps") else str(p["step"])
-            table.add_row(run_id, *(str(axis_value(cfg, a)) for a in self.axes), f"{p['epoch']}/{p['epochs']}",
-                          steps, *_speed(p), _loss(p), " ".join(self._figures(run_id, p)) or "—")
-        return Group(Text(self.headline(running, pending)), table)
+            rows.append([run_id, *(str(axis_value(self.todo[run_id], a)) for a in self.axes),
+                         f"{p['epoch']}/{p['epochs']}", steps, *_speed(p), _loss(p)])
+            figures.append(" ".join(self._figures(run_id, p)) or "—")
+        widths = [max(cell_len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+        def aligned(cells: list[str]) -> str:
+            return _GAP.join(set_cell_size(c, w) for c, w in zip(cells, widths, strict=True))
+
+        beside = cell_len(aligned(header)) + max(cell_len(f) for f in ["last evaluation", *figures]) + len(_GAP)
+        if beside <= self.console.width:
+            lines = [_GAP.join([aligned(header), "last evaluation"]),
+                     *(_GAP.join([aligned(row), f]) for row, f in zip(rows, figures, strict=True))]
+        else:
+            lines = [aligned(header).rstrip(), *(line for row, f in zip(rows, figures, strict=True)
+                                                 for line in (aligned(row).rstrip(), f"  last evaluation: {f}"))]
+        # the axes' values are stored strings: shown, not obeyed (reasonlab.terminal)
+        return Group(Text(self.headline(running, pending)), Text(terminal.printable(lines[0]), style="bold"),
+                     *(Text(terminal.printable(line)) for line in lines[1:]))
 
 
 class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped where training would start
@@ -210,8 +232,9 @@ class PlannedOnly(Exception):  # noqa: N818 - not an error: the dry run stopped 
 def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list[str], sweep_dir: Path) -> None:
     """What a sweep would run: one line per run (``describe_run``), finished ones marked as skipped."""
     finished = {p.name for p in run_dirs(sweep_dir)}
+    tally = f" ({len(finished & {c.run_id() for c in configs})} finished)" if finished else ""
     terminal.print_line(console, f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
-                        f"{sweep_dir}{f' ({len(finished & {c.run_id() for c in configs})} finished)' if finished else ''}")
+                        f"{sweep_dir}{tally}")
     for label in sorted({str(c.profile) for c in configs}):
         terminal.print_line(console, f"  profile {label}")
     for c in configs:

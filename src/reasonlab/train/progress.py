@@ -1,16 +1,18 @@
 """Training progress: a rich bar on a terminal, plain lines elsewhere (a log file, nohup, a batch job: one after
 the first step, then one every ``LINE_EVERY_S`` at most and one per epoch), or nothing. The bar's label is short
-(``γ0.5 d2 s1``) so that step count, elapsed time and ETA stay on screen; the run's profile is printed once above
-it."""
+(``γ0.5 d2 s1``) and its status (epoch, loss, last evaluation) sits on a line under it, so that step count, elapsed
+time and ETA stay on screen at 80 columns; the run's profile is printed once above it."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
+from rich.console import RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
+from rich.text import Text
 
 Mode = Literal["bar", "lines", "off"]
 LINE_EVERY_S = 10.0  # plain lines inside an epoch: at most one this often
@@ -22,11 +24,8 @@ class Progress:
         self._started, self._start_done = time.perf_counter(), done
         self._bar = None
         if mode == "bar":
-            self._bar = RichProgress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                transient=False,
-            )
+            self._bar = _Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False)
             self._task = self._bar.add_task(label, total=total, completed=done, status="")
         self._lines = mode == "lines"
         self._last_line = float("-inf")  # the first step's line comes at once
@@ -66,6 +65,18 @@ class Progress:
         eta = (self.total - self.done) / rate if rate > 0 else float("nan")
         self.log(f"{self.label} step {self.done}/{self.total} {' '.join([*parts, ''])}· {rate:.2f} steps/s, "
                  f"{_clock(elapsed)} elapsed, ETA {_clock(eta)}")
+
+
+class _Bar(RichProgress):
+    """Rich's progress bar with the run's status (epoch, loss, last evaluation) on a line of its own under it: in a
+    terminal of 80 or 100 columns the bar keeps its step count, elapsed time and ETA, and the status wraps rather
+    than being cut."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            if task.fields.get("status"):
+                yield Text(f"  {task.fields['status']}")
 
 
 def _clock(seconds: float) -> str:
