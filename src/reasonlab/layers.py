@@ -29,7 +29,8 @@ both, and the few arrows below that are forbidden even though they point down).
 
 A task kind is one folder, ``kinds/<kind>/``, whose modules take the layer of their role by file name (``ROLES``):
 ``config.py`` is config, ``record.py`` records (the kind's part of ``summary.json``), ``data.py`` tasks,
-``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep, ``figures.py`` plots, ``analysis.py`` and ``probes.py`` analysis (so the analysis -> train ban holds for probes),
+``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep, ``figures.py`` plots, ``analysis.py`` and
+``probes.py`` analysis (so the analysis -> train ban holds for probes),
 ``phase.py`` and ``card.py`` report; its ``__init__`` (the registration) sits on the kinds layer above them all.
 So a kind's figure module is held to what any figure module may import, and the generic floors never reach up
 into a kind: no module outside ``reasonlab.kinds`` imports a kind, but the studies (compositions over kinds) and
@@ -73,7 +74,8 @@ FORBIDDEN: list[tuple[str, str]] = [("analysis", "train"), ("studies", "train"),
 
 # A kind's module takes the layer of its role, named by its file name (reasonlab.kinds.<kind>.<role>).
 ROLES = {"config": "config", "record": "records", "data": "tasks", "evaluate": "evaluate", "cells": "evaluate",
-         "results": "sweep", "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report", "card": "report"}
+         "results": "sweep", "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report",
+         "card": "report"}
 # Who may import a kind from outside reasonlab.kinds: the studies' modules, and the facade (its loader imports
 # the package reasonlab.kinds, no kind's module).
 KIND_IMPORTERS = ("reasonlab.studies", "reasonlab")

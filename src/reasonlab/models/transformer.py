@@ -58,7 +58,7 @@ class Attention(nn.Module):
         self.W_V = _linear(cfg.d_model, h * cfg.d_v, cfg.block_bias, "vo")
         self.W_O = _linear(h * cfg.d_v, cfg.d_model, cfg.block_bias, "vo")
         self.rope = cfg.positions == "rope"
-        self.ablate: dict[int, str] = {}  # head -> "zero" | "mean": probes knock heads out before W_O
+        self.ablate: dict[int, str] = {}  # head -> "zero" | "mean", set only inside ``Transformer.ablated``
         if self.rope and cfg.d_k % 2:
             raise ValueError("model.d_k must be even for RoPE positions")
 
@@ -259,6 +259,21 @@ class Transformer(nn.Module):
             yield self._cache
         finally:
             self._cache = None
+
+    @contextmanager
+    def ablated(self, heads: list[tuple[int, int]], how: Literal["zero", "mean"] = "zero") -> Iterator[None]:
+        """Inside the block, the (layer, head) pairs in ``heads`` are knocked out before W_O at every position —
+        zeroed, or replaced by their mean over the batch; leaving it (also by an error) restores the model."""
+        for block in self.blocks:
+            if block.attn.ablate:
+                raise RuntimeError("Transformer.ablated: heads are already knocked out; nest no ablations")
+        try:
+            for layer, head in heads:
+                self.blocks[layer].attn.ablate[head] = how
+            yield
+        finally:
+            for block in self.blocks:
+                block.attn.ablate = {}
 
     @torch.no_grad()
     def run_with_cache(self, tokens: Tensor, names: list[str] | None = None) -> tuple[Tensor, dict[str, Tensor]]:

@@ -192,10 +192,12 @@ def test_head_ablation_zeroes_the_head_and_restores():
     model = _tiny_model()
     tokens = torch.randint(P, (3, 17))
     before = model(tokens, "all")
-    mod.set_ablation(model, [(0, 0), (0, 1)])
-    _, cache = model.run_with_cache(tokens)
+    with model.ablated([(0, 0), (0, 1)]):
+        _, cache = model.run_with_cache(tokens)
     assert cache["blocks.0.hook_attn_out"].abs().max() == 0  # both heads of layer 0 knocked out
-    mod.set_ablation(model, [])
+    assert torch.equal(model(tokens, "all"), before)
+    with pytest.raises(ZeroDivisionError), model.ablated([(1, 0)], "mean"):  # an error inside still restores
+        _ = 1 / 0
     assert torch.equal(model(tokens, "all"), before)
 
 

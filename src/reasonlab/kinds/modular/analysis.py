@@ -283,10 +283,3 @@ def corruption_map(model: Transformer, clean: Tensor, p: int, seed: int) -> np.n
 def heads_of(model: Transformer) -> list[tuple[int, int]]:
     return [(i, h) for i, block in enumerate(model.blocks) for h in range(block.attn.n_heads)]
 
-
-def set_ablation(model: Transformer, heads: list[tuple[int, int]], how: str = "zero") -> None:
-    """Knock out ``heads`` (layer, head) before W_O at every position; an empty list restores the model."""
-    for block in model.blocks:
-        block.attn.ablate = {}
-    for layer, head in heads:
-        model.blocks[layer].attn.ablate[head] = how

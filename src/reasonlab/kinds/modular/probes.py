@@ -216,11 +216,8 @@ def probe_masking(run: Loaded) -> dict:
     seqs = {n: torch.cat([s.inputs, s.targets["designated"][:, -1:]], dim=1) for n, s in data.eval_sets.items()}
 
     def last_shot(heads: list[tuple[int, int]]) -> dict[str, float]:
-        mod.set_ablation(run.model, heads, how)
-        try:
+        with run.model.ablated(heads, how):
             return {n: float(mod.shot_correct(run.model, t)[:, -1].mean()) for n, t in seqs.items()}
-        finally:
-            mod.set_ablation(run.model, [])
 
     heads = mod.heads_of(run.model)
     single = {"none": last_shot([]), **{f"{li}.{h}": last_shot([(li, h)]) for li, h in heads}}
