@@ -257,7 +257,7 @@ def test_the_reference_evaluation_is_reasonlabs_on_the_same_weights_and_batches(
     model = model_at("trained")
     x = torch.from_numpy(ARRAYS[f"eval/{name}/x"]).long().flatten(0, 1)
     y = torch.from_numpy(ARRAYS[f"eval/{name}/y"]).long().flatten(0, 1)
-    score = score_sets(model, {name: EvalSet(x, {"designated": y}, info={"per_position": True})}, None,
+    score = score_sets(model, {name: EvalSet(x, {"designated": y}, scoring="shots")}, None,
                        torch.device("cpu"))[name]
     shots = ARGS["n_point_per_row"]
     assert score.acc("designated") == pytest.approx(float(ARRAYS[f"eval/{name}/acc"].mean()), abs=1e-6)

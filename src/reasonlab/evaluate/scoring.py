@@ -67,17 +67,17 @@ def score_sets(
 ) -> dict[str, SetScore]:
     """Score every eval set on its first ``limit`` sequences (all when None): accuracy per target kind, the loss
     against the designated target, the offset histogram against the reference target, the in-range count when the
-    set has label ranges. Sets with (B, T) targets are scored per token (language modelling)."""
+    set has label ranges; each set as its ``scoring`` says."""
     scores = {}
     for name, es in sets.items():
         n = len(es) if limit is None else min(limit, len(es))
-        if es.info.get("seq2seq"):
+        if es.scoring == "sequences":
             scores[name] = score_sequences(model, es, n, device)
             continue
         designated = es.targets.get("designated")
-        if designated is not None and designated.dim() == 2:
+        if es.scoring in ("tokens", "shots"):
             scores[name] = _score_tokens(model, es.inputs[:n].to(device), designated[:n].to(device),
-                                         bool(es.info.get("per_position")))
+                                         es.scoring == "shots")
             continue
         pred, loss = _predict(model, es.inputs[:n].to(device),
                               None if designated is None else designated[:n].to(device))

@@ -25,7 +25,11 @@ def scored_positions(targets: Tensor) -> Tensor | Literal["all"]:
 
 @dataclass
 class EvalSet:
-    """Sequences scored by the argmax of the last position against one or more named targets.
+    """Sequences and how they are scored (``scoring``): ``labels``, the argmax of the last position against one or
+    more named targets; ``tokens``, next-token accuracy and loss over the (B, T) ``designated`` targets not IGNORE;
+    ``shots``, the same with the accuracy at each scored position too (the shots of an in-context sequence, the same
+    positions in every row); ``sequences``, greedy decoding from each row's prompt, scored by exact match (the
+    prompt lengths, categories and end token in ``info``).
 
     ``targets`` maps a target kind ("designated", "inferential", "symmetric", ...) to labels; ``reference`` names
     the kind whose offset histogram (prediction − reference) is worth keeping, if any. ``label_range`` is each
@@ -36,6 +40,7 @@ class EvalSet:
     inputs: Tensor
     targets: dict[str, Tensor]
     reference: str | None = None
+    scoring: Literal["labels", "tokens", "shots", "sequences"] = "labels"
     label_range: tuple[Tensor, Tensor] | None = None
     info: dict = field(default_factory=dict)
 

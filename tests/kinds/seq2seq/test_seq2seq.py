@@ -145,7 +145,7 @@ def test_teacher_forced_exact_match_equals_greedy_decoding():
     model = Rule(vocab=13, stop=9)
     prompts = [[5], [6, 7], [8, 9, 10], [4, 4], [11], [12, 5, 6]]
     x, y, plen = rows_from_rule(model, prompts, corrupt={1, 4})
-    es = EvalSet(x, {"designated": y}, info={"seq2seq": True, "prompt_len": plen, "eos": EOS,
+    es = EvalSet(x, {"designated": y}, scoring="sequences", info={"prompt_len": plen, "eos": EOS,
                                              "categories": {"cat:a": torch.tensor([0, 1, 2])}})
     s = score_sequences(model, es, len(x), torch.device("cpu"), batch=4)
     decoded = greedy_decode(model, x, plen, x.shape[1], EOS)

@@ -173,7 +173,7 @@ class ModularTask:
         batches = [balanced_batch(self.cfg.p, t, pairs, per_batch, self.cfg.n_shots, step, seed, shared, iid)
                    for step in range(self.cfg.eval_batches)]
         return EvalSet(torch.cat([b[0] for b in batches]), {"designated": torch.cat([b[1] for b in batches])},
-                       info={"per_position": True})
+                       scoring="shots")
 
     def build(self, seed: int) -> TaskData:
         cfg = self.cfg

@@ -218,9 +218,9 @@ class Seq2SeqTask:
         x, y, prompt = self.tensors(pairs, ids, "target")
         names = sorted({c for p in pairs for c in p.categories})
         categories = {c: torch.tensor([i for i, p in enumerate(pairs) if c in p.categories]) for c in names}
-        info = {"seq2seq": True, "prompt_len": prompt, "categories": categories, "eos": EOS}
+        info = {"prompt_len": prompt, "categories": categories, "eos": EOS}
         if judgement:
             info["answer_prefix"] = [ids[t] for t in ANSWER_PREFIX]
             info["answer"] = torch.tensor([ids[p.target[-2]] for p in pairs])  # "... is True ." → True
-        return EvalSet(x, {"designated": y}, info=info)
+        return EvalSet(x, {"designated": y}, scoring="sequences", info=info)
 

@@ -84,9 +84,9 @@ class TextMixtureTask:
             train_x.append(x)
             train_y.append(y)
             k = min(self.cfg.train_eval_n, len(train))
-            sets[f"{source}/train"] = EvalSet(x[:k], {"designated": y[:k]})
+            sets[f"{source}/train"] = EvalSet(x[:k], {"designated": y[:k]}, scoring="tokens")
             ex, ey = self._tensors(tok, evals, length)
-            sets[f"{source}/eval"] = EvalSet(ex, {"designated": ey})
+            sets[f"{source}/eval"] = EvalSet(ex, {"designated": ey}, scoring="tokens")
         info = {"vocab_size": len(tok), "seq_len": length,
                 "documents": {s: [len(t), len(e)] for s, (t, e) in docs.items()},
                 "train_tokens": {s: int((y != IGNORE).sum()) for s, y in zip(SOURCES, train_y, strict=True)},
