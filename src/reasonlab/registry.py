@@ -70,6 +70,10 @@ class TaskKind:
     words: readable names of the kind's metric and set names, for the report (``seen_test_acc`` -> words).
     qualify: ``(part of a set or metric name) -> text or None``: a part that qualifies the part before it, as words
         (the anchor kind's pair key: ``heldout/4-3`` reads ``held-out (4,3)``); without it each part is a word.
+    palette: the kind's outcome labels, in the order its phase figures stack them, each with its colour (the report
+        colours a run's label by it).
+    axes: the kind's config fields as sweep axes: dotted field -> (short name, what it measures), for tables and
+        figure axes (``task.alpha`` -> ``α``, "fraction of input pairs seen").
     """
 
     name: str
@@ -90,6 +94,8 @@ class TaskKind:
     history: Hook = None
     words: dict[str, str] | None = None
     qualify: Hook = None
+    palette: dict[str, str] | None = None
+    axes: dict[str, tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True)

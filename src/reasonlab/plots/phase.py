@@ -1,5 +1,5 @@
-"""Phase diagrams: heat maps of inferential and symmetric accuracy and of the outcome label, shadowed cells
-hatched, the real axis values on the ticks and the profile in the caption."""
+"""Phase diagrams' common parts: cell grids, axes named by the config field they sweep, and any task's label phase
+diagram from plain arrays (each kind draws its own from these, in its own palette)."""
 
 from __future__ import annotations
 
@@ -10,28 +10,30 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.plots import save_figure
+from reasonlab.registry import task_kinds
 
-LABELS = ("inferential", "symmetric", "other", "not-fitted", "diverged")
-# Sweep axes by config field: a short name (the report's tables and headings) and, for a figure's axis label, what
-# it measures. Any other field goes by its own name (``train.base_lr`` -> ``base lr``).
+# Sweep axes by generic config field: a short name (the report's tables and headings) and, for a figure's axis
+# label, what it measures; each kind adds its own fields' (``TaskKind.axes``). Any other field goes by its own name
+# (``train.base_lr`` -> ``base lr``).
 AXES = {"init.gamma": ("γ", "initialization rate: std = d_in^-γ"), "model.depth": ("depth", "blocks"),
         "train.weight_decay": ("weight decay", ""), "train.lr_multiplier": ("peak lr / base lr", ""),
-        "model.d_model": ("d_model", ""), "task.n_tasks": ("n_id", "pre-training tasks"),
-        "task.alpha": ("α", "fraction of input pairs seen"), "task.complexity_k": ("k", "non-inferential pairs"),
-        "task.n_train": ("training rows", "")}
-PHASES = ("id-memorization", "id-generalization", "ood-memorization", "ood-generalization", "unfit", "diverged")
-PHASE_COLOURS = ("#fdae61", "#abd9e9", "#d7191c", "#2c7bb6", "#bdbdbd", "#e7298a")
-LABEL_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#bdbdbd", "#e7298a")  # diverged: magenta
+        "model.d_model": ("d_model", "")}
+
+
+def _axis(field: str) -> tuple[str, str] | None:
+    kinds = {f: named for kind in task_kinds().values() for f, named in (kind.axes or {}).items()}
+    return AXES.get(field) or kinds.get(field)
 
 
 def axis_name(field: str) -> str:
     """``init.gamma`` -> ``γ``."""
-    return AXES[field][0] if field in AXES else field.rpartition(".")[2].replace("_", " ")
+    named = _axis(field)
+    return named[0] if named else field.rpartition(".")[2].replace("_", " ")
 
 
 def axis_label(field: str) -> str:
     """``init.gamma`` -> ``γ (initialization rate: std = d_in^-γ)``."""
-    meaning = AXES.get(field, ("", ""))[1]
+    meaning = (_axis(field) or ("", ""))[1]
     return f"{axis_name(field)} ({meaning})" if meaning else axis_name(field)
 
 

@@ -22,7 +22,6 @@ import matplotlib.pyplot as plt
 from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
 from reasonlab.plots import figure_bytes
-from reasonlab.plots import phase as phase_plots
 from reasonlab.plots.phase import axis_name
 from reasonlab.records import finished_runs, load_record, read_analysis, within
 from reasonlab.registry import task_kinds
@@ -30,10 +29,10 @@ from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import printable
 
-# the phase figures' colours; the mixture study's labels borrow those of the anchor labels they resemble
-LABEL_COLOURS = {**dict(zip(phase_plots.LABELS, phase_plots.LABEL_COLOURS, strict=True)),
-                 **dict(zip(phase_plots.PHASES, phase_plots.PHASE_COLOURS, strict=True)),
-                 "reasoning": phase_plots.LABEL_COLOURS[0], "memorizing": phase_plots.LABEL_COLOURS[1]}
+
+def label_colour(label: str) -> str:
+    """A run's or cell's label in its kind's colour (``TaskKind.palette``); grey for a label no kind names."""
+    return next((c for kind in task_kinds().values() if (c := (kind.palette or {}).get(label))), "#eeeeee")
 
 
 def _uri(png: bytes) -> str:
@@ -148,7 +147,7 @@ def sweep_cells(rows: list[dict[str, Any]], x: str, y: str) -> dict[tuple, dict[
         cell["runs"].append({"id": r["run_id"], "label": r.get("label", "?")})
     for cell in cells.values():
         label = Counter(run["label"] for run in cell["runs"]).most_common(1)[0][0]
-        cell.update(label=label, colour=LABEL_COLOURS.get(label, "#eeeeee"))
+        cell.update(label=label, colour=label_colour(label))
     return cells
 
 

@@ -16,4 +16,5 @@ KIND = register_task(TaskKind(
     "anchor", AnchorTaskConfig, AnchorTask, evaluate.anchor_summary, best_of_run=evaluate.max_heldout,
     extras=evaluate.escape_summary, record=AnchorRecord, progress=evaluate.progress, probes=probes,
     run_figure=figures.anchor_figure, phase=phase.PHASE, columns=results.columns, main_columns=results.MAIN_COLUMNS,
-    card=card.card, history=card.history, words=card.WORDS, qualify=card.qualify))
+    card=card.card, history=card.history, words=card.WORDS, qualify=card.qualify, palette=figures.PALETTE,
+    axes=figures.AXES))

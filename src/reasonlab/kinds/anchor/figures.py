@@ -18,11 +18,17 @@ from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.kinds.anchor.cells import Cell
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.plots import save_figure
-from reasonlab.plots.phase import LABEL_COLOURS, LABELS, axis_label, cell_axes, cell_grid
+from reasonlab.plots.phase import axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
 
 NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys", "inferential": "inferential",
          "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
+
+# the outcome labels in the order the phase figure stacks them, with their colours (diverged: magenta)
+PALETTE = {"inferential": "#1b9e77", "symmetric": "#d95f02", "other": "#7570b3", "not-fitted": "#bdbdbd",
+           "diverged": "#e7298a"}
+LABELS, LABEL_COLOURS = tuple(PALETTE), tuple(PALETTE.values())
+AXES = {"task.complexity_k": ("k", "non-inferential pairs")}
 
 
 def accuracy_curve(split: str, metric: str) -> str | None:

@@ -7,4 +7,4 @@ from reasonlab.kinds.mixture.data import MixtureTask
 from reasonlab.registry import TaskKind, register_task
 
 KIND = register_task(TaskKind("mixture", MixtureTaskConfig, MixtureTask, evaluate.mixture_summary,
-                              run_figure=figures.mixture_figure))
+                              run_figure=figures.mixture_figure, palette=figures.PALETTE))

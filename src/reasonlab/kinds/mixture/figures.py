@@ -10,6 +10,9 @@ import matplotlib.pyplot as plt
 from reasonlab.plots.run import source_curves
 from reasonlab.store import MetricRow
 
+# a run's labels, in the colours of the anchor labels they resemble (the rule inferred; a table memorized)
+PALETTE = {"reasoning": "#1b9e77", "memorizing": "#d95f02"}
+
 
 def mixture_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Figure:
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))

@@ -14,4 +14,5 @@ from reasonlab.registry import TaskKind, register_task
 KIND = register_task(TaskKind(
     "modular", ModularTaskConfig, ModularTask, evaluate.modular_summary, best_of_run=evaluate.best_of_run,
     extras=evaluate.plateau_summary, record=ModularRecord, probes=probes, phase=phase.PHASE, columns=results.columns,
-    main_columns=results.MAIN_COLUMNS, history=card.history, run_figure=figures.run_figure))
+    main_columns=results.MAIN_COLUMNS, history=card.history, run_figure=figures.run_figure, palette=figures.PALETTE,
+    axes=figures.AXES))

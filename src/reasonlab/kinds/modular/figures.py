@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from reasonlab.kinds.modular.evaluate import ModularCell
 from reasonlab.plots import save_figure
-from reasonlab.plots.phase import PHASE_COLOURS, PHASES, axis_label, cell_axes, cell_grid
+from reasonlab.plots.phase import axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
@@ -26,6 +26,12 @@ GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (rou
 # the spec gives 12–30 shots only as ranges, so those are left out rather than guessed.
 PAPER_SHOTS = {0: 0.03, 1: 0.07, 2: 0.095, 3: 0.22, 4: 0.43, 5: 0.53, 6: 0.68, 7: 0.74, 8: 0.80, 9: 0.85, 10: 0.87,
                11: 0.925, 31: 0.96}
+
+# the phases in the order the phase figure stacks them, with their colours
+PALETTE = {"id-memorization": "#fdae61", "id-generalization": "#abd9e9", "ood-memorization": "#d7191c",
+           "ood-generalization": "#2c7bb6", "unfit": "#bdbdbd", "diverged": "#e7298a"}
+PHASES, PHASE_COLOURS = tuple(PALETTE), tuple(PALETTE.values())
+AXES = {"task.n_tasks": ("n_id", "pre-training tasks"), "task.alpha": ("α", "fraction of input pairs seen")}
 
 
 def step_series(rows: list[MetricRow]) -> dict[str, tuple[list[int], list[float]]]:

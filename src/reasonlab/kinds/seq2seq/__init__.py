@@ -8,4 +8,5 @@ from reasonlab.registry import TaskKind, register_task
 
 KIND = register_task(TaskKind(
     "seq2seq", Seq2SeqTaskConfig, Seq2SeqTask, evaluate.seq2seq_summary, best_of_run=evaluate.best_of_run,
-    main_columns=("final.train_exact", "final.id_exact", "final.ood_exact", "final.id_judgement")))
+    main_columns=("final.train_exact", "final.id_exact", "final.ood_exact", "final.id_judgement"),
+    axes={"task.n_train": ("training rows", "")}))
