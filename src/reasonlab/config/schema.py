@@ -113,7 +113,7 @@ def check_memory(parts: dict[str, int], what: str) -> None:
 
 class DecaySwitch(StrictModel):
     """Weight decay raised once, when the training loss has fallen below a bar: a grokking schedule keeps the decay
-    weak while the model leaves its plateau and strengthens it after (issue 36's route R3)."""
+    weak while the model leaves its plateau and strengthens it after (the modular `grok` profile)."""
 
     loss_below: float = Field(gt=0, description="epoch-mean training loss under which the decay switches")
     weight_decay: float = Field(ge=0, description="the decay from then on (on the parameters train.weight_decay_on "

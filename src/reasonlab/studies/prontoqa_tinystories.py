@@ -43,7 +43,7 @@ GRIDS = {
             "lr": {"init.gamma": [0.3, 0.8], "train.lr_multiplier": [10, 30]}},
     "paper": {"main": {"init.gamma": GAMMAS, "seed": [1, 2, 3]}, "no_ln": {"init.gamma": GAMMAS},
               "lr": {"init.gamma": GAMMAS, "train.lr_multiplier": [1, 3, 10, 30, 50]}},
-    # issue 37: the spec's optimizer (lm-regime profile); its arms keep the profile's seed 1 and need every γ,
+    # the spec's optimizer (lm-regime profile); its arms keep the profile's seed 1 and need every γ,
     # since each tests the ordering over γ and the cosine contrast at the smallest initialization
     "regime": {"main": {"init.gamma": GAMMAS, "seed": [1, 2, 3]}, "bpe": {"init.gamma": GAMMAS},
                "lr3e-5": {"init.gamma": GAMMAS}, "width256": {"init.gamma": GAMMAS}},

@@ -27,7 +27,7 @@ class Pair(NamedTuple):
     ``non_inferential`` keys), ``(4,3)``, and ``[4, 3]`` / ``(4, 3)`` (config lists). Printed one way per purpose:
     ``key`` ``4-3`` (evaluation sets, metric and results-column keys), ``caption`` ``(4,3)`` (figures, tables),
     ``config_key`` ``4,3`` (the config's ``non_inferential`` keys). A tuple, so ``Pair(4, 3) == (4, 3)`` and a config
-    serializes it as before (a list in YAML and in the run id's hash).
+    serializes it as a two-item list (in YAML and in the run id's hash).
     """
 
     first: int
@@ -78,7 +78,7 @@ class Pair(NamedTuple):
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        """In a config: a two-item list as before, or a ``4-3`` / ``4,3`` string; dumped as a plain tuple (a list
+        """In a config: a two-item list, or a ``4-3`` / ``4,3`` string; dumped as a plain tuple (a list
         in JSON and YAML), so configs and run ids are unchanged."""
         ints = core_schema.tuple_schema([core_schema.int_schema(), core_schema.int_schema()])
         return core_schema.no_info_before_validator_function(

@@ -21,7 +21,7 @@ from reasonlab.plots.phase import axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
-GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (route R1's gate)
+GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (a line on the run figure)
 # The paper's Fig. 1c (o.o.d. accuracy per shot of an o.o.d. generalizer at p 29), as read off the figure in spec §6;
 # the spec gives 12–30 shots only as ranges, so those are left out rather than guessed.
 PAPER_SHOTS = {0: 0.03, 1: 0.07, 2: 0.095, 3: 0.22, 4: 0.43, 5: 0.53, 6: 0.68, 7: 0.74, 8: 0.80, 9: 0.85, 10: 0.87,

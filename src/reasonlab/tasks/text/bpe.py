@@ -1,4 +1,4 @@
-"""GPT-2's byte-level BPE as the text mixture's second token-set definition (``task.tokenizer: bpe``; issue 37).
+"""GPT-2's byte-level BPE as the text mixture's second token-set definition (``task.tokenizer: bpe``).
 
 The word tokenizer makes the PrOntoQA-only token set 17 interchangeable concept names; with GPT-2's pieces the
 embedding-cosine statistic is read on another definition of "a token", so a contrast that shows on both is not an
