@@ -273,6 +273,20 @@ def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None =
     return marker
 
 
+def check_best(ckpt_dir: Path) -> None:
+    """The early-stopping checkpoint in ``ckpt_dir``, where there is one, checked as ``check_checkpoint`` checks a
+    checkpoint: its marker as ``save_best`` writes it, its weights a whole safetensors file, neither a link."""
+    path = ckpt_dir / "best.json"
+    if os.path.lexists(path):
+        file_sha256(ckpt_dir, path.name, MAX_MARKER_BYTES)
+        try:
+            read_marker(path, BestMarker)
+        except ValueError as e:
+            raise StoreError(str(e)) from None
+    if os.path.lexists(ckpt_dir / "best.safetensors"):
+        check_safetensors(ckpt_dir, "best.safetensors")
+
+
 def _check_marker(marker: dict, step: int, run_id: str | None, path: Path) -> None:
     """A marker names its step, epoch and wall time, and (written since run ids were recorded) its run."""
     if not (isinstance(marker, dict) and marker.get("step") == step and isinstance(marker.get("epoch"), int)

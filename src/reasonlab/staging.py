@@ -8,7 +8,8 @@ complete and checked, ``publish`` renames it into place. A folder already there 
 (``.<name>.aside-<pid>``), then the new one in, then the old one deleted: at every moment one of them is whole.
 What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
 gone): a staging folder is deleted, and an aside folder whose place is empty is put back, so a kill at any point
-keeps the old folder or the new one. SIGINT and SIGTERM unwind the command at once, and its staging folder goes.
+keeps the old folder or the new one. On the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once
+(``train.interrupt.unwind_on_signals``), so their staging folder goes with them.
 
 Layer: store.
 """
@@ -25,13 +26,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
-from reasonlab.store import TMP, alive, remove_temps
+from reasonlab.store import LOCKS, TMP, alive, remove_temps
 
 ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
 CHUNK = 2**20
 
 
-def _link_error(path: Path) -> StoreError:
+def link_error(path: Path) -> StoreError:
     return StoreError(f"{path}: a symbolic link; reasonlab neither reads nor writes through a link inside a run, a "
                       "pack or a store (replace it by the file it points to, or remove it)")
 
@@ -63,7 +64,7 @@ def open_below(root: Path, relative: Path) -> int:
                 new = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(root.joinpath(*parts[:i + 1])):
-                    raise _link_error(root.joinpath(*parts[:i + 1])) from None
+                    raise link_error(root.joinpath(*parts[:i + 1])) from None
                 raise
             os.close(fd)
             fd = new
@@ -75,10 +76,9 @@ def open_below(root: Path, relative: Path) -> int:
         raise
 
 
-def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None = None) -> str:
+def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None = None) -> None:
     """Copy the file ``root/relative`` to the new file ``dest`` (its folder made), fsynced, without following a
-    link below ``root``; a file over ``limit`` bytes is refused before any of it is read. Returns the SHA-256 of
-    the bytes copied."""
+    link below ``root``; a file over ``limit`` bytes is refused before any of it is read."""
     src = open_below(root, Path(relative))
     try:
         size = os.fstat(src).st_size
@@ -86,18 +86,15 @@ def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None =
             raise StoreError(f"{root / relative}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB a pack "
                              "may hold; not read")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
         with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
             copied = 0
             while chunk := os.read(src, CHUNK):
                 copied += len(chunk)
                 if limit is not None and copied > limit:  # it grew while read
                     raise StoreError(f"{root / relative}: grew past {limit / 2**20:.0f} MB while copied; not taken")
-                digest.update(chunk)
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        return digest.hexdigest()
     finally:
         os.close(src)
 
@@ -122,13 +119,18 @@ def file_sha256(root: Path, relative: Path | str, limit: int | None = None) -> t
 def plain_files(folder: Path) -> list[Path]:
     """The files below ``folder`` (paths relative to it), sorted, after a check that every entry is a regular file
     or a folder: a link (never followed) or anything else is refused, naming it."""
+    mode = folder.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        raise link_error(folder)
+    if not stat.S_ISDIR(mode):
+        raise StoreError(f"{folder}: not a folder; remove it from the run, pack or store")
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):  # never into a link
         for name in (*dirnames, *filenames):
             path = Path(dirpath) / name
             mode = path.lstat().st_mode
             if stat.S_ISLNK(mode):
-                raise _link_error(path)
+                raise link_error(path)
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 raise _special_error(path)
             if stat.S_ISREG(mode):
@@ -142,6 +144,26 @@ def remove(path: Path) -> None:
         path.unlink(missing_ok=True)
     elif path.is_dir():
         shutil.rmtree(path)
+
+
+@contextmanager
+def made_for(folder: Path) -> Iterator[None]:
+    """Within: ``folder`` exists (made with its parents if need be). One made here is removed again if what is
+    done within fails while it holds nothing but lock files: a refused input leaves no folder behind."""
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if made:
+            for lock in (folder / LOCKS).glob("*.lock"):
+                lock.unlink(missing_ok=True)
+            for empty in (folder / LOCKS, folder):
+                try:
+                    empty.rmdir()
+                except OSError:  # missing, or it holds something now: kept
+                    pass
+        raise
 
 
 @contextmanager

@@ -6,7 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+import torch
 from conftest import killed_after, tiny_modular, tiny_run_dict
+from safetensors.torch import save as st_save
 
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import resolve
@@ -100,7 +102,7 @@ def test_damaged_or_foreign_packs_are_refused_in_one_line(cfg, tmp_path, monkeyp
         restore_pack(renamed, tmp_path / "new")
     weights = pack / "resume" / "step-10.safetensors"
     weights.write_bytes(weights.read_bytes()[:-8])
-    with pytest.raises(ValueError, match="SHA-256"):
+    with pytest.raises(StoreError, match=r"resume/step-10.safetensors: damaged \(its SHA-256"):
         restore_pack(pack, tmp_path / "new")
     assert not (tmp_path / "new").exists()  # nothing half-restored
     with pytest.raises(UserError, match="over the 0 MB"):
@@ -151,7 +153,7 @@ def test_a_pack_over_the_limit_only_by_the_best_weights_leaves_them_out(cfg, tmp
     killed_after(cfg, tmp_path / "a", 2, monkeypatch)
     ckpt = tmp_path / "a" / f"{cfg.run_id()}.partial" / "checkpoints"
     core = sum(p.stat().st_size for p in ckpt.glob("step-10.*"))
-    (ckpt / "best.safetensors").write_bytes(b"\0" * 4096)
+    (ckpt / "best.safetensors").write_bytes(st_save({"w": torch.zeros(1024)}))  # 4 kB of weights
     (ckpt / "best.json").write_text('{"epoch": 1, "step": 10, "value": 0.5}')
     pack = pack_run(ckpt.parent, tmp_path / "small", limit=core + 100)
     assert sorted(p.name for p in (pack / "resume").iterdir()) == sorted(p.name for p in ckpt.glob("step-10.*"))
@@ -170,3 +172,4 @@ def test_repacking_a_finished_run_keeps_analysis_computed_in_the_pack(cfg, refer
     again = pack_run(run_dir, tmp_path / "results")
     assert (again / "analysis" / "computed-here.json").read_text() == '{"x": 1}'
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [cfg.run_id()]
+

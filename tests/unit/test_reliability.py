@@ -498,3 +498,44 @@ def test_show_reads_an_unfinished_run_and_refuses_a_progress_file_it_did_not_wri
     refused = _cli("show", partial)
     assert refused.exit_code == 2 and "progress.json" in refused.output and "Traceback" not in refused.output
     assert len(refused.output.strip().splitlines()) == 1
+
+
+# ---- bad input and odd environments: one line or a readable answer, never a traceback ---------------------------
+@pytest.mark.parametrize("text", ["²", "1,²", "١", "1,01", "1," + "9" * 5000, "-1", "", "1,,2"])
+def test_seeds_are_ascii_digits_or_one_line(text):
+    """``str.isdigit`` takes '²' (which ``int`` refuses, a traceback) and '١' (which ``int`` reads as 1, a seed
+    nobody asked for); a seed of 5,000 digits is past Python's int conversion limit; '1,01' names seed 1 twice."""
+    from reasonlab.cli.training import parse_seeds
+    from reasonlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="^--seeds: [^\n]*distinct non-negative integers"):
+        parse_seeds(text)
+    assert parse_seeds(" 3, 1,20") == [3, 1, 20]
+
+
+def test_a_loop_of_links_in_a_store_is_left_out_not_a_crash(tmp_path, capsys):
+    from reasonlab.records import run_dirs
+    from reasonlab.store import inside
+
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "0123456789ab").symlink_to("0123456789ab")  # a link to itself, named as a run
+    assert not inside(tmp_path / "loop1", tmp_path)
+    assert run_dirs(tmp_path) == []
+    assert "loop1" in capsys.readouterr().err
+
+
+def test_an_ascii_terminal_gets_ascii_spellings_not_an_encoding_error(monkeypatch):
+    """With ``PYTHONIOENCODING=ascii`` (or a C locale) a progress line's '×' ended the command with a
+    UnicodeEncodeError; the command line's output spells it instead."""
+    import io
+    import sys
+
+    from reasonlab.terminal import console, plain_encoding
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    plain_encoding()
+    console().print("2 workers × 1 threads · γ ≤ 0.5 β", soft_wrap=True)
+    out.flush()
+    assert out.buffer.getvalue() == b"2 workers x 1 threads . gamma <= 0.5 \\u03b2\n"

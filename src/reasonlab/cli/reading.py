@@ -14,10 +14,11 @@ from reasonlab.config import ConfigError
 from reasonlab.sweep.results import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
 
 
-def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished or not (`<run_id>.partial`)")]
+def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished or not (`<run_id>.partial`), or "
+                                                     "a sweep directory (to list its runs)")]
          ) -> None:
     """A run's card: a finished run's summary; an unfinished one's progress (its last evaluation, and its escape
-    points or plateau exits so far), while it trains or waits to be resumed."""
+    points or plateau exits so far, and the command that resumes it); a sweep's runs, finished or not."""
     from reasonlab.report.card import run_card
 
     console.print(run_card(run_dir))
@@ -120,15 +121,18 @@ def export(
 
 
 def pack(
-    source: Annotated[Path, typer.Argument(help="a run directory (finished or .partial), or a sweep folder")],
+    source: Annotated[Path, typer.Argument(help="a run directory (finished or .partial), or a sweep folder (a run "
+                                                "that cannot be packed is named and skipped)")],
     dest: Annotated[Path, typer.Argument(help="the results folder to write the packs into")],
 ) -> None:
     """Copy runs' records into a results folder to commit, with an unfinished run's newest resume checkpoint
     (≤ 10 MB) under resume/, replacing the earlier pack: a new machine resumes from it (`reasonlab restore`)."""
+    from reasonlab.train.interrupt import unwind_on_signals
     from reasonlab.train.packs import pack_runs
 
-    for path in pack_runs(source, dest, log=line):
-        console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
+    with unwind_on_signals("pack"):
+        for path in pack_runs(source, dest, log=line):
+            console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 def restore(
@@ -139,7 +143,9 @@ def restore(
 ) -> None:
     """Seed a store with committed packs, so the runs' own train or sweep command resumes the unfinished ones where
     the packs were taken (a checkpoint the store already holds that is as new is kept) and skips the finished."""
+    from reasonlab.train.interrupt import unwind_on_signals
     from reasonlab.train.packs import restore_pack
 
-    for path in packs:
-        console.print(restore_pack(path, root), highlight=False, markup=False, soft_wrap=True)
+    with unwind_on_signals("restore"):
+        for path in packs:
+            console.print(restore_pack(path, root), highlight=False, markup=False, soft_wrap=True)

@@ -72,6 +72,27 @@ def stop_on_signals() -> Iterator[None]:
         _asked = False
 
 
+@contextmanager
+def unwind_on_signals(what: str) -> Iterator[None]:
+    """Within: SIGINT and SIGTERM stop the command ``what`` at once by raising ``Interrupted``, so that what it
+    staged is removed on the way out and nothing is left half-written (a command that trains nothing has no step
+    to finish: ``pack``, ``restore``). The previous handlers come back afterwards; outside the main thread nothing
+    changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise Interrupted(f"{what} stopped by a signal; nothing half-written is left: run the same command again")
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 Due = Literal["stop", "checkpoint", "progress"]
 
 

@@ -10,34 +10,42 @@ run's usual ``train`` or ``sweep`` command resumes from it: the same steps, henc
 was never stopped (on the same machine kind and thread count); from a finished run's pack it writes the finished
 record, so a sweep on a new machine skips that run instead of training it again.
 
-A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint must
-match the digests in its marker and name the same run, and its metrics must read as a metrics table.
+Both are transactions (``reasonlab.staging``): the folder is built under a staging name beside its place, every
+file copied without following a link (a link in the run, the pack or the store is refused, naming it) and fsynced,
+the copy checked, then published by one rename; a kill at any point leaves the folder as it was or as it is meant
+to be, and the next pack or restore into that folder clears what the killed one left. A pack is never written
+into what it packs, nor over it; an unfinished run's pack never replaces a finished one's.
+
+A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint's files
+must be whole (a safetensors file of the right length, nothing empty), of the digests in its marker, read in
+chunks after a size check, and name the same run; its metrics must read as a metrics table, its summary as the
+run's. What is checked is the copy that is published.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from reasonlab.checkpoint import complete_steps, resumable_steps, verified
+from reasonlab.checkpoint import check_best, check_checkpoint, complete_steps, resumable_steps
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
 from reasonlab.records import read_summary
-from reasonlab.store import (
-    PARTIAL,
-    RUN_ID,
-    TMP,
-    append_event,
-    read_json,
-    read_metrics,
-    remove_temps,
-    run_lock,
-    run_paths,
-    warn,
+from reasonlab.staging import (
+    clean_stale,
+    copy_below,
+    link_error,
+    made_for,
+    plain_files,
+    publish,
+    refuse_overlap,
+    remove,
+    staging,
 )
+from reasonlab.store import PARTIAL, RUN_ID, TMP, append_event, read_metrics, run_lock, run_paths, warn
 
 RESUME = "resume"
 LIMIT_BYTES = 10 * 2**20  # a resume checkpoint is committed only up to this size (larger ones are not packed)
@@ -46,97 +54,103 @@ ARTIFACTS = ("tasks.json", "tokenizer.json")  # the task's own files (TaskData.a
 ANALYSIS_SUFFIXES = (".json", ".npz", ".md")
 
 
-def run_config(run_dir: Path) -> RunConfig:
-    """The run's config, checked to hash to the directory's name (a copied or renamed folder is no run)."""
+def run_config(run_dir: Path, name: str | None = None) -> RunConfig:
+    """The run's config, checked to hash to ``name`` (by default the directory's name; a copied or renamed folder
+    is no run)."""
     path = run_dir / "config.yaml"
-    if not path.is_file() or path.is_symlink():
+    if path.is_symlink():
+        raise link_error(path)
+    if not path.is_file():
         raise StoreError(f"{path}: missing; {run_dir} is not a run directory")
     cfg = resolve(load_yaml(path))
-    if cfg.run_id() != run_dir.name.removesuffix(PARTIAL):
-        raise StoreError(f"{path}: its config hashes to run {cfg.run_id()}, not {run_dir.name}; not a run of this "
+    name = run_dir.name.removesuffix(PARTIAL) if name is None else name
+    if cfg.run_id() != name:
+        raise StoreError(f"{path}: its config hashes to run {cfg.run_id()}, not {name}; not a run of this "
                          "name (copied or renamed?)")
     return cfg
 
 
-def _resume_files(ckpt: Path, step: int) -> list[Path]:
-    files = [ckpt / f"step-{step}.{ext}" for ext in ("safetensors", "optim.pt", "json")]
-    return files + [p for p in (ckpt / "best.json", ckpt / "best.safetensors") if p.is_file()]
+def _stage(source: Path, names: list[Path], staged: Path, limit: int | None = None) -> None:
+    """Copy the files ``names`` (relative paths) of ``source`` into ``staged``, none through a link."""
+    for name in names:
+        copy_below(source, name, staged / name, limit)
 
 
-def _copy_analysis(source: Path, staging: Path) -> None:
-    """Copy the small analysis files of ``source`` (a run directory or an earlier pack) into ``staging``, leaving any
+def _present(source: Path, names: tuple[str, ...]) -> list[Path]:
+    """Those of ``names`` that ``source`` holds (a link counts, so that copying it is refused, naming it)."""
+    return [Path(n) for n in names if os.path.lexists(source / n)]
+
+
+def _stage_analysis(source: Path, staged: Path) -> None:
+    """Copy the small analysis files of ``source`` (a run directory or an earlier pack) into ``staged``, leaving any
     file already staged as it is."""
-    analysis = source / "analysis"
-    if not analysis.is_dir() or analysis.is_symlink():
-        return
-    for path in sorted(analysis.rglob("*")):
-        target = staging / path.relative_to(source)
-        if path.is_file() and not path.is_symlink() and path.suffix in ANALYSIS_SUFFIXES and not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+    if os.path.lexists(source / "analysis"):
+        files = [Path("analysis") / p for p in plain_files(source / "analysis") if p.suffix in ANALYSIS_SUFFIXES]
+        _stage(source, [p for p in files if not (staged / p).exists()], staged)
 
 
-def _staged_record(source: Path, parent: Path, name: str) -> Path:
-    """A fresh staging folder in ``parent`` (renamed into place once complete) holding ``source``'s record, task
-    artifacts and small analysis files; links are not followed."""
-    staging = parent / f".{name}{TMP}{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for file in (*RECORD, *ARTIFACTS):
-        if (source / file).is_file() and not (source / file).is_symlink():
-            shutil.copy2(source / file, staging / file)
-    _copy_analysis(source, staging)
-    return staging
+def _resume_files(ckpt: Path, run_id: str, limit: int) -> list[Path]:
+    """The files of the newest resumable checkpoint (and the best-so-far one), checked whole and within ``limit``
+    before any is read: the best-so-far weights are left out (said in one line) when only they put it over."""
+    if ckpt.is_symlink():
+        raise link_error(ckpt)
+    steps = resumable_steps(ckpt)
+    if not steps:
+        raise StoreError(f"{ckpt}: no resumable checkpoint yet; pack the run after its first checkpoint")
+    core = [ckpt / f"step-{steps[-1]}.{ext}" for ext in ("safetensors", "optim.pt", "json")]
+    best = [p for p in (ckpt / "best.json", ckpt / "best.safetensors") if os.path.lexists(p)]
+    size = sum(p.lstat().st_size for p in core + best)
+    if size > limit and best and sum(p.lstat().st_size for p in core) <= limit:
+        warn(f"{ckpt}: the best-so-far weights are left out of the pack (with them it is {size / 2**20:.1f} MB, "
+             f"over {limit / 2**20:.0f} MB); a run resumed from it chooses its best again from the pack's step")
+        best, size = [], sum(p.lstat().st_size for p in core)
+    if size > limit:
+        raise UserError(f"{ckpt / f'step-{steps[-1]}'}: the resume checkpoint is {size / 2**20:.1f} MB, over "
+                        f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
+    check_checkpoint(ckpt, steps[-1], run_id, limit)  # damaged files are not worth committing
+    if best:
+        check_best(ckpt)
+    return core + best
 
 
 def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     """Write the pack of ``run_dir`` into ``dest`` (``dest/<run_id>`` for a finished run, ``dest/<run_id>.partial``
-    with ``resume/`` for an unfinished one), replacing any earlier pack of the same run; returns its path."""
+    with ``resume/`` for an unfinished one), replacing any earlier pack of the same run (but a finished run's by an
+    unfinished one's); returns its path."""
     run_dir, dest = Path(run_dir), Path(dest)
+    refuse_overlap(run_dir, dest)
     cfg = run_config(run_dir)
     finished = not run_dir.name.endswith(PARTIAL)
-    ckpt = run_dir / "checkpoints"
-    resume: list[Path] = []
-    if not finished:
-        steps = resumable_steps(ckpt)
-        if not steps:
-            raise StoreError(f"{ckpt}: no resumable checkpoint yet; pack the run after its first checkpoint")
-        verified(ckpt, steps[-1])  # damaged files are not worth committing
-        resume = _resume_files(ckpt, steps[-1])
-        size = sum(p.stat().st_size for p in resume)
-        core = [p for p in resume if not p.name.startswith("best.")]
-        if size > limit and core != resume and sum(p.stat().st_size for p in core) <= limit:
-            warn(f"{ckpt}: the best-so-far weights are left out of the pack (with them it is {size / 2**20:.1f} MB, "
-                 f"over {limit / 2**20:.0f} MB); a run resumed from it chooses its best again from the pack's step")
-            resume, size = core, sum(p.stat().st_size for p in core)
-        if size > limit:
-            raise UserError(f"{ckpt / f'step-{steps[-1]}'}: the resume checkpoint is {size / 2**20:.1f} MB, over "
-                            f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
-    name = cfg.run_id() + ("" if finished else PARTIAL)
-    dest.mkdir(parents=True, exist_ok=True)
-    staging = _staged_record(run_dir, dest, name)
-    earlier = dest / cfg.run_id()
-    if finished and earlier.is_dir() and not earlier.is_symlink():
-        # what an earlier pack of this finished run holds beyond the run directory (computed from the committed
-        # record, e.g. by scripts/regenerate_docs.py) stays: a finished record does not change, so neither does it;
-        # an unfinished run's pack carries none over (its record grows)
-        _copy_analysis(earlier, staging)
-    if resume:
-        (staging / RESUME).mkdir()
+    final, partial = run_paths(dest, cfg.run_id())
+    if not finished and os.path.lexists(final):
+        raise StoreError(f"{final}: the pack of the finished run, which the pack of {run_dir} (unfinished) would "
+                         "replace; not packed (pack the finished run instead)")
+    resume = [] if finished else _resume_files(run_dir / "checkpoints", cfg.run_id(), limit)
+    target = final if finished else partial
+    with made_for(dest), staging(dest, target.name) as staged:
+        clean_stale(dest)
+        _stage(run_dir, _present(run_dir, (*RECORD, *ARTIFACTS)), staged)
+        _stage_analysis(run_dir, staged)
+        if finished and final.is_dir() and not final.is_symlink():
+            # what an earlier pack of this finished run holds beyond the run directory (computed from the committed
+            # record, e.g. by scripts/regenerate_docs.py) stays: a finished record does not change, so neither does
+            # it; an unfinished run's pack carries none over (its record grows)
+            _stage_analysis(final, staged)
         for path in resume:
-            shutil.copy2(path, staging / RESUME / path.name)
-    for old in run_paths(dest, cfg.run_id()):  # the pack replaces the last one, finished or not
-        shutil.rmtree(old, ignore_errors=True)
-    os.replace(staging, dest / name)
-    return dest / name
+            copy_below(path.parent, path.name, staged / RESUME / path.name, limit)
+        publish(staged, target)
+    if finished:
+        remove(partial)  # the unfinished run's pack, replaced by the finished one's
+    return target
 
 
 def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
               log: Callable[[str], None] = print) -> list[Path]:
-    """Pack one run directory, or every run (finished or not) of a sweep or store folder. In a folder, an
-    unfinished run that cannot be packed yet (no checkpoint, or one over ``limit``) is named through ``log`` and
+    """Pack one run directory, or every run (finished or not) of a sweep or store folder. In a folder, a run that
+    cannot be packed (no checkpoint yet, one over ``limit``, damaged files, a link) is named through ``log`` and
     skipped: the others are still worth committing."""
-    source = Path(source)
+    source, dest = Path(source), Path(dest)
+    refuse_overlap(source, dest)
     if RUN_ID.fullmatch(source.name.removesuffix(PARTIAL)):
         return [pack_run(source, dest, limit)]
     runs = sorted(p for p in source.iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name.removesuffix(PARTIAL)))
@@ -145,65 +159,106 @@ def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
     packed = []
     for run in runs:
         try:
+            if run.is_symlink():
+                raise link_error(run)
             packed.append(pack_run(run, dest, limit))
         except UserError as e:
-            if not run.name.endswith(PARTIAL):
-                raise
             log(f"skipped: {e}")
     return packed
 
 
-def restore_pack(pack: Path, root: Path) -> str:
+@contextmanager
+def _named_as(staged: Path, source: Path) -> Iterator[None]:
+    """Within: an error naming a file of ``staged`` names the file of ``source`` it was copied from (the copy is
+    what is checked; the source is what the user knows)."""
+    try:
+        yield
+    except UserError as e:
+        raise type(e)(str(e).replace(str(staged), str(source))) from None
+
+
+def _stage_pack(pack: Path, staged: Path, run_id: str, finished: bool, limit: int) -> int | None:
+    """Copy ``pack`` into ``staged`` as it is laid out and check the copy: config, metrics, and the summary of a
+    finished run's pack or the checkpoint of an unfinished one's (returning its step)."""
+    record = [n for n in _present(pack, (*RECORD, *ARTIFACTS)) if finished or n.name != "summary.json"]
+    _stage(pack, record, staged)
+    if not finished and os.path.lexists(pack / RESUME):
+        _stage(pack, [RESUME / p for p in plain_files(pack / RESUME)], staged, limit)
+    with _named_as(staged, pack):
+        run_config(staged, run_id)
+        read_metrics(staged / "metrics.parquet")  # a table reasonlab can read, or a one-line StoreError
+        if finished:
+            read_summary(staged / "summary.json", run_id)
+            _stage_analysis(pack, staged)
+            return None
+        steps = complete_steps(staged / RESUME)
+        if not steps:
+            raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to "
+                             "restore")
+        check_checkpoint(staged / RESUME, steps[-1], run_id, limit)
+        check_best(staged / RESUME)
+    return steps[-1]
+
+
+def _newest_whole(ckpt: Path, run_id: str) -> int | None:
+    """The step of the newest resumable checkpoint in ``ckpt`` whose files are whole (None if there is none)."""
+    for step in reversed(resumable_steps(ckpt)):
+        try:
+            check_checkpoint(ckpt, step, run_id)
+            return step
+        except StoreError:
+            continue
+    return None
+
+
+def _carry(partial: Path, files: list[Path], staged: Path) -> None:
+    """Give ``staged`` the files of the store's unfinished run that the pack does not replace (older checkpoints,
+    figures): checkpoint files hard-linked (only ever replaced by a rename, never written in place), the others
+    copied (an event log is appended to); temp files of killed writers left behind."""
+    for rel in files:
+        target = staged / rel
+        if os.path.lexists(target) or TMP in rel.name:
+            continue
+        if rel.parts[0] == "checkpoints":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(partial / rel, target, follow_symlinks=False)
+                continue
+            except OSError:  # a file system without hard links: copied
+                pass
+        copy_below(partial, rel, target)
+
+
+def restore_pack(pack: Path, root: Path, limit: int = LIMIT_BYTES) -> str:
     """Seed ``root/<run_id>.partial`` from an unfinished run's pack, unless the store already holds the run
-    finished or a checkpoint as new as the pack's, or ``root/<run_id>`` from a finished run's pack; returns a line
-    saying what was done."""
+    finished or a whole checkpoint as new as the pack's, or ``root/<run_id>`` from a finished run's pack (an
+    unfinished copy the store holds is stale once the run has finished, and goes); returns a line saying what was
+    done. The pack is copied beside its place, checked, and published by one rename."""
     pack, root = Path(pack), Path(root)
-    cfg = run_config(pack)
-    rid = cfg.run_id()
-    if not pack.name.endswith(PARTIAL) and (pack / "summary.json").is_file():
-        return _restore_finished(pack, root, rid)
-    resume = pack / RESUME
-    steps = complete_steps(resume)
-    if not pack.name.endswith(PARTIAL) or not steps:
+    refuse_overlap(pack, root)
+    rid = run_config(pack).run_id()
+    finished = not pack.name.endswith(PARTIAL) and os.path.lexists(pack / "summary.json")
+    if not finished and not pack.name.endswith(PARTIAL):
         raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to restore")
-    step = steps[-1]
-    marker = verified(resume, step)[0]
-    if marker.get("run_id", rid) != rid:
-        raise StoreError(f"{resume / f'step-{step}.json'}: a checkpoint of run {marker['run_id']}, not of {rid}")
-    read_metrics(pack / "metrics.parquet")  # a table reasonlab can read, or a one-line StoreError
-    if (resume / "best.json").is_file():
-        read_json(resume / "best.json", "best-checkpoint marker")
     final, partial = run_paths(root, rid)
-    with run_lock(root, rid):
+    with made_for(root), run_lock(root, rid), staging(root, (final if finished else partial).name) as staged:
+        clean_stale(root)
+        if final.is_symlink():
+            raise link_error(final)
         if final.is_dir():
             return f"{final} is finished; nothing to restore"
-        have = resumable_steps(partial / "checkpoints")
-        if have and have[-1] >= step:
-            return f"{partial} already holds a checkpoint at step {have[-1]} (the pack's is {step}); kept as it is"
-        (partial / "checkpoints").mkdir(parents=True, exist_ok=True)
-        remove_temps(partial, recursive=True)
-        for file in (*RECORD, *ARTIFACTS):
-            if (pack / file).is_file() and file != "summary.json":
-                shutil.copy2(pack / file, partial / file)
-        for path in sorted(resume.iterdir()):
-            shutil.copy2(path, partial / "checkpoints" / path.name)
-        append_event(partial, f"restored from the pack {pack} at step {step}")
+        step = _stage_pack(pack, staged, rid, finished, limit)
+        if finished:
+            append_event(staged, f"restored from the finished pack {pack}")
+            publish(staged, final)
+            remove(partial)
+            return f"{final}: restored as a finished run; its sweep skips it"
+        files = plain_files(partial) if os.path.lexists(partial) else []  # a link in it is refused, naming it
+        have = _newest_whole(partial / "checkpoints", rid) if files else None
+        if have is not None and have >= step:
+            return f"{partial} already holds a checkpoint at step {have} (the pack's is {step}); kept as it is"
+        (staged / RESUME).rename(staged / "checkpoints")
+        _carry(partial, files, staged)
+        append_event(staged, f"restored from the pack {pack} at step {step}")
+        publish(staged, partial)
     return f"{partial}: restored at step {step}; run the run's train or sweep command to resume it"
-
-
-def _restore_finished(pack: Path, root: Path, rid: str) -> str:
-    """Write a finished run's record from its pack into ``root/<run_id>`` (checked as the store checks its own:
-    the summary's schema and run id, the metrics table), atomically; an unfinished copy the store holds is stale
-    once the run has finished, and goes."""
-    read_summary(pack / "summary.json", rid)
-    read_metrics(pack / "metrics.parquet")
-    final, partial = run_paths(root, rid)
-    root.mkdir(parents=True, exist_ok=True)
-    with run_lock(root, rid):
-        if final.is_dir():
-            return f"{final} is finished; nothing to restore"
-        staging = _staged_record(pack, root, rid)
-        append_event(staging, f"restored from the finished pack {pack}")
-        os.replace(staging, final)
-        shutil.rmtree(partial, ignore_errors=True)
-    return f"{final}: restored as a finished run; its sweep skips it"
