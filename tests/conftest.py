@@ -151,3 +151,41 @@ def killed_after(cfg: RunConfig, root, epochs: int, monkeypatch):
     monkeypatch.setattr(Trainer, "_epoch", original)
     return root / f"{cfg.run_id()}.partial"
 
+
+
+class InProcess:
+    """An executor that trains each run of a sweep in this process, when it is submitted: a command line test's
+    sweep, demo or study without worker processes (``in_process``)."""
+
+    workers, threads, ensemble = 1, 1, 1
+
+    def submit(self, cfgs, root):
+        from concurrent.futures import Future
+
+        from reasonlab.sweep.executors import train_group
+
+        done = Future()
+        done.set_result(train_group([c.model_dump_json() for c in cfgs], str(root), self.threads))
+        return done
+
+    def wait(self, pending, timeout):
+        return set(pending), set()
+
+    def result(self, handle):
+        return handle.result()
+
+    def stop(self, pending):
+        pass
+
+    def abort(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def in_process(monkeypatch) -> None:
+    """The command line's sweeps (``sweep``, ``demo``, ``reproduce``) train their runs in this process."""
+    from reasonlab.cli import training
+
+    monkeypatch.setattr(training, "executor_factory", lambda *args, **kwargs: lambda n_runs: InProcess())

@@ -81,16 +81,16 @@ def _demo_sample() -> str:
     by the demo's own code on the demo's console (``reasonlab.terminal``) at a fixed width (so every number in it is
     the committed run's, and every character as the demo prints it)."""
     from io import StringIO
-    from textwrap import fill
 
     from reasonlab.terminal import SafeConsole
     runs = demo_seeds()[1]
     console = SafeConsole(file=StringIO(), width=100, color_system=None, legacy_windows=False, markup=False)
     console.print(demo.demo_table(runs, "runs/demo"))
+    console.print("figure: runs/demo/figures/demo.png", highlight=False)
+    console.print(demo.demo_verdict(runs), highlight=False)
     lines = ["demo: 2 runs (init.gamma) with 2 workers × 1 threads; store runs/demo",
              "…   (a live table of both runs from the first seconds: step, steps/s, ETA, loss, accuracies)",
-             *(line.rstrip() for line in console.file.getvalue().splitlines()), "figure: runs/demo/figures/demo.png",
-             fill(demo.demo_verdict(runs), 116)]
+             *(line.rstrip() for line in console.file.getvalue().splitlines())]
     walls = list(demo_walls().values())
     return (f"It takes {min(walls):.0f}–{max(walls):.0f} s (about {round(max(walls) / 60)} minutes) over "
             f"{len(walls)} seeds on 2 quiet cores (`benchmarks/demo_seeds.py`, committed in `results/demo/`) and "

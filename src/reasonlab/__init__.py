@@ -1,8 +1,8 @@
 """reasonlab: when does a transformer learn a reasoning solution, and when does it memorize?
 
-The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``open_store``, ``apply_init_rate``,
-``RunConfig`` and ``ConfigError``; ``register_task``, ``register_model`` and ``register_study`` for one's own
-task, model or study (docs/extending.md).
+The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``open_store``, ``build_task``,
+``build_model``, ``score``, ``apply_init_rate``, ``RunConfig`` and ``ConfigError``; ``register_task``,
+``register_model`` and ``register_study`` for one's own task, model or study (docs/extending.md).
 
 The built-in kinds and studies register from their own folders when imported; this facade installs the loader
 that imports them on the registry's first lookup, so ``import reasonlab`` stays light.
@@ -13,9 +13,9 @@ from reasonlab.init import apply_init_rate
 from reasonlab.registry import register_model, register_study, register_task
 from reasonlab.version import __version__
 
-__all__ = ["ConfigError", "Run", "RunConfig", "__version__", "apply_init_rate", "load", "make_config", "open_store",
-           "register_model", "register_study", "register_task", "run"]
-_API = {"make_config", "run", "load", "Run", "open_store"}
+__all__ = ["ConfigError", "Run", "RunConfig", "__version__", "apply_init_rate", "build_model", "build_task", "load",
+           "make_config", "open_store", "register_model", "register_study", "register_task", "run", "score"]
+_API = {"make_config", "run", "load", "Run", "open_store", "build_task", "build_model", "score"}
 
 
 def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``import reasonlab`` stays light)

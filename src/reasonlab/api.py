@@ -2,7 +2,8 @@
 
 Each function does what the command line does, with the same files and the same one-line ``ConfigError`` for
 bad input: ``make_config`` is ``--profile``/``--set``, ``run`` is ``reasonlab train`` (figures included),
-``load`` reads a run directory, ``open_store`` is the DuckDB of ``reasonlab results --sql``.
+``load`` reads a run directory, ``open_store`` is the DuckDB of ``reasonlab results --sql``. ``build_task``,
+``build_model`` and ``score`` give a run's data, its initialized model and the trainer's scores without training.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
             _check(key, str, "make_config overrides", "dotted field names as keys, e.g. {'init.gamma': 0.8}")
             try:
                 items.append(f"{key}={json.dumps(value, allow_nan=False)}")
-            except (TypeError, ValueError, RecursionError):
-                raise ConfigError(f"make_config overrides[{key!r}]: {str(value)[:40]!r} is not a config value "
-                                  "(numbers, strings, booleans, None, lists and dicts of them)") from None
+            except (TypeError, ValueError, RecursionError):  # ValueError: NaN, or an int too long to print
+                shown = f"an integer of {value.bit_length():,} bits" if isinstance(value, int) else \
+                    repr(str(value)[:40])
+                raise ConfigError(f"make_config overrides[{key!r}]: {shown} is not a config value (numbers, strings, "
+                                  "booleans, None, lists and dicts of them)") from None
         return items
     _check(overrides, list | tuple, "make_config overrides", "a dict or a list of 'key=value' strings")
     for item in overrides:
@@ -88,9 +91,8 @@ class Run:
         try:
             import pandas as pd
         except ImportError:
-            from reasonlab.config import ConfigError
-
-            raise ConfigError("Run.metrics: needs pandas; pip install pandas (or use Run.metric_rows())") from None
+            raise ConfigError("Run.metrics: needs pandas; pip install 'reasonlab[dataframe]', or use "
+                              "Run.metric_table() (no pandas)") from None
         from reasonlab.store import METRIC_SCHEMA
 
         return pd.DataFrame(self.metric_rows(), columns=METRIC_SCHEMA.names)
@@ -121,6 +123,50 @@ class Run:
 
         _check(checkpoint, str | int, "Run.model checkpoint", "'final', 'best' or a saved step")
         return load_trained(self.dir, str(checkpoint), self.data())[1]
+
+
+def build_task(config: RunConfig):  # -> reasonlab.tasks.base.TaskData
+    """The task data of ``config`` without training: vocabulary, training tensors and the named evaluation sets,
+    as the trainer builds them (the same seed, the same sets)."""
+    from reasonlab import build
+
+    _check(config, RunConfig, "build_task config", "a RunConfig, e.g. make_config('anchor-cpu')")
+    return build.build_task(config)
+
+
+def build_model(config: RunConfig, data: Any = None):  # -> torch.nn.Module
+    """The model of ``config`` initialized by its γ rule, untrained, as the trainer starts it; ``data`` (from
+    ``build_task``) gives its vocabulary and sequence length, and is built from the config when not given."""
+    from reasonlab import build
+    from reasonlab.tasks.base import TaskData
+
+    _check(config, RunConfig, "build_model config", "a RunConfig, e.g. make_config('anchor-cpu')")
+    if data is not None:
+        _check(data, TaskData, "build_model data", "the TaskData of build_task(config), or None")
+    return build.build_model(config, build.build_task(config) if data is None else data)
+
+
+def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, float]:
+    """``model``'s accuracy on one evaluation set per target kind (``designated``; a kind's own such as
+    ``inferential``), and its mean loss where the set has one, scored as the set declares (its ``scoring``) by
+    the trainer's own scorer, on its first ``limit`` sequences (all by default); the model's mode is kept."""
+    import torch
+
+    from reasonlab.evaluate.scoring import score_sets
+    from reasonlab.tasks.base import EvalSet
+
+    _check(model, torch.nn.Module, "score model", "a torch.nn.Module, e.g. run.model() or build_model(config)")
+    _check(eval_set, EvalSet, "score eval_set", "one of data.eval_sets' values, e.g. run.data().eval_sets[name]")
+    if limit is not None:
+        _check(limit, int, "score limit", "a number of sequences, or None for all")
+    training = model.training
+    device = next(model.parameters()).device
+    try:
+        result = score_sets(model, {"set": eval_set}, limit, device)["set"]
+    finally:
+        model.train(training)
+    figures = {kind: result.acc(kind) for kind in result.correct}
+    return figures if result.loss is None else {**figures, "loss": result.loss}
 
 
 def load(run_dir: str | Path) -> Run:

@@ -139,12 +139,14 @@ class RunSummary(_Record):
 
 
 class SweepRecord(_Record):
-    """``sweep.json``: the sweep's name, its axes (a linked axis as ``a+b``) and the spec it ran."""
+    """``sweep.json``: the sweep's name, its axes (a linked axis as ``a+b``), the spec it ran, and the command line
+    that last ran it (``reasonlab demo``; None from the Python API): what resumes its unfinished runs."""
 
     name: str
     axes: list[str]
     spec: dict[str, Any] = {}
     run_ids: list[str] = []
+    command: str | None = None
 
 
 class ProgressRecord(_Record):

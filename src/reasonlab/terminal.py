@@ -8,6 +8,7 @@ the second drives the terminal and the third cannot be encoded. ``printable`` ne
 and does nothing else. Where one line is promised (a log line, an error), ``print_line`` escapes line feeds too.
 An output whose encoding cannot print a character (``PYTHONIOENCODING=ascii``, a C locale) gets its ASCII
 spelling (``×`` as ``x``, ``≤`` as ``<=``) or its escape instead of an error (``plain_encoding``).
+``command_line`` holds the command being run, as typed, so that what it writes can name what resumes it.
 
 Layer: ground (imports nothing of reasonlab).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import codecs
 import re
 import sys
+from contextvars import ContextVar
 from typing import Any
 
 from rich.console import Console
@@ -25,6 +27,11 @@ from rich.text import Text
 # C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder what
 # follows them on screen), and lone surrogates (the bytes of a file name that are not UTF-8, as Python decodes
 # them); the same but the line feed, for text laid out on several lines.
+# The command line being run, as typed (``reasonlab demo --seed 2``): set by the command line for the duration of a
+# command, None from the Python API. A sweep records it, so that an unfinished run's card names the command that
+# resumes it.
+command_line: ContextVar[str | None] = ContextVar("command_line", default=None)
+
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _UNSAFE_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 

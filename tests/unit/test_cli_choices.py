@@ -146,3 +146,31 @@ def test_a_sweep_files_family_qualifies_its_own_profile_only(tmp_path) -> None:
     assert other.exit_code == 0 and "· modular · profile cpu ·" in other.output, other.output
     bare = runner.invoke(app, ["sweep", str(spec), "--profile", "cpu", *out])
     assert bare.exit_code == 2 and "ambiguous" in bare.output and "add --family" in bare.output
+
+
+def test_the_set_example_in_help_is_accepted_by_the_demo_and_every_profiles_train(tmp_path) -> None:
+    """`demo --help` suggested `--set model.depth=3`, which the demo's Emb-MLP refuses: the example every command's
+    --set shows must be a field every run has."""
+    import re
+
+    from reasonlab.config import families, family_profiles, raw_config, resolve
+
+    for command in ("demo", "train", "sweep", "reproduce"):
+        text = " ".join(re.sub("[│╭╮╰╯─]", " ", runner.invoke(app, [command, "--help"]).output).split())
+        example = re.search(r"override a field, e\.g\. (\S+)", text).group(1)
+        assert example == "train.epochs=20", text
+    result = runner.invoke(app, ["demo", "--dry-run", "--set", example, "--out", str(tmp_path)])
+    assert result.exit_code == 0 and "dry run: nothing trained" in result.output, result.output
+    for family in families():
+        for profile in family_profiles(family):
+            assert resolve(raw_config(None, profile, [example], family)).train.epochs == 20
+
+
+@pytest.mark.parametrize("command", [["train", "--profile", "anchor-cpu"], ["demo"],
+                                     ["sweep", "--profile", "anchor-cpu"], ["reproduce", "anchor-phase"]])
+def test_a_field_and_its_value_as_two_words_name_the_override_to_write(command: list[str], tmp_path: Path) -> None:
+    """`--set init.gamma 0.5` read 0.5 as a config file (train), a demo's name or a stray argument."""
+    line = _one_error_line([*command, "--set", "init.gamma", "0.5", "--dry-run", "--out", str(tmp_path)])
+    assert line == ("error: --set init.gamma 0.5: a field and its value are one word joined by '='; write "
+                    "--set init.gamma=0.5")
+    assert not any(tmp_path.iterdir())

@@ -234,6 +234,10 @@ def test_an_integer_too_long_to_convert_is_one_line(tmp_path):
     path.write_text("seed: " + "7" * 5000 + "\n")
     with pytest.raises(ConfigError, match=f"^{path}: "):
         load_yaml(path)
+    from reasonlab import make_config  # the Python API's override mapping: the int itself, not its digits
+
+    with pytest.raises(ConfigError, match=r"^make_config overrides\['seed'\]: an integer of 16,610 bits"):
+        make_config("anchor-cpu", {"seed": 10**5000})
 
 
 def test_field_roles_are_declared_once_and_every_list_follows():

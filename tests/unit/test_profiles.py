@@ -119,3 +119,49 @@ def test_a_sweep_file_names_its_family_and_reads_study_as_its_old_name(tmp_path,
     with pytest.raises(ConfigError, match=r"both\.yaml: study: the old name of family; give family only$"):
         load_sweep(both)
     assert SweepSpec().family is None
+
+
+# ---- reasonlab profiles, reasonlab profile show ----------------------------------------------------------------------
+def test_every_built_in_profile_opens_with_one_line_saying_what_it_is():
+    from reasonlab.config import profile_about, profile_text
+
+    for family in families():
+        for profile in family_profiles(family):
+            first = profile_text(family, profile).splitlines()[0]
+            about = profile_about(family, profile)
+            assert first == f"# {about}" and about.endswith(".") and len(about) <= 80, (family, profile, about)
+
+
+def test_profiles_lists_each_profile_in_a_line_with_what_it_is_for_and_its_cost(screen, monkeypatch):
+    from pathlib import Path
+
+    from reasonlab.config import profile_about
+
+    built_in = [(family, profile) for family in families() for profile in family_profiles(family)]
+    folder = Path(__file__).parents[1] / "kinds" / "parity" / "profiles"  # a plug-in's family, its kind unloaded
+    monkeypatch.setitem(registry._PROFILES, "parity", folder)
+    screen(160, False)
+    result = runner.invoke(app, ["profiles"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for family, profile in built_in:
+        line = next(x for x in lines if x.split() and x.split()[0] == f"{family}-{profile}")
+        assert profile_about(family, profile) in line  # name, cost and what it is for on one line
+    anchor = next(x for x in lines if x.split() and x.split()[0] == "anchor-cpu").split()
+    assert anchor[1] == f"{6 * make_config('anchor-cpu').work():.1e}"  # FLOPs ≈ 6 × parameters × tokens
+    assert next(x for x in lines if x.split() and x.split()[0] == "scan-cpu").split()[1] == "—"  # a study sizes it
+    assert any(x.split()[:4] == ["cpu", "--family", "parity", "—"] and "Parity of 6 bits" in x for x in lines if x)
+
+
+def test_profile_show_prints_the_yaml_with_its_comments_and_refuses_an_unknown_name():
+    from reasonlab.config import profile_text
+
+    result = runner.invoke(app, ["profile", "show", "anchor-cpu"])
+    assert result.exit_code == 0 and result.output == profile_text("anchor", "cpu")
+    assert result.output.startswith("# Anchor composition") and "n_train_per_pair: 4000" in result.output
+    bare = runner.invoke(app, ["profile", "show", "emb-mlp-cpu"])  # a bare name one family has
+    assert bare.exit_code == 0 and bare.output == profile_text("mixture", "emb-mlp-cpu")
+    wrong = runner.invoke(app, ["profile", "show", "anchr-cpu"])
+    lines = [x for x in wrong.output.splitlines() if x.strip()]
+    assert wrong.exit_code == 2 and len(lines) == 1 and "did you mean anchor-cpu?" in lines[0]
+    assert yaml.safe_load(result.output)["task"]["kind"] == "anchor"  # a YAML file one can save and edit

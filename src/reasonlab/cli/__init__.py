@@ -1,5 +1,5 @@
-"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | analyze |
-report | export | pack | restore``.
+"""Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | profiles |
+profile show | analyze | report | export | pack | restore``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written. The commands (``training``, ``reading``, ``analyze``) raise;
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import shlex
 import sys
 from typing import Annotated, Any, NoReturn
 
@@ -17,9 +18,9 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from reasonlab.cli import analyze, reading, registered, training
+from reasonlab.cli import analyze, profiles, reading, registered, training
 from reasonlab.cli.common import console, err
-from reasonlab.errors import Interrupted, UserError
+from reasonlab.errors import ConfigError, Interrupted, UserError
 from reasonlab.terminal import print_line, printable
 
 
@@ -66,16 +67,22 @@ class _Commands(TyperGroup):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         from reasonlab.store import forget_warnings
-        from reasonlab.terminal import plain_encoding
+        from reasonlab.terminal import command_line, plain_encoding
 
         forget_warnings()  # each command says each of its warnings once
         plain_encoding()  # an ASCII terminal gets 'x' for '×', not a UnicodeEncodeError
+        given = kwargs.get("args", args[0] if args else None)
+        argv = [str(a) for a in (sys.argv[1:] if given is None else given)]
+        typed = command_line.set(shlex.join(["reasonlab", *argv]))  # a sweep records it: what resumes its runs
         try:
+            _refuse_a_spaced_override(argv)
             code = super().main(*args, standalone_mode=False, **kwargs)
         except (typer.TyperException, typer.Abort, UserError, Interrupted, KeyboardInterrupt, OSError) as e:
             if not standalone_mode:
                 raise
             _exit_for(e)
+        finally:
+            command_line.reset(typed)
         if standalone_mode:
             sys.exit(code if isinstance(code, int) else 0)
         return code
@@ -89,6 +96,15 @@ class _Commands(TyperGroup):
             registered.complete(cmd_name, command)
             _plain_flags(command.get_params(ctx))
         return command
+
+
+def _refuse_a_spaced_override(argv: list[str]) -> None:
+    """``--set init.gamma 0.5``: a field and its value given as two words would read the value as a config file, a
+    demo or a study; refused, naming the override to write instead."""
+    for flag, key, value in zip(argv, argv[1:], argv[2:], strict=False):
+        if flag in ("--set", "-s") and "=" not in key and not key.startswith("-") and not value.startswith("-"):
+            raise ConfigError(f"--set {key} {value}: a field and its value are one word joined by '='; write "
+                              f"--set {key}={value}")
 
 
 def _plain_flags(params: list) -> list:
@@ -128,6 +144,8 @@ for _command in (training.train, reading.show, training.demo, training.sweep, re
                  analyze.analyze, reading.report, reading.export, reading.pack, reading.restore, training.reproduce):
     app.command(short_help=_short_help(_command.__doc__))(_command)
 app.command("studies", short_help=_short_help(training.list_studies.__doc__))(training.list_studies)
+app.command("profiles", short_help=_short_help(profiles.list_profiles.__doc__))(profiles.list_profiles)
+app.add_typer(profiles.profile_app, name="profile", short_help=_short_help(profiles.profile_app.info.help))
 
 
 def main() -> None:

@@ -66,7 +66,9 @@ def _profile_help() -> str:
             f"family only: {listing}")
 
 
-Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field: model.depth=3")]
+# The example is a field every profile and every demo has (model.depth is no field of the demo's Emb-MLP).
+Overrides = Annotated[list[str] | None, typer.Option("--set", "-s", help="override a field, e.g. train.epochs=20 "
+                                                     "(one --set per field; every field: docs/config.md)")]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help=_profile_help())]
 FamilyOpt = Annotated[str | None, typer.Option(

@@ -18,7 +18,7 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
                                                      "a sweep directory (to list its runs)")]
          ) -> None:
     """A run's card: a finished run's summary; an unfinished one's progress (its last evaluation, and its escape
-    points or plateau exits so far, and the command that resumes it); a sweep's runs, finished or not."""
+    points or plateau exits so far) and the command that resumes it; a sweep's runs, finished or not."""
     from reasonlab.report.card import run_card
 
     console.print(run_card(run_dir))

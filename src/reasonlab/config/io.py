@@ -285,6 +285,27 @@ def _profile_path(family: str, profile: str) -> Path:
     return Path(str(resources.files("reasonlab") / "profiles" / f"{family}-{profile}.yaml"))
 
 
+def profile_flag(family: str, profile: str) -> str:
+    """How ``--profile`` names a profile: a built-in one by its full name (``anchor-cpu``), one a plug-in registered
+    by its bare name and family (``cpu --family parity``)."""
+    full = f"{family}-{profile}"
+    return full if full in _profile_files() else f"{profile} --family {family}"
+
+
+def profile_text(family: str, profile: str) -> str:
+    """A profile's file as written, its comments included (``reasonlab profile show``)."""
+    return _profile_path(family, profile).read_text(encoding="utf-8")
+
+
+def profile_about(family: str, profile: str) -> str:
+    """A profile in one line: its file's first comment line (every built-in profile opens with one sentence saying
+    what it is for and what it costs), else its ``profile:`` label."""
+    first = next(iter(profile_text(family, profile).splitlines()), "")
+    if first.startswith("#"):
+        return first.lstrip("#").strip()
+    return str(load_profile(family, profile).get("profile") or "—")
+
+
 def check_family(family: str | None) -> None:
     """Refuse a family (``--family``) that has no profile; None, no family, is fine."""
     if family is not None and family not in families() and family not in families(load=True):  # a plug-in's
@@ -359,4 +380,13 @@ def resolve(data: dict[str, Any]) -> RunConfig:
 
 def to_yaml(cfg: RunConfig) -> str:
     return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
+
+
+def changed_yaml(cfg: RunConfig) -> str:
+    """The fields of ``cfg`` set away from their defaults, as YAML, and the task and model kinds always: the few
+    lines that tell a run apart, which resolve to the same run (docs/config.md lists every default)."""
+    changed = cfg.model_dump(mode="json", exclude_defaults=True)
+    for section in ("task", "model"):
+        changed[section] = {"kind": getattr(cfg, section).kind, **changed.get(section, {})}
+    return yaml.safe_dump(changed, sort_keys=False, width=1000, allow_unicode=True)
 

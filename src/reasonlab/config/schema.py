@@ -172,11 +172,14 @@ class TrainConfig(StrictModel):
     snapshot_steps: list[Annotated[int, Field(ge=1)]] = Field(
         [], description="also save the weights at these absolute steps (those past the end are skipped), as "
         "snapshot_fractions does: statistics read at the same step whatever the run's length", **roles("execution"))
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where the run trains: auto = the GPU when CUDA sees one, else the CPU; cuda = the GPU "
+        "(refused when none is visible); cpu")
     precision: Literal["fp32", "bf16", "auto"] = Field(
         "fp32", description="bf16 autocast of forward and loss (fp32 master weights, no loss scaler); auto = bf16 "
         "on CUDA, fp32 on CPU", **roles("late"))
-    tf32: bool = False
+    tf32: bool = Field(False, description="on CUDA, matmuls in TF32 (a 10-bit mantissa: faster, less exact); no "
+                       "effect on a CPU")
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
                                 **roles("execution", "member"))
     loggers: list[Literal["tensorboard", "wandb"]] = Field(

@@ -1,7 +1,7 @@
 """A run's card (``reasonlab show``): a finished run's summary, or an unfinished run's progress read from the files
-its trainer writes as it goes, as one two-column table. Kept apart from the CLI so that any front end (the CLI, a
-notebook) draws the same card from the same files. A task kind adds its own rows by hooks (``card``, ``history``:
-``kinds/<kind>/card.py``).
+its trainer writes as it goes, as one two-column table; a sweep's card lists its runs, finished or not. Kept apart
+from the CLI so that any front end (the CLI, a notebook) draws the same card from the same files. A task kind adds
+its own rows by hooks (``card``, ``history``: ``kinds/<kind>/card.py``).
 
 Layer: report; names no task kind."""
 
@@ -19,22 +19,26 @@ from reasonlab.records import (
     RunSummary,
     check_identity,
     describe_run,
+    finished_summaries,
     load_progress,
     load_run,
     progress_figures,
+    read_sweep,
     run_metrics,
 )
 from reasonlab.registry import task_kinds
-from reasonlab.store import inside
+from reasonlab.store import PARTIAL, inside, warn
 
 
 def run_card(run_dir: Path) -> Table:
-    """The card of a run directory, finished or not; a one-line error (StoreError) for a folder that is neither,
-    or whose files are not what reasonlab wrote. Print it on a ``reasonlab.terminal`` console: its strings are
-    stored text, shown as they are."""
+    """The card of a run directory, finished or not, or of a sweep (its runs); a one-line error (StoreError) for a
+    folder that is none of them, or whose files are not what reasonlab wrote. Print it on a ``reasonlab.terminal``
+    console: its strings are stored text, shown as they are."""
     run_dir = Path(run_dir)
     if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
         return _card(run_dir, _progress_rows(run_dir))
+    if not (run_dir / "summary.json").is_file() and (run_dir / "sweep.json").is_file():
+        return _card(run_dir, _sweep_rows(run_dir))
     return summary_card(run_dir, load_run(run_dir)[0])
 
 
@@ -63,14 +67,59 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
     rows = [("run", describe_run(cfg)), ("profile", str(cfg.profile)),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
-                       f"{f' of {total}' if (total := progress.get('steps')) else ''}; the same `reasonlab train` "
-                       "command resumes it from its last checkpoint"),
+                       f"{f' of {total}' if (total := progress.get('steps')) else ''}; {_resumed_by(run_dir)} "
+                       "resumes it from its last checkpoint"),
             ("training loss (epoch mean so far)", num(progress["loss"], ".4g"))]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
     rows += [(f"{where}: {k}", num(v)) for k, v in progress_figures(progress).items()]
     rows += history_rows(cfg.task.kind, extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
+    return rows
+
+
+def _resumed_by(run_dir: Path) -> str:
+    """What resumes an unfinished run: the command that last ran its sweep (recorded in ``sweep.json``: ``reasonlab
+    demo``, ``reproduce`` or ``sweep``, which skips the finished runs), else the ``train`` command that started it."""
+    sweep = read_sweep(run_dir.parent) if (run_dir.parent / "sweep.json").is_file() else None
+    if sweep is None:
+        return "the same `reasonlab train` command (or `reasonlab.run`)"
+    if sweep.get("command"):
+        return f"its sweep's command, `{sweep['command']}`,"
+    return f"the command that ran its sweep {sweep['name']!r} (run again as it was)"
+
+
+def _sweep_rows(sweep_dir: Path) -> list[tuple[str, object]]:
+    """A sweep's card: its name, the command that last ran it, its axes, then each of its runs in one line
+    (``describe_run``): the finished ones with their label, the unfinished ones with where they stand, and the
+    ones not started yet by id."""
+    sweep = read_sweep(sweep_dir) or {"name": sweep_dir.name, "axes": [], "run_ids": []}
+    axes = sweep["axes"]
+    finished = {d.name: RunSummary.model_validate(s).describe(axes) for d, s in finished_summaries(sweep_dir)}
+    unfinished = {}
+    for partial in sorted(sweep_dir.glob(f"*{PARTIAL}")):
+        run_id = partial.name.removesuffix(PARTIAL)
+        if run_id in finished or not (partial / "progress.json").is_file():
+            continue
+        try:
+            progress = load_progress(partial)
+            if not inside(partial / "config.yaml", partial):
+                raise StoreError(f"{partial / 'config.yaml'}: a symbolic link out of {partial}; not read")
+            cfg = resolve(load_yaml(partial / "config.yaml"))
+        except (StoreError, ValueError) as e:
+            warn(f"{e}; left out of the sweep's card")
+            continue
+        unfinished[run_id] = (f"unfinished, epoch {progress['epoch']} of {progress['epochs']}",
+                              describe_run(cfg, axes))
+    waiting = [r for r in sweep.get("run_ids", []) if r not in finished and r not in unfinished]
+    total = len(set(sweep.get("run_ids", [])) | set(finished) | set(unfinished))
+    rows: list[tuple[str, object]] = [
+        ("sweep", sweep["name"]), ("command", sweep.get("command") or "—"), ("axes", ", ".join(axes) or "—"),
+        ("runs", f"{len(finished)} finished, {len(unfinished)} unfinished, {len(waiting)} not started, of {total}")]
+    rows += [("finished", line) for line in finished.values()]
+    rows += list(unfinished.values())
+    rows += [("not started", run_id) for run_id in waiting]
+    rows.append(("a run's card", f"reasonlab show {sweep_dir / '<run_id>'}"))
     return rows
 
 

@@ -1,16 +1,16 @@
 """The HTML report of a run or a sweep: one page, every figure embedded as a data URI, no script, no external
 request. Every string from a config, summary or file goes through Jinja's autoescaping.
 
-A run section holds the run's config, outcome, final figures, training curves and every analysis saved under
-``analysis/`` (with its one-line numbers). A sweep page adds the sweep's own figures (its phase diagrams), its
-``summary.md`` and a phase table over the sweep's first two axes whose cells link to the run sections.
+A run section holds the run's config (its fields away from their defaults), outcome, final figures, training
+curves and every analysis saved under ``analysis/`` (with its one-line numbers). A sweep page adds the sweep's own
+figures (its phase diagrams), its ``summary.md`` and a phase table over the sweep's first two axes whose cells link
+to the run sections.
 """
 
 from __future__ import annotations
 
 import base64
 import glob
-import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 import matplotlib.pyplot as plt
 
-from reasonlab.config import ConfigError
+from reasonlab.config import ConfigError, changed_yaml
 from reasonlab.errors import StoreError
 from reasonlab.plots import figure_bytes
 from reasonlab.plots.phase import axis_name
@@ -136,7 +136,7 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
     return {"id": record.run_id, "label": record.label, "header": record.describe(axes or []),
             "profile": record.profile, "figures": _figures(record.final), "images": _run_figures(run_dir),
             "analyses": _analyses(run_dir, record.config["task"]["kind"]),
-            "config": json.dumps(record.config, indent=2)}
+            "config": changed_yaml(record.run_config())}
 
 
 def sweep_cells(rows: list[dict[str, Any]], x: str, y: str) -> dict[tuple, dict[str, Any]]:

@@ -6,7 +6,7 @@ fit their training data; what differs is what they learned: the rule, which answ
 (never trained on), or a table. The verdict is read from the runs' own numbers — the labels, which source each run
 learned first (t50) and the spec's four E1 criteria — and says what held and what did not.
 
-``reasonlab demo anchor`` keeps the earlier demo (the anchor study in small, about 20 minutes) and
+``reasonlab demo anchor`` keeps the earlier demo (the anchor study in small, about 15 minutes) and
 ``reasonlab demo trajectory`` draws the anchor study's paper-scale runs from the data shipped with the package, in
 seconds, training nothing.
 """
@@ -23,6 +23,8 @@ from rich.table import Table
 from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
+from reasonlab.report import markdown
+from reasonlab.store import atomic_write_text
 from reasonlab.studies import anchor
 from reasonlab.studies.reasoning_bias import read_mixture_run
 from reasonlab.sweep.grid import SweepSpec
@@ -50,23 +52,43 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     if runs:
         figures = draw_demo(runs, configs[0].profile, seed, report.sweep_dir / "figures" / "demo")
         console.print(f"figure: {figures[0]}", highlight=False)
-    console.print(demo_verdict(runs), highlight=False, soft_wrap=True)
+        # the verdict beside the runs, where `reasonlab report runs/demo` shows it
+        atomic_write_text(report.sweep_dir / "summary.md", demo_summary(runs, configs[0].profile, report.timing()))
+    console.print(demo_verdict(runs), highlight=False)  # wrapped at the console's width, line by line
     return [r["dir"] for _, r in sorted(runs.items())]
+
+
+# The closing table's columns: two-line headers keep it inside an 80-column terminal or a piped log
+COLUMNS = ("γ", "label", "memory", "rule\ntrained", "rule\nunseen", "t50\nmemory", "t50\nrule", "time\n(s)")
+CAPTION = "accuracy at the end; t50: first epoch at accuracy ≥ 0.5"
+
+
+def _table_rows(runs: dict[float, dict]) -> list[tuple[str, ...]]:
+    """The closing table's cells, one row per γ (bare epochs, shares to 3 digits)."""
+    return [(f"{gamma:g}", r["label"], _share(r["memory_acc"]), _share(r["reasoning_train_acc"]),
+             _share(r["reasoning_test_acc"]), _epoch(r["t50_memory"]).removeprefix("epoch "),
+             _epoch(r["t50_reasoning_train"]).removeprefix("epoch "), _share(r["wall_time_s"], 0))
+            for gamma, r in sorted(runs.items())]
 
 
 def demo_table(runs: dict[float, dict], sweep_dir: Path | str) -> Table:
     """The demo's closing table (γ → ``read_mixture_run`` output); the README's sample is this table of the committed
     seed, so the two cannot differ."""
     table = Table(title=f"reasoning or memory, by initialization ({sweep_dir})")
-    # two-line headers and bare epochs keep it inside an 80-column terminal or a piped log, where Rich folds cells
-    for col in ("γ", "label", "memory", "rule\ntrained", "rule\nunseen", "t50\nmemory", "t50\nrule", "time\n(s)"):
+    for col in COLUMNS:
         table.add_column(col, overflow="fold", no_wrap=col == "label")
-    table.caption = "accuracy at the end; t50: first epoch at accuracy ≥ 0.5"
-    for gamma, r in sorted(runs.items()):
-        table.add_row(f"{gamma:g}", r["label"], _share(r["memory_acc"]), _share(r["reasoning_train_acc"]),
-                      _share(r["reasoning_test_acc"]), _epoch(r["t50_memory"]).removeprefix("epoch "),
-                      _epoch(r["t50_reasoning_train"]).removeprefix("epoch "), _share(r["wall_time_s"], 0))
+    table.caption = CAPTION
+    for row in _table_rows(runs):
+        table.add_row(*row)
     return table
+
+
+def demo_summary(runs: dict[float, dict], profile: str, timing: str) -> str:
+    """The demo's ``summary.md`` (the sweep's summary in ``reasonlab report``): its table and its verdict."""
+    columns = [c.replace("\n", " ") for c in COLUMNS]
+    return markdown.document(markdown.header("demo: reasoning or memory, by initialization", DEMO_PROFILE, profile,
+                                             timing),
+                             markdown.table(columns, _table_rows(runs)), ["", CAPTION, "", demo_verdict(runs)])
 
 
 def read_demo_runs(folder: Path) -> dict[float, dict]:
@@ -101,9 +123,10 @@ def _label(run: dict) -> str:
 
 
 def demo_verdict(runs: dict[float, dict]) -> str:
-    """What the two runs show, said from their numbers: their labels and t50s, the spec's four E1 criteria one by
-    one, and whether the contrast (the first three criteria: the rule first and generalized at small init, no such
-    order at large init) shows. Never more than the runs say."""
+    """What the two runs show, said from their numbers, one statement a line (printed wrapped at the console's
+    width): their labels and t50s, the spec's four E1 criteria one by one, and whether the contrast (the first
+    three criteria: the rule first and generalized at small init, no such order at large init) shows. Never more
+    than the runs say."""
     large, small = (runs.get(g) for g in DEMO_GAMMAS)
     if large is None or small is None:
         return "The demo's two runs have not both finished: nothing to compare."
@@ -114,15 +137,15 @@ def demo_verdict(runs: dict[float, dict]) -> str:
                 f"{_share(r['reasoning_test_acc'], 2)}; t50 memory {_epoch(r['t50_memory'])}, reasoning "
                 f"{_epoch(r['t50_reasoning_train'])})")
 
-    held = [f"{text}: {'held' if criteria[key] else 'did not hold'}" for key, text in CRITERIA.items()]
-    text = (f"Large init: {ended(DEMO_GAMMAS[0], large)}. Small init: {ended(DEMO_GAMMAS[1], small)}. "
-            f"The study's E1 criteria ({sum(criteria[k] for k in CRITERIA)} of {len(CRITERIA)}): "
-            + "; ".join(held) + ". ")
+    held = [f"- {text}: {'held' if criteria[key] else 'did not hold'}" for key, text in CRITERIA.items()]
+    lines = [f"Large init: {ended(DEMO_GAMMAS[0], large)}.", f"Small init: {ended(DEMO_GAMMAS[1], small)}.",
+             f"The study's E1 criteria ({sum(criteria[k] for k in CRITERIA)} of {len(CRITERIA)}):", *held]
     if all(criteria[k] for k in CONTRAST):
-        return text + ("The contrast shows: the small initialization learned the rule first and answers tuples it "
-                       "never saw by it; the large one learned rule and table together and answers them far less "
-                       "often (docs/reasoning-bias.md).")
-    return text + "The contrast (rule first at small init only) does NOT show in these runs (docs/reasoning-bias.md)."
+        return "\n".join([*lines, "The contrast shows: the small initialization learned the rule first and answers "
+                           "tuples it never saw by it; the large one learned rule and table together and answers "
+                           "them far less often (docs/reasoning-bias.md)."])
+    return "\n".join([*lines, "The contrast (rule first at small init only) does NOT show in these runs "
+                       "(docs/reasoning-bias.md)."])
 
 
 def trajectory(out: Path, console: Console) -> list[Path]:
@@ -155,7 +178,7 @@ DEMOS: dict[str, Demo] = {
     "reasoning": Demo("the Emb-MLP at a large and a small initialization (the default: a few minutes)", demo,
                       lambda runs: "reasonlab demo trajectory (the anchor study at paper scale, drawn without "
                                    "training)"),
-    "anchor": Demo("the anchor study in small (about 20 minutes)", anchor.demo,
+    "anchor": Demo("the anchor study in small (about 15 minutes)", anchor.demo,
                    lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
     "trajectory": Demo("the anchor study's paper-scale runs, drawn from shipped data in seconds",
                        lambda out, seed, make_executor, console, overrides: trajectory(out, console),

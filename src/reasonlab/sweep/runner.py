@@ -253,13 +253,17 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     sweep_dir = Path(out) / check_name(name, "sweep name")
     sweep_dir.mkdir(parents=True, exist_ok=True)
     write_json(sweep_dir / "sweep.json", valid(SweepRecord, {"name": name, "axes": axes, "spec": spec or {},
-                                                             "run_ids": [c.run_id() for c in configs]}))
+                                                             "run_ids": [c.run_id() for c in configs],
+                                                             "command": terminal.command_line.get()}))
     atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
     # every directory that claims to be a finished run is left alone: one that is not what it claims (a damaged
     # summary, a copy under another run's name) is reported in one line by the results table and left out of it
     finished = {p.name for p in run_dirs(sweep_dir)}
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
+    if report.skipped:  # said on every console: a piped rerun that trains nothing must not look like a failure
+        terminal.print_line(console, f"{report.skipped} of {report.total} runs already finished in {sweep_dir}: "
+                            f"reused, not trained again{'' if todo else '; nothing left to train'}")
     if resuming := _resume_points(sweep_dir, todo):
         terminal.print_line(console, f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
                             + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
