@@ -38,23 +38,26 @@ def _benchmark_table(values: dict[tuple[str, int], tuple[float, ...]]) -> list[d
 
 
 def test_benchmark_verdict_means_over_seeds_and_counts_each_seed(tmp_path):
-    """The headline compares the means; beside it, in how many seeds small init was better on its own (seed 3 runs
-    the other way at 1,000 rows), how many runs did not fit, and the seed counts where the sides differ; the
-    figure draws every run."""
-    from reasonlab.studies.benchmarks import SETTINGS, benchmark_figure, verdict
+    """The headline compares the means; a side that did not fit in most seeds makes the size not testable, and
+    seeds that disagree make it mixed; beside it, in how many seeds small init was better on its own, how many runs
+    did not fit, and the seed counts where the sides differ; the figure draws every run."""
+    from reasonlab.studies.benchmarks import RULE, SETTINGS, benchmark_figure, verdict
 
     large, small = SETTINGS[0], SETTINGS[1]
     table = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),
                               (small, 1000): (0.4, 0.4, 0.9), (large, 1000): (0.5, 0.5, 0.5)})
     assert verdict(table, small, large) == (
-        f"{small} vs {large}: n 100: 0.800 vs 0.200 (better; seed by seed better in 3 of 3; {large} did not fit in "
-        "3 of 3 seeds); n 1000: 0.567 vs 0.500 (better; seed by seed better in 1 of 3). Better at 2 of 2 sizes "
-        "(means over 3 seeds; a difference under 0.02 counts as none).")
-    assert "n 1000: 0.500 vs 0.567 (worse; seed by seed better in 2 of 3)" in verdict(table, large, small)
+        f"{small} vs {large}: n 100: 0.800 vs 0.200 (not testable; seed by seed better in 3 of 3; {large} did not fit "
+        "in 3 of 3 seeds); n 1000: 0.567 vs 0.500 (mixed across seeds; seed by seed better in 1 of 3). Better at 0 of "
+        f"2 sizes (means over 3 seeds; {RULE}).")
+    assert "n 1000: 0.500 vs 0.567 (mixed across seeds; seed by seed better in 2 of 3)" in verdict(table, large, small)
+    clear = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.3, 0.4, 0.35)})
+    assert "n 100: 0.800 vs 0.350 (better; seed by seed better in 3 of 3). Better at 1 of 1" in verdict(
+        clear, small, large)
     uneven = _benchmark_table({(small, 100): (0.9, 0.4, 0.4), (large, 100): (0.5,)})
     assert verdict(uneven, small, large) == (
         f"{small} vs {large}: n 100: 0.567 vs 0.500 (better; seed by seed better in 1 of 1; seeds 3 vs 1). Better at "
-        "1 of 1 sizes (means over each side's seeds; a difference under 0.02 counts as none).")
+        f"1 of 1 sizes (means over each side's seeds; {RULE}).")
     assert _written(benchmark_figure(table, "addition", tmp_path / "addition", "tiny"))
 
 

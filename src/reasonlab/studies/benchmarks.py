@@ -124,10 +124,10 @@ def category_means(table: list[dict], n: int) -> tuple[list[str], dict[str, dict
 
 
 def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, float, str]]:
-    """Per size: (n, headline of a, headline of b — each the mean over its seeds —, what the means say for a:
-    better / worse / no difference; where a side has several seeds, in how many of the seeds both ran a was better
-    on its own, and the seed counts when the sides differ; and which side did not fit its training data, where the
-    gap says little about generalization)."""
+    """Per size: (n, headline of a, headline of b — each the mean over its seeds —, what they say for a, by
+    ``RULE``: not testable / better / worse / no difference / mixed across seeds; where a side has several seeds, in
+    how many of the seeds both ran a was better on its own, and the seed counts when the sides differ; and which
+    side did not fit its training data)."""
     out = []
     for n in sorted({t["n"] for t in table}):
         va, vb = cell(table, a, n, "value"), cell(table, b, n, "value")
@@ -135,18 +135,32 @@ def comparison(table: list[dict], a: str, b: str) -> list[tuple[int, float, floa
             continue
         notes = []
         seeds = {s: _seeds(table, s, n) for s in (a, b)}
+        paired = sorted(seeds[a] & seeds[b])
+        by_seed = [_compare(_value(table, a, n, seed), _value(table, b, n, seed)) for seed in paired]
         if max(map(len, seeds.values())) > 1:
-            paired = sorted(seeds[a] & seeds[b])
-            better = sum(_compare(_value(table, a, n, seed), _value(table, b, n, seed)) == "better" for seed in paired)
-            notes.append(f"seed by seed better in {better} of {len(paired)}")
+            notes.append(f"seed by seed better in {by_seed.count('better')} of {len(paired)}")
             if seeds[a] != seeds[b]:
                 notes.append(f"seeds {len(seeds[a])} vs {len(seeds[b])}")
+        unfitted = False
         for s in (a, b):
             runs = [t for t in table if t["setting"] == s and t["n"] == n]
             if unfit := sum(t["label"] == "not-fitted" for t in runs):
                 notes.append(f"{s} did not fit" + (f" in {unfit} of {len(runs)} seeds" if len(runs) > 1 else ""))
-        out.append((n, va, vb, "; ".join([_compare(va, vb), *notes])))
+                unfitted = unfitted or 2 * unfit > len(runs)
+        word = _compare(va, vb)
+        if unfitted:
+            word = "not testable"
+        elif word != "no difference" and len(paired) > 1 and by_seed.count(word) < len(paired):
+            word = "mixed across seeds"
+        out.append((n, va, vb, "; ".join([word, *notes])))
     return out
+
+
+# When a comparison calls one setting better (``comparison``): both sides fitted their training data in most of
+# their seeds (else the gap says nothing about generalization: "not testable"), the means differ by SAME or more,
+# and every seed both ran goes the same way (else "mixed across seeds").
+RULE = (f"better or worse: the means differ by {SAME} or more and every seed both ran agrees; not testable: a side "
+        "did not fit its training data in most of its seeds")
 
 
 def _compare(va: float, vb: float) -> str:
@@ -217,7 +231,7 @@ def verdict(table: list[dict], a: str, b: str, bold: bool = False) -> str | None
     mark = "**" if bold else ""
     return (f"{mark}{a}{mark} vs {mark}{b}{mark}: " + "; ".join(
         f"n {n}: {va:.3f} vs {vb:.3f} ({w})" for n, va, vb, w in comp)
-        + f". Better at {better} of {len(comp)} sizes ({seeds}; a difference under {SAME} counts as none).")
+        + f". Better at {better} of {len(comp)} sizes ({seeds}; {RULE}).")
 
 
 def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str) -> list[Path]:
