@@ -104,8 +104,8 @@ def _complexity_headline(configs: list[RunConfig], rows: list[dict], sweep: Path
 def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
     pair = anchor_lr_wd.PAIRS[0]
     return (f"{pair.caption} inferential: a larger peak lr pushes towards it in "
-            f"{held_in(anchor_lr_wd.pushes(rows, pair, 0))}, a larger weight decay in "
-            f"{held_in(anchor_lr_wd.pushes(rows, pair, 1))} (paper App. E: both)")
+            f"{anchor_lr_wd.pushes_text(rows, pair, 0)}, a larger weight decay in "
+            f"{anchor_lr_wd.pushes_text(rows, pair, 1)} (paper App. E: both)")
 
 
 def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:

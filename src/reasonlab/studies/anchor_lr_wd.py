@@ -53,14 +53,28 @@ def trend(cells: dict[tuple[float, float], float], axis: int) -> list[tuple[floa
     return [(v, mean(a for k, a in cells.items() if k[axis] == v)) for v in values]
 
 
-def pushes(rows: list[dict], pair: Pair, axis: int) -> dict[int, bool]:
-    """Per seed: does the largest value of ``axis`` give more inferential ``pair`` answers than the smallest
-    (each the mean over the other axis)? The trend counted seed by seed, so that a claim names its seeds."""
+def rises(rows: list[dict], pair: Pair, axis: int) -> dict[int, float]:
+    """Per seed: the inferential ``pair`` accuracy at the largest value of ``axis`` minus at the smallest (each the
+    mean over the other axis): the trend seed by seed, with its size."""
     out = {}
     for seed in sorted({r["seed"] for r in rows}):
         means = trend(cell_means([r for r in rows if r["seed"] == seed], pair), axis)
-        out[seed] = means[-1][1] > means[0][1]
+        out[seed] = means[-1][1] - means[0][1]
     return out
+
+
+def pushes(rows: list[dict], pair: Pair, axis: int) -> dict[int, bool]:
+    """Per seed: does the largest value of ``axis`` give more inferential ``pair`` answers than the smallest? The
+    trend counted seed by seed, so that a claim names its seeds."""
+    return {seed: rise > 0 for seed, rise in rises(rows, pair, axis).items()}
+
+
+def pushes_text(rows: list[dict], pair: Pair, axis: int) -> str:
+    """In how many seeds the axis pushes towards the inferential answer, and by how much in each (largest value
+    minus smallest), so a count never hides a margin within noise."""
+    by = rises(rows, pair, axis)
+    return f"{held_in(pushes(rows, pair, axis))} (largest − smallest, per seed: " + ", ".join(
+        f"{rise:+.3f}" for _, rise in sorted(by.items())) + ")"
 
 
 def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
@@ -99,10 +113,11 @@ def report_lines(rows: list[dict], base_lr: float, level: int = 2) -> list[str]:
              f"seed{'s' if n > 1 else ''}.)", "", f"{h} Trends", ""]
     for pair in PAIRS:
         for axis, what, show in ((0, "peak lr", lr), (1, "weight decay", "{:g}".format)):
-            means, per_seed = trend(cells[pair], axis), pushes(rows, pair, axis)
+            means = trend(cells[pair], axis)
             lines.append(f"- {pair.caption} inferential accuracy per {what} (mean over the other axis and the seeds): "
                          + ", ".join(f"{show(v)}: {a:.3f}" for v, a in means)
-                         + f" — a larger {what} pushes towards the inferential solution in {held_in(per_seed)}.")
+                         + f" — a larger {what} pushes towards the inferential solution in "
+                         f"{pushes_text(rows, pair, axis)}.")
     lines += ["", f"{h} Runs", "", *table(
         ["peak lr", "weight decay", "seed", *(f"{p.caption} inferential" for p in PAIRS), "label", "run"],
         [(lr(r["train.lr_multiplier"]), f"{r['train.weight_decay']:g}", r["seed"],

@@ -126,7 +126,8 @@ def task_count_claim(rows: list[dict], depth: int = 2, min_alpha: float = 0.5) -
 
 def depth_one_claim(rows: list[dict]) -> tuple[bool | None, str]:
     """Depth 1 never generalizes o.o.d.: every depth-1 run's o.o.d.-test last-shot stays below τ_good, at the end
-    and at its peak. Said to hold only trivially when no deeper run generalizes either."""
+    and at its peak, while some deeper run of the grid reaches it; not testable (None) when no deeper run does, since
+    then the grid cannot tell depth 1 from the rest."""
     def peak(runs: list[dict]) -> float:
         return max(max(r["final.ood_test_last_shot"], r.get("best.ood_test_peak") or 0.0) for r in runs)
 
@@ -134,9 +135,12 @@ def depth_one_claim(rows: list[dict]) -> tuple[bool | None, str]:
     if not one:
         return None, "no depth-1 runs"
     detail = f"highest o.o.d.-test last-shot of {len(one)} depth-1 runs (final or peak): {peak(one):.3f}"
-    if deeper and peak(deeper) < GOOD:
-        detail += f"; trivially, since no deeper run reached {GOOD} either (highest {peak(deeper):.3f})"
-    return peak(one) < GOOD, detail
+    if peak(one) >= GOOD:
+        return False, detail
+    if not deeper or peak(deeper) < GOOD:
+        return None, detail + (f"; no deeper run reached {GOOD} either (highest {peak(deeper):.3f})" if deeper
+                               else "; no deeper run in the grid")
+    return True, detail
 
 
 def rising_claim(curve: np.ndarray) -> tuple[bool, str]:

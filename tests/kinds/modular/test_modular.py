@@ -435,10 +435,11 @@ def test_modular_phase_claims_on_constructed_rows():
     rows[-1]["final.ood_test_last_shot"] = 0.7  # α 0.7, seed 2 no longer reaches τ_good: one seed left
     assert task_count_claim(rows)[0] is False
     assert task_count_claim([_row(2, 8, 0.3, 1, 0.1)])[0] is None  # no α ≥ 0.5: not testable
-    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5)])[0] is True
+    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5), _row(2, 64, 0.7, 1, 0.9)])[0] is True
     assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.85)])[0] is False  # a transient peak counts
     held, detail = depth_one_claim([_row(1, 64, 0.7, 1, 0.3), _row(2, 64, 0.7, 1, 0.4)])
-    assert held and "trivially" in detail  # nothing generalized at any depth
+    assert held is None and "no deeper run reached" in detail  # nothing generalized at any depth: not testable
+    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5)])[0] is None  # no deeper run to tell it from
     assert depth_one_claim(rows)[0] is None
     import numpy as np
 
