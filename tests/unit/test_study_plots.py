@@ -89,8 +89,8 @@ def test_lr_wd_report_counts_the_trend_per_seed():
     text = "\n".join(report_lines(rows, 1e-5, level=4))
     assert "#### Cells" in text and "| 5.0e-04 | 0.37 / 0.37 | 0.47 / 0.47 |" in text
     assert "(4,3) inferential accuracy per peak lr (mean over the other axis and the seeds): 2.5e-04: 0.350, " \
-           "5.0e-04: 0.417 — a larger peak lr pushes towards the inferential solution in 2 of 3 seeds (1, 3) (largest − " \
-           "smallest, per seed: +0.200, -0.200, +0.200)." in text
+           "5.0e-04: 0.417 — a larger peak lr pushes towards the inferential solution in 2 of 3 seeds (1, 3) " \
+           "(largest − smallest, per seed: +0.200, -0.200, +0.200)." in text
     assert "a larger weight decay pushes towards the inferential solution in 3 of 3 seeds (largest − smallest, per " \
            "seed: +0.100, +0.100, +0.100)." in text
     assert text.count("| x | r") == 12
