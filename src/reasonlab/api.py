@@ -19,6 +19,7 @@ from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
 from reasonlab.records import load_run as _load_summary
 from reasonlab.store import check_name
 
+MAX_SQL_MEMORY_GIB = 1024.0  # open_store's upper bound on DuckDB's memory, in GiB
 
 def _check(value: Any, types: type | tuple[type, ...], what: str, expected: str) -> None:
     """Refuse an argument of the wrong type at the boundary, naming it, rather than failing deep inside."""
@@ -207,4 +208,7 @@ def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPy
 
     _check(path, str | Path, "open_store path", "a store, sweep or group directory path")
     _check(memory_gib, int | float, "open_store memory_gib", "a number of GiB")
+    if isinstance(memory_gib, bool) or not 0.0625 <= memory_gib <= MAX_SQL_MEMORY_GIB:  # NaN fails both bounds
+        raise ConfigError(f"open_store memory_gib: {memory_gib!r} GiB; give a number of GiB from 0.0625 to "
+                          f"{MAX_SQL_MEMORY_GIB:g} (the default is 4)")
     return connect(Path(path), memory_gib)

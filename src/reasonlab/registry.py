@@ -264,6 +264,8 @@ def _check_kind(what: str, name: str, config: type) -> None:
 
 
 def _put(table: dict[str, Any], what: str, entry: Any, replace: bool) -> Any:
+    if not isinstance(entry.name, str) or not entry.name:
+        raise ConfigError(f"{what} {entry.name!r}: a name is a non-empty string")
     if entry.name in table and not replace:
         raise ConfigError(f"{what} {entry.name!r}: already registered; pass replace=True to replace it")
     table[entry.name] = entry
@@ -300,6 +302,9 @@ def unregister_model(name: str) -> None:
 def register_study(name: str | Study, replace: bool = False, **parts: Any) -> Study:
     """Register a study: ``register_study("reversal-phase", grids=..., reproduce=..., what=...)`` or a ``Study``."""
     entry = name if isinstance(name, Study) else Study(name=name, **parts)
+    if not callable(entry.reproduce):
+        raise ConfigError(f"study {entry.name!r}: reproduce is {type(entry.reproduce).__name__}, not a function of "
+                          "(profile, out, make_executor, console, overrides)")
     _note_source(entry.reproduce)
     return _put(_STUDIES, "study", entry, replace)
 

@@ -21,7 +21,7 @@ import sys
 from contextvars import ContextVar
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 # C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder what
@@ -73,6 +73,9 @@ def plain_encoding() -> None:
             stream.reconfigure(errors="reasonlab-ascii")
 
 
+MIN_WIDTH = 40  # the narrowest console the command line draws on
+
+
 class SafeConsole(Console):
     """A Rich console whose strings are shown, not obeyed: no markup unless a call asks for it (``markup=True``,
     with stored parts passed through ``rich.markup.escape``) and every string through ``printable``, its line
@@ -80,6 +83,16 @@ class SafeConsole(Console):
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text, lines=True), **kwargs)
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """At least ``MIN_WIDTH`` columns: a terminal (or ``COLUMNS``) of 0 or a few columns would print nothing."""
+        dims = Console.size.fget(self)
+        return ConsoleDimensions(max(MIN_WIDTH, dims.width), dims.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)
 
 
 def print_line(console: Console, text: str) -> None:

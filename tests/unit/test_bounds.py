@@ -206,6 +206,7 @@ def _api_cases():
 
     from reasonlab.api import load, make_config, open_store, run
     from reasonlab.init import apply_init_rate
+    from reasonlab.registry import register_study
 
     return [
         (lambda: make_config(123), "profile"),
@@ -220,6 +221,10 @@ def _api_cases():
         (lambda: run(make_config("anchor-cpu"), out=5), "run out"),
         (lambda: load(5), "run_dir"),
         (lambda: open_store(None), "path"),
+        *((lambda bad=bad: open_store(".", memory_gib=bad), "memory_gib") for bad in (math.nan, math.inf, -1, 0,
+                                                                                       1e30, True)),
+        (lambda: register_study(7, grids={}, reproduce=print), "study 7"),
+        (lambda: register_study("s", grids={}, reproduce=3), "study 's'"),
         (lambda: apply_init_rate(nn.Linear(2, 2), math.nan), "gamma"),
         (lambda: apply_init_rate(nn.Linear(2, 2), "0.5"), "gamma"),
         (lambda: apply_init_rate(nn.Linear(2, 2), -0.1), "gamma"),

@@ -336,3 +336,11 @@ def test_a_name_of_other_tools_lists_the_fields_it_stands_for_and_the_fields_pag
         resolve(raw_config(None, "anchor-cpu", ["train.learning_rate=1e-3"]))
     assert "the fields of train: epochs, batch_size, base_lr, lr_multiplier, " in str(err.value)
     assert str(err.value).endswith(f"every field: {FIELDS_PAGE})")
+
+
+def test_a_logger_named_twice_is_refused_in_one_line():
+    """Each logger once: named twice it would send every scalar twice."""
+    from reasonlab.config import ConfigError, raw_config, resolve
+
+    with pytest.raises(ConfigError, match=r"^train\.loggers: \['tensorboard', 'tensorboard'\] names a logger twice"):
+        resolve(raw_config(None, "anchor-cpu", ["train.loggers=[tensorboard,tensorboard]"]))

@@ -190,3 +190,14 @@ def test_a_runs_progress_bar_keeps_its_step_count_and_eta(screen, capsys, width)
     lines = _fits(plain(capsys.readouterr().out), width)
     assert lines[0].startswith("γ0.3 s1 ") and "12345/60000" in lines[0] and "ETA" in lines[0], lines
     assert lines[1] == "  ep 12/60 loss 0.123 memory 0.98 reasoning_train 0.93 reasoning_test 0.47", lines
+
+
+@pytest.mark.parametrize("width", [0, 5])
+def test_a_terminal_too_narrow_still_gets_the_output_and_its_errors(screen, width):
+    """COLUMNS=0 (or a few columns) is drawn at the console's minimum width: a listing prints its rows and a bad
+    input its one line, never nothing."""
+    screen(width, tty=False)
+    code, out = _cli("studies")
+    assert code == 0 and "anchor" in out and out.count("\n") > 10
+    code, out = _cli("train", "--profile", "nope")
+    assert code == 2 and "unknown; choose one of" in out

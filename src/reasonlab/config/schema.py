@@ -187,6 +187,14 @@ class TrainConfig(StrictModel):
         "'reasonlab[tensorboard]') or to an offline W&B run (RUN_DIR/wandb/, uploaded later by wandb sync; pip "
         "install 'reasonlab[wandb]')", **roles("execution", "member"))
 
+    @field_validator("loggers")
+    @classmethod
+    def _each_logger_once(cls, value: list[str]) -> list[str]:
+        """A logger named twice would send every scalar twice."""
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} names a logger twice; name each once")
+        return value
+
     def snapshot_plan(self, total: int) -> dict[int, float]:
         """Step -> fraction of training of the snapshots a run of ``total`` steps saves (``snapshot_fractions``,
         then ``snapshot_steps`` up to the end): the trainer saves them, the studies find them by it."""
