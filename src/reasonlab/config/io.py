@@ -287,7 +287,7 @@ def _profile_path(family: str, profile: str) -> Path:
 
 def profile_flag(family: str, profile: str) -> str:
     """How ``--profile`` names a profile: a built-in one by its full name (``anchor-cpu``), one a plug-in registered
-    by its bare name and family (``cpu --family parity``)."""
+    by its bare name and family (``cpu --family reversal``)."""
     full = f"{family}-{profile}"
     return full if full in _profile_files() else f"{profile} --family {family}"
 
