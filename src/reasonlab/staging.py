@@ -76,15 +76,21 @@ def open_below(root: Path, relative: Path) -> int:
         raise
 
 
+def _size_within(fd: int, path: Path, limit: int | None, bound: str) -> int:
+    """The size of the open file ``fd`` (at ``path``), refused before any of it is read when over ``limit`` bytes
+    (``bound`` says whose limit it is)."""
+    size = os.fstat(fd).st_size
+    if limit is not None and size > limit:
+        raise StoreError(f"{path}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB {bound}; not read")
+    return size
+
+
 def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None = None) -> None:
     """Copy the file ``root/relative`` to the new file ``dest`` (its folder made), fsynced, without following a
     link below ``root``; a file over ``limit`` bytes is refused before any of it is read."""
     src = open_below(root, Path(relative))
     try:
-        size = os.fstat(src).st_size
-        if limit is not None and size > limit:
-            raise StoreError(f"{root / relative}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB a pack "
-                             "may hold; not read")
+        _size_within(src, root / relative, limit, "a pack may hold")
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
             copied = 0
@@ -104,10 +110,7 @@ def file_sha256(root: Path, relative: Path | str, limit: int | None = None) -> t
     check that it is not over ``limit`` bytes."""
     fd = open_below(root, Path(relative))
     try:
-        size = os.fstat(fd).st_size
-        if limit is not None and size > limit:
-            raise StoreError(f"{root / relative}: {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB allowed; "
-                             "not read")
+        size = _size_within(fd, root / relative, limit, "allowed")
         digest = hashlib.sha256()
         while chunk := os.read(fd, CHUNK):
             digest.update(chunk)

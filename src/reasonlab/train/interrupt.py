@@ -14,7 +14,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal, Protocol
 
@@ -55,6 +55,21 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 @contextmanager
+def _handling(handler: Callable[[int, object], None]) -> Iterator[None]:
+    """Within: ``handler`` answers SIGINT and SIGTERM; the previous handlers come back afterwards. Outside the main
+    thread, where Python delivers no signal, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+@contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Within: the first SIGINT or SIGTERM asks for a stop between steps (``stop_requested``), a second one raises
     ``Interrupted`` at once. The previous handlers come back afterwards. Outside the main thread, where Python
@@ -63,12 +78,10 @@ def stop_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        with _handling(_on_signal):
+            yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
         _asked = False
 
 
@@ -78,19 +91,11 @@ def unwind_on_signals(what: str) -> Iterator[None]:
     staged is removed on the way out and nothing is left half-written (a command that trains nothing has no step
     to finish: ``pack``, ``restore``). The previous handlers come back afterwards; outside the main thread nothing
     changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
     def stop(_signum: int, _frame: object) -> None:
         raise Interrupted(f"{what} stopped by a signal; nothing half-written is left: run the same command again")
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with _handling(stop):
         yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 Due = Literal["stop", "checkpoint", "progress"]
