@@ -17,9 +17,12 @@ from pydantic import BaseModel
 from reasonlab.config.base import field_roles, nested_fields, role_fields
 
 
-def late_default(info: Any) -> Any:
-    """A late field's default as it stands in a JSON dump."""
-    return json.loads(json.dumps(info.default))
+@cache
+def late_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """A config section's ``late`` fields with their defaults as they stand in a JSON dump, derived once per
+    class (run ids are computed often)."""
+    return {name: json.loads(json.dumps(info.default)) for name, info in model.model_fields.items()
+            if "late" in field_roles(info)}
 
 
 @cache
@@ -39,8 +42,8 @@ def run_id(cfg: BaseModel) -> str:
     data = cfg.model_dump(mode="json", exclude=unhashed(type(cfg)))
     for section, value in cfg:
         if isinstance(value, BaseModel) and isinstance(data.get(section), dict):
-            for name, info in type(value).model_fields.items():
-                if "late" in field_roles(info) and data[section].get(name) == late_default(info):
+            for name, default in late_defaults(type(value)).items():
+                if data[section].get(name) == default:
                     data[section].pop(name, None)
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
