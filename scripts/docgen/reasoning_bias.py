@@ -20,7 +20,7 @@ from docgen.common import (
     sql_of,
     train_pack,
 )
-from reasonlab.config import load_yaml
+from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.report.markdown import epoch_cell, held_in
 from reasonlab.store import read_json
@@ -114,6 +114,10 @@ def demo_headline() -> str:
 
 DEMO_COMMAND = f"python benchmarks/demo_seeds.py --seeds 1 2 3 --store /tmp/demo-seeds --out {DEMO}"
 RB_COMMAND = train_pack("reasoning-bias")  # the geometry is kept with each run when its summary is first read
+SPEC_LR_COMMAND = ("reasonlab sweep --family mixture --profile transformer-spec-lr --grid seed=1,2,3 --grid "
+                   "init.gamma=0.3,0.8 --workers 1 --threads 1 --ensemble 1 --name mixture-transformer-spec-lr --out "
+                   "~/reasonlab-runs && reasonlab pack ~/reasonlab-runs/mixture-transformer-spec-lr "
+                   "results/reasoning-bias/mixture-transformer-spec-lr")
 RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
               "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
 
@@ -225,6 +229,58 @@ def mixture_headline() -> str:
     return "with the spec's data volume (`transformer-volume`, 200,000 sequences): " + "; ".join(cells)
 
 
+# ---- the mixture transformer at the spec's learning rate: E1's four criteria per seed, and the verdict -------------
+
+SPEC_LR = f"{MIXTURE}/mixture-transformer-spec-lr"
+SPEC_LR_SEEDS, SPEC_LR_NEEDED = (1, 2, 3), 2  # the verdict asks for every criterion in at least 2 of the 3 seeds
+
+
+def _spec_lr_inputs() -> list[str]:
+    return [f"{SPEC_LR}/{d.name}/{f}" for d in run_folders(SPEC_LR) if not d.name.endswith(".partial")
+            for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
+
+def _spec_lr_runs() -> dict[tuple[float, int], dict]:
+    """Each finished run of the spec-lr sweep as the E1 criteria read it, keyed by (γ, seed)."""
+    runs = {}
+    for d in run_folders(SPEC_LR):
+        if not d.name.endswith(".partial"):
+            cfg = resolve(load_yaml(d / "config.yaml"))
+            runs[(cfg.init.gamma, cfg.seed)] = reasoning_bias.read_mixture_run(cfg, d)
+    return runs
+
+
+def spec_lr_verdict(held: dict[str, list[bool]], finished: int) -> str:
+    """The verdict over seeds: reproduced when every criterion held in ``SPEC_LR_NEEDED`` seeds, not reproduced
+    when some criterion can no longer reach that count with the seeds still to finish, else pending."""
+    left = len(SPEC_LR_SEEDS) - finished
+    if all(sum(h) >= SPEC_LR_NEEDED for h in held.values()) and finished:
+        return "**reproduced**"
+    failed = [reasoning_bias.CRITERIA[k].split(" (")[0] for k, h in held.items() if sum(h) + left < SPEC_LR_NEEDED]
+    if failed:
+        return f"**not reproduced** ({'; '.join(failed)}: fewer than {SPEC_LR_NEEDED} of {len(SPEC_LR_SEEDS)} seeds)"
+    return f"pending (seeds with both γ finished: {finished} of {len(SPEC_LR_SEEDS)})"
+
+
+def _spec_lr_table() -> str:
+    runs = _spec_lr_runs()
+    small, large = reasoning_bias.SMALL_INIT, reasoning_bias.LARGE_INIT
+    seeds = [s for s in SPEC_LR_SEEDS if (small, s) in runs and (large, s) in runs]
+    criteria = {s: reasoning_bias_criteria(runs[(small, s)], runs[(large, s)]) for s in seeds}
+    rows = [(g, s, epoch_cell(r["t50_memory"]), epoch_cell(r["t50_reasoning_train"]), f"{r['memory_acc']:.3f}",
+             f"{r['reasoning_test_acc']:.3f}", f"{r['wall_time_s']:.0f}", r["dir"].name)
+            for (g, s), r in sorted(runs.items())]
+    runs_table = markdown_table(["γ", "seed", "t50 memory", "t50 reasoning-train", "final memory acc",
+                                 "final reasoning-test acc (masked tuples)", "s", "run"], rows)
+    held = {k: [bool(criteria[s][k]) for s in seeds] for k in reasoning_bias.CRITERIA}
+    verdict_rows = [(name, f"{sum(held[k])} of {len(seeds)}", ", ".join(
+        f"{s}: {reasoning_bias.criterion_detail(criteria[s], k)}" for s in seeds) or "—")
+        for k, name in reasoning_bias.CRITERIA.items()]
+    return (f"{runs_table}\n{markdown_table(['criterion', 'held in (seeds with both γ)', 'per seed'], verdict_rows)}"
+            f"\nVerdict (every criterion in ≥ {SPEC_LR_NEEDED} of {len(SPEC_LR_SEEDS)} seeds): "
+            f"{spec_lr_verdict(held, len(seeds))}\n")
+
+
 # ---- what this module registers ----------------------------------------------------------------------------------
 
 FIGURE_GENERATORS: dict[str, Figures] = {
@@ -235,6 +291,8 @@ FIGURE_GENERATORS: dict[str, Figures] = {
 TABLES: dict[str, Table] = {
     "mixture-transformer-runs": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_runs_table),
     "mixture-transformer-means": Table("docs/reasoning-bias.md", _mixture_inputs, _mixture_means_table),
+    "mixture-transformer-spec-lr": Table("docs/reasoning-bias.md", _spec_lr_inputs, _spec_lr_table,
+                                         command=SPEC_LR_COMMAND),
     "demo-seeds": Table("docs/reasoning-bias.md", _demo_inputs, _demo_seeds_table, command=DEMO_COMMAND),
     "demo-sample": Table("README.md", _demo_inputs, _demo_sample, command=DEMO_COMMAND),
     "reasoning-bias-cpu-e1": Table("docs/reasoning-bias.md", rb_inputs, _rb_e1, command=RB_COMMAND),

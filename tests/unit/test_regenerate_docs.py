@@ -135,3 +135,19 @@ def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(monkeypatch, tm
     shutil.copytree(first, folder / "again" / first.name)
     with pytest.raises(docs.UserError, match="two runs of seed 1"):
         docs._route_run("modular-grok")
+
+
+def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypatch):
+    """The spec-lr mixture's verdict asks every E1 criterion in ≥ 2 of 3 seeds: met → reproduced; a criterion that
+    cannot reach 2 with the seeds still running → not reproduced, named; otherwise pending, never a result."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    rb = importlib.import_module("docgen.reasoning_bias")
+    keys = list(rb.reasoning_bias.CRITERIA)
+    every = {k: [True, True] for k in keys}
+    assert rb.spec_lr_verdict(every, finished=2) == "**reproduced**"
+    one_fails = {**every, keys[2]: [False]}
+    assert rb.spec_lr_verdict({k: v[:1] for k, v in one_fails.items()}, finished=1).startswith("pending")
+    failed = rb.spec_lr_verdict({**every, keys[2]: [False, False]}, finished=2)
+    assert failed.startswith("**not reproduced**") and "large init shows no bias" in failed
+    assert rb.spec_lr_verdict({**every, keys[3]: [True, False]}, finished=2).startswith("pending")
+    assert rb.spec_lr_verdict({k: [] for k in keys}, finished=0).startswith("pending")

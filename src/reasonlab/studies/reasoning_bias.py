@@ -297,11 +297,12 @@ def criteria_table(criteria: dict) -> list[str]:
     for m in sorted({m for m, _ in criteria}):
         mine = {s: c for (mm, s), c in sorted(criteria.items()) if mm == m}
         rows += [(m, name, held_in({s: c[key] for s, c in mine.items()}),
-                  ", ".join(f"{s}: {_detail(c, key)}" for s, c in mine.items())) for key, name in CRITERIA.items()]
+                  ", ".join(f"{s}: {criterion_detail(c, key)}" for s, c in mine.items()))
+                 for key, name in CRITERIA.items()]
     return table(["model", "criterion", "held in", "per seed"], rows)
 
 
-def _detail(criteria: dict, key: str) -> str:
+def criterion_detail(criteria: dict, key: str) -> str:
     """What a criterion read in one seed: its t50 ratio where it has one, else yes / no."""
     which = {"small_init_reasons_first": "small", "large_init_no_bias": "large"}.get(key)
     return _ratio(criteria, which) if which else ("yes" if criteria[key] else "no")
