@@ -296,9 +296,8 @@ def criteria_table(criteria: dict) -> list[str]:
     rows = []
     for m in sorted({m for m, _ in criteria}):
         mine = {s: c for (mm, s), c in sorted(criteria.items()) if mm == m}
-        rows += [(m, name, held_in({s: c[key] for s, c in mine.items()}),
-                  ", ".join(f"{s}: {criterion_detail(c, key)}" for s, c in mine.items()))
-                 for key, name in CRITERIA.items()]
+        rows += [(m, name, held_in({s: c[k] for s, c in mine.items()}),
+                  ", ".join(f"{s}: {criterion_detail(c, k)}" for s, c in mine.items())) for k, name in CRITERIA.items()]
     return table(["model", "criterion", "held in", "per seed"], rows)
 
 

@@ -1,0 +1,148 @@
+"""The modular side by side: the authors' own training script (``scripts/reference/modular_side_by_side.py``) and
+``reasonlab train --profile reference`` at one small config, two seeds per code, compared on what both codes log at
+the same steps.
+
+Two figures per logged step and run:
+
+- the loss on the training distribution at that step's weights: the reference's ``tr_loss`` (its last training
+  batch, 64 sequences) and reasonlab's ``id/train:iid`` loss (16 fresh batches of 256 training sequences);
+- the o.o.d. last-shot accuracy, the reference's own criterion: its ``ood_val_last_acc`` (o.o.d. tasks on the pairs
+  held out of pre-training, pairs drawn i.i.d.) and reasonlab's ``ood/test:iid`` accuracy at the last shot.
+
+The seeds of the two codes draw different tasks and weights, so runs are not paired: each code is summarized by its
+seed mean. The verdict holds when the plateau exits (the first logged step with loss ≤ 0.9·ln p) agree within ±25 %
+of the reference's, and at every step both codes logged the seed means of the o.o.d. accuracy are within 0.1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+
+import matplotlib.pyplot as plt
+import pyarrow.parquet as pq
+
+from reasonlab.config import load_yaml
+from reasonlab.errors import StoreError
+from reasonlab.plots import save_figure
+from reasonlab.records import run_metrics
+from reasonlab.store import Metrics, read_json
+
+EXIT_FRACTION = 0.9  # the plateau is left when the loss is at most this fraction of ln p
+EXIT_TOLERANCE = 0.25  # plateau exits agree within this fraction of the reference's step
+OOD_TOLERANCE = 0.1  # o.o.d. accuracies agree within this much at every matched step
+LAST_SHOT = 15  # 16 shots: the last answer's position
+REFERENCE_COLUMNS = ("step", "tr_loss", "ood_val_last_acc")
+
+
+@dataclass(frozen=True)
+class History:
+    """One run's logged figures: the training-distribution loss and the o.o.d. last-shot accuracy by step."""
+    code: str  # "reference" or "reasonlab"
+    seed: int
+    loss: dict[int, float]
+    ood: dict[int, float]
+
+    def plateau_exit(self, p: int) -> int | None:
+        """The first logged step whose loss is at most ``EXIT_FRACTION`` · ln p (None: never left)."""
+        return next((s for s, v in sorted(self.loss.items()) if v <= EXIT_FRACTION * math.log(p)), None)
+
+
+def reference_history(folder: Path) -> History:
+    """A reference run as the side-by-side script stored it: ``config.json`` (its seed) and ``metrics.parquet``."""
+    config = read_json(folder / "config.json", "reference run config")
+    path = folder / "metrics.parquet"
+    try:
+        table = pq.read_table(path, columns=list(REFERENCE_COLUMNS)).to_pydict()
+    except (OSError, ValueError, KeyError) as e:  # pyarrow's errors for a missing column or a damaged file
+        raise StoreError(f"{path}: not a reference history with columns {', '.join(REFERENCE_COLUMNS)} ({e})") from e
+    steps = [int(s) for s in table["step"]]
+    return History("reference", int(config["args"]["seed"]), dict(zip(steps, table["tr_loss"], strict=True)),
+                   dict(zip(steps, table["ood_val_last_acc"], strict=True)))
+
+
+def reasonlab_history(run_dir: Path) -> History:
+    """A reasonlab run's training-distribution loss and o.o.d. last-shot accuracy by step."""
+    rows = Metrics(run_metrics(run_dir))
+    seed = int(load_yaml(run_dir / "config.yaml")["seed"])
+    return History("reasonlab", seed, dict(rows.series("id/train:iid", "loss", clock="step")),
+                   dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The two codes' plateau exits and o.o.d. accuracies side by side, and whether they agree."""
+    exits: dict[str, list[int | None]]  # code → each seed's exit step
+    exit_ratio: float | None  # reasonlab's mean exit / the reference's (None: a run never left its plateau)
+    ood_steps: list[int]  # the steps every run of both codes logged
+    ood_gap: float | None  # the largest |seed-mean difference| of the o.o.d. accuracy over those steps
+    ood_gap_step: int | None
+
+    @property
+    def exits_agree(self) -> bool:
+        return self.exit_ratio is not None and abs(self.exit_ratio - 1) <= EXIT_TOLERANCE
+
+    @property
+    def ood_agrees(self) -> bool:
+        return self.ood_gap is not None and self.ood_gap <= OOD_TOLERANCE
+
+    @property
+    def holds(self) -> bool:
+        return self.exits_agree and self.ood_agrees
+
+
+def compare(histories: list[History], p: int) -> Comparison:
+    """The side-by-side verdict over every run of both codes (see the module docstring)."""
+    by_code = {code: [h for h in histories if h.code == code] for code in ("reference", "reasonlab")}
+    if not all(by_code.values()):
+        raise StoreError("the side by side needs runs of both codes, reference and reasonlab")
+    exits = {code: [h.plateau_exit(p) for h in runs] for code, runs in by_code.items()}
+    known = all(e is not None for es in exits.values() for e in es)
+    ratio = mean(exits["reasonlab"]) / mean(exits["reference"]) if known else None
+    steps = sorted(set.intersection(*(set(h.ood) for h in histories)))
+    gaps = [(abs(mean(h.ood[s] for h in by_code["reasonlab"]) - mean(h.ood[s] for h in by_code["reference"])), s)
+            for s in steps]
+    gap, at = max(gaps) if gaps else (None, None)
+    return Comparison(exits, ratio, steps, gap, at)
+
+
+def verdict_lines(comparison: Comparison, p: int) -> list[str]:
+    """The verdict as Markdown: each criterion with its figures, then the whole."""
+    def exits(code: str) -> str:
+        return ", ".join("never" if e is None else f"{e:,}" for e in comparison.exits[code])
+
+    ratio = "—" if comparison.exit_ratio is None else f"{comparison.exit_ratio:.2f}"
+    gap = "no step logged by every run" if comparison.ood_gap is None else (
+        f"largest gap of the seed means {comparison.ood_gap:.3f} at step {comparison.ood_gap_step:,}, over "
+        f"{len(comparison.ood_steps)} steps")
+    return [f"- plateau exit (first logged step with loss ≤ {EXIT_FRACTION}·ln {p}): reference {exits('reference')}; "
+            f"reasonlab {exits('reasonlab')}; ratio of the seed means {ratio} (within ±{EXIT_TOLERANCE:.0%} asked): "
+            f"**{'held' if comparison.exits_agree else 'did not hold'}**",
+            f"- o.o.d. last-shot accuracy at matched steps: {gap} (≤ {OOD_TOLERANCE} asked): "
+            f"**{'held' if comparison.ood_agrees else 'did not hold'}**",
+            f"- side by side: **{'the two codes agree' if comparison.holds else 'the two codes differ'}**"]
+
+
+COLORS = {"reference": "tab:orange", "reasonlab": "tab:blue"}
+
+
+def draw(histories: list[History], p: int, out_base: Path) -> list[Path]:
+    """Training-distribution loss (with the plateau-exit line) and o.o.d. last-shot accuracy over steps, every run
+    of both codes, one line per seed."""
+    fig, (loss_ax, ood_ax) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    styles = ("-", "--", ":", "-.")
+    for h in histories:
+        style = styles[sorted({g.seed for g in histories if g.code == h.code}).index(h.seed) % len(styles)]
+        label = f"{h.code}, seed {h.seed}"
+        loss_ax.plot(*zip(*sorted(h.loss.items()), strict=True), style, color=COLORS[h.code], label=label)
+        ood_ax.plot(*zip(*sorted(h.ood.items()), strict=True), style, color=COLORS[h.code], label=label)
+    loss_ax.axhline(EXIT_FRACTION * math.log(p), color="grey", lw=0.8)
+    loss_ax.set(xlabel="step", ylabel="loss on the training distribution",
+                title=f"training loss (grey: {EXIT_FRACTION}·ln {p}, the plateau exit)")
+    ood_ax.axhline(1 / p, color="grey", lw=0.8)
+    ood_ax.set(xlabel="step", ylabel="accuracy", ylim=(0, 1),
+               title="o.o.d. last-shot accuracy (grey: chance)")
+    ood_ax.legend(fontsize=8)
+    return save_figure(fig, out_base)

@@ -1,0 +1,85 @@
+"""The modular side by side's comparison (reasonlab.studies.modular_side_by_side): plateau exits and o.o.d. accuracy
+of the reference code's runs (``ICL_Modular_Arithmetic``, as scripts/reference/modular_side_by_side.py stores them)
+against reasonlab's, on histories built here."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from reasonlab.errors import StoreError
+from reasonlab.store import MetricRow, write_metrics
+from reasonlab.studies.modular_side_by_side import (
+    History,
+    compare,
+    draw,
+    reasonlab_history,
+    reference_history,
+    verdict_lines,
+)
+
+P = 11
+PLATEAU = math.log(P)
+
+
+def history(code: str, seed: int, exit_step: int, ood: float, steps: range = range(1000, 11000, 1000)) -> History:
+    """A run on the ln p plateau until ``exit_step``, then at half of it; o.o.d. accuracy ``ood`` throughout."""
+    return History(code, seed, {s: PLATEAU if s < exit_step else PLATEAU / 2 for s in steps}, {s: ood for s in steps})
+
+
+def test_codes_that_leave_the_plateau_together_and_agree_out_of_distribution_agree():
+    runs = [history("reference", 1, 4000, 0.3), history("reference", 2, 6000, 0.5),
+            history("reasonlab", 1, 5000, 0.35), history("reasonlab", 2, 6000, 0.4)]
+    c = compare(runs, P)
+    assert c.exits == {"reference": [4000, 6000], "reasonlab": [5000, 6000]}
+    assert c.exit_ratio == pytest.approx(1.1) and c.exits_agree
+    assert c.ood_gap == pytest.approx(0.025) and c.ood_agrees and c.holds
+    assert verdict_lines(c, P)[-1].endswith("**the two codes agree**")
+
+
+def test_a_late_exit_or_an_ood_gap_is_a_difference_and_a_run_that_never_leaves_is_no_ratio():
+    late = compare([history("reference", 1, 4000, 0.3), history("reasonlab", 1, 6000, 0.3)], P)
+    assert late.exit_ratio == pytest.approx(1.5) and not late.exits_agree and late.ood_agrees and not late.holds
+    gap = compare([history("reference", 1, 4000, 0.3), history("reasonlab", 1, 4000, 0.45)], P)
+    assert gap.exits_agree and gap.ood_gap == pytest.approx(0.15) and not gap.holds
+    never = compare([history("reference", 1, 4000, 0.3), history("reasonlab", 1, 99_000, 0.3)], P)
+    assert never.exits["reasonlab"] == [None] and never.exit_ratio is None and not never.holds
+    assert "reasonlab never" in verdict_lines(never, P)[0]
+
+
+def test_only_steps_every_run_logged_are_matched():
+    c = compare([history("reference", 1, 4000, 0.3, range(1000, 9000, 1000)),
+                 history("reasonlab", 1, 4000, 0.3, range(2000, 11000, 2000))], P)
+    assert c.ood_steps == [2000, 4000, 6000, 8000]
+
+
+def test_one_code_alone_is_refused():
+    with pytest.raises(StoreError, match="both codes"):
+        compare([history("reference", 1, 4000, 0.3)], P)
+
+
+def test_stored_histories_are_read_and_drawn(tmp_path):
+    ref = tmp_path / "reference-s1"
+    ref.mkdir()
+    (ref / "config.json").write_text(json.dumps({"args": {"seed": 1}}))
+    pq.write_table(pa.table({"step": [1, 1000, 2000], "tr_loss": [2.4, 2.3, 1.0], "test_acc": [0.1, 0.1, 0.5],
+                             "ood_val_last_acc": [0.09, 0.1, 0.4]}), ref / "metrics.parquet")
+    ours = tmp_path / "run"
+    ours.mkdir()
+    (ours / "config.yaml").write_text("seed: 2\n")
+    write_metrics(ours / "metrics.parquet", [
+        MetricRow(e, 1000 * e, split, metric, v) for e, loss, acc in ((1, 2.35, 0.1), (2, 1.2, 0.45))
+        for split, metric, v in (("id/train:iid", "loss", loss), ("ood/test:iid", "acc_pos_15", acc),
+                                 ("ood/test", "acc_pos_15", 0.0))])
+    runs = [reference_history(ref), reasonlab_history(ours)]
+    assert runs[0].plateau_exit(P) == 2000 and runs[0].ood[1] == 0.09 and runs[0].seed == 1
+    assert runs[1].seed == 2 and runs[1].ood == {1000: 0.1, 2000: 0.45} and runs[1].plateau_exit(P) == 2000
+    assert compare(runs, P).ood_steps == [1000, 2000]
+    assert {p.suffix for p in draw(runs, P, tmp_path / "figure")} == {".png", ".svg"}
+    (ref / "metrics.parquet").write_bytes(b"not parquet")
+    with pytest.raises(StoreError, match="reference-s1/metrics.parquet: not a reference history"):
+        reference_history(ref)
