@@ -15,8 +15,9 @@ text; with ``--draw`` it also draws every figure into a scratch folder. A genera
 with the command that trains and packs them (its ``command``), which ``--pending`` lists alone.
 
 The generators live in ``scripts/docgen/``, one module per study (and ``sweeps``, the reduced sweeps, ``results``, the
-"what reproduces" tables, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS``
-and ``TABLES``, and this script merges them, so that ``--check`` sees the whole coverage in one place.
+README's verdict table and docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its
+verdicts, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS`` and ``TABLES``, and
+this script merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from docgen import (
     prontoqa_tinystories,
     reasoning_bias,
     results,
+    route_r3,
     sweeps,
 )
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
@@ -43,7 +45,8 @@ from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 from reasonlab.errors import UserError
 
 # each registers its own generators
-SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, benchmarks, results, config_reference)
+SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, route_r3, benchmarks, results,
+            config_reference)
 
 
 def _merged(registry: str) -> dict:

@@ -303,18 +303,24 @@ def trajectory_headline() -> str:
             f"draws; {own_draws_g08(ours.get('0.8', {}))}")
 
 
+def own_draws_composed(lines: dict[str, dict]) -> dict[str, bool | None]:
+    """Each γ 0.8 run from our own draws (``lines``: the committed γ 0.8 lines, as ``trajectory`` reads them):
+    whether it met the log's outcome at some evaluation, None when it was not followed until it fitted (a run
+    stopped before it fitted says nothing of what its fit lands on)."""
+    return {n: any(shows_logged_outcome("0.8", e) for e in r["evaluations"])
+            if any(e.get("seen_test_acc", 0.0) >= FITTED for e in r["evaluations"]) else None
+            for n, r in lines.items() if "authors' draws" not in n}
+
+
 def own_draws_g08(lines: dict[str, dict]) -> str:
-    """What γ 0.8 landed on from our own draws (``lines``: the committed γ 0.8 lines, as ``_trajectory`` reads
-    them), counted over the runs followed until they fitted, and whether one draw trained twice (a rerun on another
-    machine) landed on two answers: then not the draw alone decides."""
-    runs = {n: r for n, r in lines.items() if "authors' draws" not in n
-            and any(e.get("seen_test_acc", 0.0) >= FITTED for e in r["evaluations"])}
-    composed = {n: any(shows_logged_outcome("0.8", e) for e in r["evaluations"]) for n, r in runs.items()}
+    """What γ 0.8 landed on from our own draws, counted over the runs followed until they fitted, and whether one
+    draw trained twice (a rerun on another machine) landed on two answers: then not the draw alone decides."""
+    composed = {n: c for n, c in own_draws_composed(lines).items() if c is not None}
     by_seed: dict[str, set[bool]] = {}
     for n, c in composed.items():
         by_seed.setdefault(n.split(" (")[0], set()).add(c)
     split = [s for s, outcomes in by_seed.items() if len(outcomes) > 1]
-    text = (f"on our own draws γ 0.8 composed in {sum(composed.values())} of the {len(runs)} runs followed until "
+    text = (f"on our own draws γ 0.8 composed in {sum(composed.values())} of the {len(composed)} runs followed until "
             f"they fitted ({len(by_seed)} seeds)")
     if split:
         text += (f"; {', '.join(split)} composed in one run and not in its rerun on another machine, so at γ 0.8 "

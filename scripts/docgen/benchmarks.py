@@ -42,23 +42,6 @@ def _sweep(name: str) -> CpuSweep:
 SWEEPS = {name: _sweep(name) for name in benchmarks.STUDIES}
 
 
-def bench_short() -> str:
-    """The README's cell: per benchmark, at how many sizes small init + large wd beat large init + small wd, and
-    per size the two means (2 digits) with the per-seed tally and which side did not fit."""
-    parts = []
-    for name, sweep in SWEEPS.items():
-        comp = benchmarks.comparison(_table(name, sweep.finished()[1]), SMALL, LARGE)
-        better = sum(w.startswith("better") for *_, w in comp)
-        sizes = "; ".join(f"{n:,} rows: {va:.2f} vs {vb:.2f}, {_brief(w)}" for n, va, vb, w in comp)
-        parts.append(f"{name}: small init better at {better} of {len(comp)} sizes ({sizes})" if comp
-                     else f"{name}: no size with both settings")
-    return "; ".join(parts)
-
-
-def _brief(word: str) -> str:
-    return word.replace(" + large wd", "").replace(" + small wd", "").replace("; ", ", ")
-
-
 def bench_found() -> str:
     """Per benchmark, its committed runs' headline."""
     return "; ".join(sweep.headline(*sweep.finished()) for sweep in SWEEPS.values())

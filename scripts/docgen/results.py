@@ -1,12 +1,12 @@
-"""The README's and docs/results.md's "what reproduces" tables, computed from what is committed."""
+"""The README's verdict table and docs/results.md's tables (the detailed "what reproduces" and the account of each
+verdict), computed from what is committed."""
 
 from __future__ import annotations
 
 from collections import Counter
-from statistics import median
 
-from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, own_draws_g08, trajectory, trajectory_headline
-from docgen.benchmarks import SWEEPS, bench_found, bench_short
+from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, trajectory_headline
+from docgen.benchmarks import SWEEPS, bench_found
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -22,40 +22,35 @@ from docgen.common import (
     TRAJECTORY_REPLAYS,
     Table,
     counts,
-    run_folders,
     under,
 )
-from docgen.modular import GROK, grok_headline
-from docgen.prontoqa_tinystories import (
-    chain,
-    cosine_contrast,
-    lm_finished,
-    lm_headline,
-    lm_minutes,
-    lm_order,
-    lm_setting,
-    regime_inputs,
-)
-from docgen.reasoning_bias import (
-    demo_headline,
-    demo_seeds,
-    demo_walls,
-    mixture_headline,
-    mixture_rows,
-    rb_headline,
-    rb_inputs,
-)
+from docgen.prontoqa_tinystories import lm_finished, lm_headline, lm_minutes, regime_inputs
+from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
-from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, phase_short
-from reasonlab.config import load_yaml
-from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
-from reasonlab.studies import (
-    demo,
-    modular_phase,
-)
-from reasonlab.studies import prontoqa_tinystories as lm
-from reasonlab.studies.anchor_trajectory import authors_log
+from docgen.route_r3 import GROK, grok_headline
+from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, CpuSweep
+from docgen.verdicts import RULE, claims, seed_mean_lines
+from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.sweep.results import markdown_table
+
+
+def _phase_cells(sweep: CpuSweep) -> tuple[str, str]:
+    """A reduced phase diagram's committed runs, and what it showed seed by seed and on the paper's cells (best over
+    learning rates, mean over seeds)."""
+    lines = seed_mean_lines(sweep)
+    shown = [f"{d:g}" for d, ok in lines.items() if ok]
+    untested = [f"{d:g}" for d, ok in lines.items() if ok is None]
+    runs, found = sweep.cells()
+    return runs, (f"{found}; on the paper's cells, at the study's bar (≥ {STUDY_BAR} on each target): "
+                  + (f"at depth {', '.join(shown)}" if shown else "at no depth")
+                  + (f" (depth {', '.join(untested)}: fewer than two γ fitted)" if untested else ""))
+
+
+def _modular_grid() -> tuple[str, str]:
+    """The `cpu` grid's committed runs, and its claims with the labels its runs ended on."""
+    runs, found = MODULAR_PHASE.cells()
+    labels = Counter(r["label"] for r in MODULAR_PHASE.finished()[1])
+    return runs, f"{found}; runs: " + ", ".join(f"{n} {label}" for label, n in labels.most_common())
 
 
 def _what_reproduces() -> str:
@@ -64,13 +59,14 @@ def _what_reproduces() -> str:
     link = "docs/anchor-composition.md"
     rows = [
         ("γ × depth phase diagram (`reproduce anchor-phase`)", "`cpu`",
-         *PHASE.cells(),
+         *_phase_cells(PHASE),
          f"[anchor-composition]({link}#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
         ("the same at the paper's width (`reproduce anchor-phase --profile cpu-wide`)", "`cpu-wide`",
-         *WIDE.cells(),
+         *_phase_cells(WIDE),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the same at the paper's integrated weight decay (`reproduce anchor-phase --profile cpu-wide-wd`)",
-         "`cpu-wide` with wd 0.28", *WIDE_WD.cells(), f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
+         "`cpu-wide` with wd 0.28", *_phase_cells(WIDE_WD),
+         f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
@@ -99,13 +95,14 @@ def _what_reproduces() -> str:
          "a search of 8 settings", f"{lm_finished('regime')}: `{LM_REGIME}/`; earlier "
          f"{counts([LM, DL_SEARCH])}", lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
-         *MODULAR_PHASE.cells(),
+         *_modular_grid(),
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("the modular search and steering runs (`train --family modular`)", "`cpu` with changes (up to 67 min per run)",
          counts([MODULAR]), "observed in 1 seed per setting: o.o.d.-test stays near chance; depths 3 and 4 "
          "show the pattern of o.o.d. memorization below the spec's phase thresholds, then i.d. memorization; at p "
          "13–17 the plateau outlasts the budget (the docs' table, re-evaluated on 64 batches per set, from the "
-         "committed analysis JSON)",
+         "committed analysis JSON); the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2; "
+         "1 seed each)",
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
          "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about 5 h a "
@@ -120,94 +117,22 @@ def _what_reproduces() -> str:
     return table.replace("](docs/", "](")  # it lives in docs/results.md
 
 
-def _short_counts(roots: list[str]) -> str:
-    runs = [d for r in roots for d in run_folders(r)]
-    seeds = {load_yaml(d / "config.yaml")["seed"] for d in runs}
-    partial = sum(d.name.endswith(".partial") for d in runs)
-    return f"{len(runs)} runs" + (f" ({partial} unfinished)" if partial else "") + f", {len(seeds)} seed" + (
-        "s" if len(seeds) > 1 else "")
+def _verdicts() -> str:
+    """The README's front table: per headline claim of the three papers, what the committed runs give and the
+    verdict (``verdicts.RULE``, stated in docs/results.md)."""
+    rows = [(c.study_cell, c.claim, c.here, c.verdict, reference_cell(c.reference), c.link)
+            for c in claims()]
+    return markdown_table(["study", "the paper's claim", "here", "verdict", "checked against the authors' code",
+                           "details"], rows)
 
 
-def _reduced_anchor_short() -> tuple[str, str]:
-    """The short table's cells for the reduced anchor sweeps: runs and seeds per sweep, and what each showed (the
-    phase diagrams' transition counts, the others' headlines)."""
-    phases = ((PHASE, "phase diagram"), (WIDE, "at the paper's width"), (WIDE_WD, "the same at wd 0.28"))
-    sweeps = (*(sweep for sweep, _ in phases), COMPLEXITY, LR_WD)
-    runs = "; ".join(f"{_short_counts([s.folder])} ({s.folder.removeprefix('results/')})" for s in sweeps)
-    found = [phase_short(*sweep.finished()[:2], what) for sweep, what in phases] + [
-        sweep.headline(*sweep.finished()) for sweep in (COMPLEXITY, LR_WD)]
-    return runs, "; ".join(found)
-
-
-def _trajectory_short() -> str:
-    ours, _, _ = trajectory()
-    lines = ours.get("0.8", {})
-    theirs = {n: r["evaluations"][-1] for n, r in lines.items() if "authors' draws" in n}
-    name, last = max(theirs.items(), key=lambda kv: kv[1]["epoch"])
-    logged = {e["epoch"]: e for e in authors_log()["runs"]["0.8"]["evaluations"]}[last["epoch"]]
-    return (f"our step on the authors' γ 0.8 draws (their seed-1 draw, 1 run) composes as their log (epoch "
-            f"{last['epoch']}: (4,3) inferential {last['heldout_inferential']:.3f}, log "
-            f"{logged['heldout_inferential']:.3f}); {own_draws_g08(lines)}")
-
-
-def _modular_grid_short() -> str:
-    """The 5-minute `cpu` grid in one clause, computed from its committed runs."""
-    rows = MODULAR_PHASE.finished()[1]
-    labels = Counter(r["label"] for r in rows)
-    held = modular_phase.verdict(modular_phase.task_count_claim(rows)[0]).replace("**", "")
-    return (f"in the 5-minute `cpu` grid o.o.d. generalization appearing with the task count {held} (runs: "
-            + ", ".join(f"{n} {label}" for label, n in labels.most_common()) + ")")
-
-
-def _what_reproduces_short() -> str:
-    """The README's front table: one line per study, computed where its runs are committed."""
-    large, small = demo.DEMO_GAMMAS
-    seeds = demo_seeds()
-    shown = sum(all(reasoning_bias_criteria(r[small], r[large])[k] for k in demo.CONTRAST) for r in seeds.values())
-    mix: dict[float, list[dict]] = {}
-    for r in mixture_rows():
-        mix.setdefault(r["g"], []).append(r)
-    memory = {g: f"{min(r['memory'] for r in rs):.2f}–{max(r['memory'] for r in rs):.2f}" for g, rs in mix.items()}
-    (order, verdict), (cpu_order, cpu_verdict) = lm_order("regime"), lm_order("cpu")
-    (below, n_gammas), paper = cosine_contrast(), lm.PAPER_COSINE
-    rows = [
-        ("**the demo**: initialization decides rule vs table (Emb-MLP)", _short_counts([DEMO]),
-         f"the contrast shows in {shown} of {len(seeds)} seeds, about {round(median(demo_walls().values()) / 60)} "
-         "minutes each",
-         "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
-        ("anchor composition at paper scale", _short_counts([TRAJECTORY]), _trajectory_short(),
-         "[anchor-composition](docs/anchor-composition.md#the-paper-scale-trajectory-on-this-cpu)"),
-        ("anchor composition at reduced scale (phase, paper width at wd 0.01 and 0.28, complexity, lr × wd)",
-         *_reduced_anchor_short(),
-         "[anchor-composition]"
-         "(docs/anchor-composition.md#the-cpu-profile-reduced-the-γ-transition-is-not-reproduced-at-this-scale)"),
-        ("reasoning bias, transformer at the spec's data volume", _short_counts(
-            [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
-         f"the rule before the facts at both γ; facts memorized at γ 0.3 ({memory[0.3]}), hardly at γ 0.8 "
-         f"({memory[0.8]})", "[reasoning-bias](docs/reasoning-bias.md)"),
-        ("reasoning bias, PrOntoQA + TinyStories (ΔL over γ)",
-         f"`regime`: {lm_finished('regime')}; earlier: {_short_counts([LM, DL_SEARCH])}",
-         f"in the paper's optimizer regime the ordering 0.3 < 0.5 < 0.8 {verdict} ({chain(order)}), and the early "
-         f"embedding cosines put PrOntoQA-only tokens below TinyStories-only ones at {below} of {n_gammas} γ (paper: "
-         f"{paper['prontoqa']} vs {paper['tinystories']}); earlier, at "
-         f"{lm_setting('cpu')}: {cpu_verdict} ({chain(cpu_order)})",
-         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
-        ("in-context modular arithmetic",
-         f"{_short_counts([MODULAR])} (routes, search); {_short_counts([MODULAR_PHASE.folder])} (the `cpu` grid)",
-         f"{grok_headline()}; the paper's cell (p 29) at width 128 stayed on its loss plateau (routes R1, R2; 1 seed "
-         "each); "
-         + _modular_grid_short(),
-         "[modular-icl](docs/modular-icl.md)"),
-        ("benchmarks: addition, SCAN, COGS, PrOntoQA",
-         f"{_short_counts([sweep.folder for sweep in SWEEPS.values()])} ({', '.join(SWEEPS)})",
-         "small init + large wd against large init + small wd on each headline (o.o.d. exact match; PrOntoQA: the "
-         f"true/false judgement), means over seeds: {bench_short()}",
-         "[benchmarks](docs/benchmarks.md)"),
-    ]
-    checked = [None, "anchor", "anchor", None, None, "modular", None]  # the rows' studies with a reference code
-    rows = [(*row[:3], reference_cell(study), row[3]) for row, study in zip(rows, checked, strict=True)]
-    return markdown_table(["study", "committed runs", "in one line", "checked against the authors' code", "details"],
-                          rows)
+def _verdict_readings() -> str:
+    """docs/results.md's account of the README's verdicts: the rule, then per claim what one unit is, when it
+    holds, and how many units held, did not hold and could not test it."""
+    rows = [(c.study, c.unit, sum(u is True for u in c.units), sum(u is False for u in c.units),
+             sum(u is None for u in c.units), c.verdict) for c in claims()]
+    return RULE + "\n\n" + markdown_table(["claim", "one unit, and when it holds", "held", "did not hold",
+                                            "could not test", "verdict"], rows)
 
 
 def _what_reproduces_inputs() -> list[str]:
@@ -218,6 +143,7 @@ def _what_reproduces_inputs() -> list[str]:
 
 
 TABLES: dict[str, Table] = {
-    "what-reproduces-short": Table("README.md", _what_reproduces_inputs, _what_reproduces_short),
+    "verdicts": Table("README.md", _what_reproduces_inputs, _verdicts),
+    "verdict-readings": Table("docs/results.md", _what_reproduces_inputs, _verdict_readings),
     "what-reproduces": Table("docs/results.md", _what_reproduces_inputs, _what_reproduces),
 }

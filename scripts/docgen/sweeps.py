@@ -74,18 +74,6 @@ def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
     return anchor_phase.transition_line(rows, configs[0].task.held_out_pairs[0].key, named=False)
 
 
-def phase_short(configs: list[RunConfig], rows: list[dict], what: str) -> str:
-    key = configs[0].task.held_out_pairs[0].key
-    by_label, at_bar = anchor_phase.transitions(rows), anchor_phase.transitions(rows, (key, anchor_phase.STUDY_BAR))
-    cells = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label}  # a depth's cells as one line
-             for c in anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])]
-    depths = [d for (d, _), ok in anchor_phase.transitions(cells).items() if ok]
-    return (f"{what}: symmetric → inferential along γ in {sum(by_label.values())} of {len(by_label)} (depth, "
-            f"seed) lines by label, {sum(at_bar.values())} at the study's bar (≥ {anchor_phase.STUDY_BAR} on each "
-            "target); on the mean of seeds " + (f"at depth {', '.join(f'{d:g}' for d in depths)}" if depths
-                                                else "at no depth"))
-
-
 def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
     cells = anchor_phase.phase_cells(rows, configs[0].task.held_out_pairs[0])
     return (f"{_transitions(configs, rows)}; cells (mean over seeds): "

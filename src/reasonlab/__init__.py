@@ -1,21 +1,23 @@
 """reasonlab: when does a transformer learn a reasoning solution, and when does it memorize?
 
-The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``open_store``, ``build_task``,
-``build_model``, ``score``, ``apply_init_rate``, ``RunConfig`` and ``ConfigError``; ``register_task``,
-``register_model`` and ``register_study`` for one's own task, model or study (docs/extending.md).
+The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``MetricTable``, ``open_store``,
+``build_task``, ``build_model``, ``score``, ``TaskDataset``, ``apply_init_rate``, ``RunConfig`` and ``ConfigError``;
+``register_task``, ``register_model`` and ``register_study`` for one's own task, model or study
+(docs/extending.md).
 
 The built-in kinds and studies register from their own folders when imported; this facade installs the loader
 that imports them on the registry's first lookup, so ``import reasonlab`` stays light.
 """
 
 from reasonlab import registry
-from reasonlab.init import apply_init_rate
 from reasonlab.registry import register_model, register_study, register_task
 from reasonlab.version import __version__
 
-__all__ = ["ConfigError", "Run", "RunConfig", "__version__", "apply_init_rate", "build_model", "build_task", "load",
-           "make_config", "open_store", "register_model", "register_study", "register_task", "run", "score"]
-_API = {"make_config", "run", "load", "Run", "open_store", "build_task", "build_model", "score"}
+__all__ = ["ConfigError", "MetricTable", "Run", "RunConfig", "TaskDataset", "__version__", "apply_init_rate",
+           "build_model", "build_task", "load", "make_config", "open_store", "register_model", "register_study",
+           "register_task", "run", "score"]
+_API = {"make_config", "run", "load", "Run", "MetricTable", "open_store", "build_task", "build_model", "score",
+        "TaskDataset"}
 
 
 def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``import reasonlab`` stays light)
@@ -27,6 +29,10 @@ def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``
         from reasonlab import config
 
         return getattr(config, name)
+    if name == "apply_init_rate":  # it imports torch
+        from reasonlab.init import apply_init_rate
+
+        return apply_init_rate
     raise AttributeError(f"module 'reasonlab' has no attribute {name!r}")
 
 

@@ -2,13 +2,20 @@
 
 Each function does what the command line does, with the same files and the same one-line ``ConfigError`` for
 bad input: ``make_config`` is ``--profile``/``--set``, ``run`` is ``reasonlab train`` (figures included),
-``load`` reads a run directory, ``open_store`` is the DuckDB of ``reasonlab results --sql``. ``build_task``,
-``build_model`` and ``score`` give a run's data, its initialized model and the trainer's scores without training.
+``load`` reads a run directory (its metrics as a ``MetricTable``, no pandas needed), ``open_store`` is the DuckDB
+of ``reasonlab results --sql``. ``build_task``, ``build_model`` and ``score`` give a run's data, its initialized
+model and the trainer's scores without training; ``TaskDataset`` is a task's data as a torch ``Dataset``.
+
+pandas stays out of the base install: the chosen dependencies hold nothing a run's metrics need it for (a list of
+named tuples with look-ups covers them, and ``MetricTable.columns()`` hands them to pandas, polars or numpy), and
+it would add its own wheel and dependencies to every install for one conversion; ``pip install
+'reasonlab[dataframe]'`` adds it for ``to_pandas()``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +24,8 @@ from typing import Any
 
 from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
 from reasonlab.records import load_run as _load_summary
-from reasonlab.store import check_name
+from reasonlab.store import MetricRow, Metrics, check_name
+from reasonlab.tasks.dataset import TaskDataset  # noqa: F401 - public here: reasonlab.TaskDataset
 
 MAX_SQL_MEMORY_GIB = 1024.0  # open_store's upper bound on DuckDB's memory, in GiB
 
@@ -68,6 +76,25 @@ def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Seque
     return resolve(raw_config(Path(file) if file is not None else None, profile, items, family))
 
 
+class MetricTable(Metrics):
+    """A run's metric rows (``MetricRow(epoch, step, split, metric, value)`` named tuples, in logged order) with the
+    look-ups of ``reasonlab.store.Metrics`` (``.series(split, metric)``, ``.last(...)``, ``.at(epoch, ...)``): no
+    pandas needed. ``columns()`` is the same rows as a dict of lists, which pandas, polars and numpy each take;
+    ``to_pandas()`` is the DataFrame (with the ``dataframe`` extra)."""
+
+    def columns(self) -> dict[str, list]:
+        """``{"epoch": [...], "step": [...], "split": [...], "metric": [...], "value": [...]}``."""
+        return {name: [getattr(row, name) for row in self.rows] for name in MetricRow._fields}
+
+    def to_pandas(self):  # -> pandas.DataFrame
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ConfigError("Run.metrics.to_pandas(): needs pandas; pip install 'reasonlab[dataframe]' (Run.metrics "
+                              "itself, its look-ups and .columns() need none)") from None
+        return pd.DataFrame(self.columns())
+
+
 @dataclass
 class Run:
     """A finished run: its directory, resolved config and summary; its metrics, task data and model on demand."""
@@ -87,28 +114,10 @@ class Run:
         return self.summary["label"]
 
     @property
-    def metrics(self):  # -> pandas.DataFrame
-        """Every metric row (epoch, step, split, metric, value) as a pandas DataFrame."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ConfigError("Run.metrics: needs pandas; pip install 'reasonlab[dataframe]', or use "
-                              "Run.metric_table() (no pandas)") from None
-        from reasonlab.store import METRIC_SCHEMA
-
-        return pd.DataFrame(self.metric_rows(), columns=METRIC_SCHEMA.names)
-
-    def metric_rows(self):  # -> list[reasonlab.store.MetricRow]
-        """The metric rows as named tuples (epoch, step, split, metric, value), without pandas."""
-        from reasonlab.store import read_metrics
-
-        return read_metrics(self.dir / "metrics.parquet")
-
-    def metric_table(self):  # -> reasonlab.store.Metrics
-        """The metric rows with look-ups by name: ``.series(split, metric)``, ``.last(...)``, ``.at(epoch, ...)``."""
-        from reasonlab.store import Metrics
-
-        return Metrics.read(self.dir / "metrics.parquet")
+    def metrics(self) -> MetricTable:
+        """Every metric row the run logged, in the base install (no pandas): ``MetricRow(epoch, step, split, metric,
+        value)`` named tuples with look-ups by name, ``.columns()`` (a dict of lists) and ``.to_pandas()``."""
+        return MetricTable.read(self.dir / "metrics.parquet")
 
     def data(self):  # -> reasonlab.tasks.base.TaskData
         """The run's task data (training set and named evaluation sets), rebuilt from its config (and cached)."""
@@ -179,14 +188,23 @@ def load(run_dir: str | Path) -> Run:
 
 def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
                    log: Callable[[str], None] = lambda _: None) -> tuple[Path, dict]:
-    """Train (resume, or find finished) the run under ``root``, then draw its figure (``figures/run.png|svg``)."""
+    """Train (resume, or find finished) the run under ``root``, then draw its figure (``figures/run.png|svg``)
+    where it is missing. A finished run found whole is left untouched; one without its figure in a directory that
+    cannot be written (a read-only store, a committed run) is reported in one line, not redrawn: finding a run
+    finished never needs to write."""
     from reasonlab.plots.run import plot_run
+    from reasonlab.store import warn
     from reasonlab.train.loop import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)
-    if not all((run_dir / "figures" / f"run.{ext}").is_file() for ext in ("png", "svg")):
-        plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
-    return run_dir, summary  # a finished run found whole is left untouched (its store may be read-only)
+    figures = run_dir / "figures"
+    if not all((figures / f"run.{ext}").is_file() for ext in ("png", "svg")):
+        if os.access(figures if figures.is_dir() else run_dir, os.W_OK):
+            plot_run(run_dir)  # after the run finished: a failure here (a full disk) loses nothing of it
+        else:
+            warn(f"{figures}: run.png and run.svg not drawn, the run directory is read-only (the run is finished "
+                 "and its record whole)")
+    return run_dir, summary
 
 
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:

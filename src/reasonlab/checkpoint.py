@@ -6,7 +6,9 @@ A checkpoint counts only once its ``step-N.json`` marker exists; the marker is w
 optimizer state, each by atomic rename, so a kill at any point leaves either a whole checkpoint or none. The
 marker holds the SHA-256 of both files: a checkpoint damaged later (truncated, overwritten) is detected when a
 run resumes, reported in one line with its path, and the run falls back to the previous good one (the two
-newest keep their optimizer state).
+newest keep their optimizer state). Every marker (``step-N.json``, ``snapshot-N.json``, ``best.json``) names its
+run and the SHA-256 of its weights, so a reader refuses weights that are another run's or not the ones the marker
+was written for (``bound_marker``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from torch import nn
@@ -54,12 +56,15 @@ class Marker(SnapshotMarker):
 
 
 class BestMarker(BaseModel):
-    """``best.json``, as ``save_best`` writes it: where the early-stopping pick fell (and, beside it, the value it
-    was picked by)."""
+    """``best.json``, as ``save_best`` writes it: where the early-stopping pick fell, the value it was picked by,
+    its run and the SHA-256 of its weights (markers written before those two were recorded have neither)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
-    step: int
-    epoch: int
+    step: int = Field(ge=0)
+    epoch: int = Field(ge=0)
+    value: float
+    run_id: str | None = None
+    sha256: dict[str, str] = {}
 
 
 def read_marker(path: Path, model: type[BaseModel] = Marker) -> dict:
@@ -146,10 +151,15 @@ def snapshot_steps(ckpt_dir: Path) -> dict[int, float]:
 
 
 def save_best(ckpt_dir: Path, model: nn.Module, state: dict) -> None:
-    """The weights of the best evaluation so far (``best.safetensors``), then its marker ``best.json``."""
+    """The weights of the best evaluation so far (``best.safetensors``), then its marker ``best.json`` with their
+    SHA-256 (``state``: epoch, step, value and run id): a kill between the two leaves a marker that does not match
+    the weights, which readers refuse."""
     ckpt_dir.mkdir(exist_ok=True)
-    atomic_write_bytes(ckpt_dir / "best.safetensors", st_save(_weights(model)))
-    write_json(ckpt_dir / "best.json", state)
+    weights = st_save(_weights(model))
+    atomic_write_bytes(ckpt_dir / "best.safetensors", weights)
+    marker = {**state, "sha256": {"weights": _sha256(weights)}}
+    BestMarker.model_validate(marker)
+    write_json(ckpt_dir / "best.json", marker)
 
 
 _MARKER = re.compile(r"step-(\d+)\.json")
@@ -273,18 +283,46 @@ def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None =
     return marker
 
 
-def check_best(ckpt_dir: Path) -> None:
-    """The early-stopping checkpoint in ``ckpt_dir``, where there is one, checked as ``check_checkpoint`` checks a
-    checkpoint: its marker as ``save_best`` writes it, its weights a whole safetensors file, neither a link."""
-    path = ckpt_dir / "best.json"
-    if os.path.lexists(path):
-        file_sha256(ckpt_dir, path.name, MAX_MARKER_BYTES)
-        try:
-            read_marker(path, BestMarker)
-        except ValueError as e:
-            raise StoreError(str(e)) from None
+def check_best(ckpt_dir: Path, run_id: str, limit: int | None = None) -> None:
+    """The early-stopping checkpoint of run ``run_id`` in ``ckpt_dir``, where there is one, checked as
+    ``check_checkpoint`` checks a checkpoint: its marker bound to its weights (``bound_marker``), the weights a
+    whole safetensors file, neither a link."""
+    if os.path.lexists(ckpt_dir / "best.json"):
+        bound_marker(ckpt_dir, "best", run_id, limit)
     if os.path.lexists(ckpt_dir / "best.safetensors"):
         check_safetensors(ckpt_dir, "best.safetensors")
+
+
+_MARKER_MODELS: dict[str, type[BaseModel]] = {"step": Marker, "snapshot": SnapshotMarker, "best": BestMarker}
+
+
+def bound_marker(ckpt_dir: Path, name: str, run_id: str, limit: int | None = None) -> dict:
+    """The marker of checkpoint ``name`` (``step-N``, ``snapshot-N`` or ``best``) of run ``run_id``, once it is
+    bound to its weights: a regular file (no link followed) as its writer writes it (of step N; ``best`` of a step
+    and an epoch that are whole numbers from 0), naming this run, and recording the SHA-256 that
+    ``<name>.safetensors`` has (read in chunks, at most ``limit`` bytes). StoreError naming the file otherwise. A
+    marker written before run ids and checksums were recorded is taken on its shape."""
+    path = ckpt_dir / f"{name}.json"
+    if not os.path.lexists(path):
+        raise StoreError(f"{path}: missing; the checkpoint {name} cannot be checked")
+    file_sha256(ckpt_dir, path.name, MAX_MARKER_BYTES)  # a regular file of a marker's size, not a link
+    kind, _, step = name.partition("-")
+    try:
+        marker = read_marker(path, _MARKER_MODELS[kind])
+    except ValueError as e:
+        raise StoreError(str(e)) from None
+    if step and marker["step"] != int(step):
+        raise StoreError(f"{path}: the marker of step {marker['step']}, not of step {step}")
+    if marker.get("run_id", run_id) != run_id:
+        raise StoreError(f"{path}: a checkpoint of run {marker['run_id']}, not of {run_id}")
+    expected = marker.get("sha256", {}).get("weights")
+    weights = f"{name}.safetensors"
+    if not os.path.lexists(ckpt_dir / weights):
+        raise StoreError(f"{ckpt_dir / weights}: missing; the checkpoint {name} is not whole")
+    if expected is not None and file_sha256(ckpt_dir, weights, limit)[1] != expected:
+        raise StoreError(f"{ckpt_dir / weights}: not the weights {path.name} was written for (its SHA-256 differs "
+                         "from the one recorded there: damaged or replaced)")
+    return marker
 
 
 def _check_marker(marker: dict, step: int, run_id: str | None, path: Path) -> None:

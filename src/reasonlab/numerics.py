@@ -9,7 +9,9 @@ after, leaving a user's own process as it was.
 
 from __future__ import annotations
 
+import math
 import platform
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,16 +34,52 @@ def flush_denormals() -> Iterator[None]:
         torch.set_flush_denormal(before)
 
 
-def machine() -> dict[str, str]:
-    """The CPU model and the kernel family torch dispatches to on it (e.g. AVX512): with the thread count, what
-    besides the config and seed decides a run's float rounding, so two runs' numbers can be compared knowingly."""
+EXTENSIONS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX-BF16"}
+BF16_UNITS = ("AVX512-BF16", "AMX-BF16")  # the extensions with bf16 matrix arithmetic
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of ``/proc/cpuinfo`` (empty where the file is missing)."""
     try:
-        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), "")
+        text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        cpu = ""
-    return {"cpu": cpu or platform.processor() or platform.machine(),
-            "kernels": torch.backends.cpu.get_cpu_capability()}
+        return {}
+    fields = (line.split(":", 1) for line in text.split("\n\n", 1)[0].splitlines() if ":" in line)
+    return {key.strip(): value.strip() for key, value in fields}
+
+
+def machine() -> dict[str, str | list[str]]:
+    """The CPU model, the kernel family torch dispatches to on it (e.g. AVX512) and the SIMD and matrix extensions
+    it has: with the thread count, what besides the config and seed decides a run's float rounding and speed, so
+    two runs' numbers can be compared knowingly."""
+    info = _cpuinfo()
+    flags = set(info.get("flags", "").split())
+    return {"cpu": info.get("model name") or platform.processor() or platform.machine(),
+            "kernels": torch.backends.cpu.get_cpu_capability(),
+            "extensions": [name for flag, name in EXTENSIONS.items() if flag in flags]}
+
+
+def auto_precision(m: dict | None = None) -> tuple[str, str]:
+    """What ``train.precision: auto`` trains in on this CPU, and why."""
+    units = [e for e in (m or machine())["extensions"] if e in BF16_UNITS]
+    if not units:
+        return "fp32", "this CPU has no bf16 matrix units (AVX512-BF16 or AMX)"
+    return "fp32", (f"this CPU has {' and '.join(units)}, but bf16 on a CPU is not validated against fp32 yet, so "
+                    "auto picks bf16 on CUDA only; set train.precision=bf16 to choose it")
+
+
+def matmul_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 0.5) -> float:
+    """GFLOP/s of an n×n by n×n matmul in ``dtype`` on this process's threads, the best of repeats over about
+    ``seconds``: the ceiling a training step's GEMMs can reach here."""
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    torch.mm(a, b)  # the first call pays for the kernel's set-up
+    best, spent = math.inf, 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        torch.mm(a, b)
+        took = time.perf_counter() - start
+        best, spent = min(best, took), spent + took
+    return 2 * n ** 3 / best / 1e9
 
 
 def describe_machine(m: dict[str, str] | None = None, threads: int | None = None) -> str:

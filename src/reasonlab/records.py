@@ -77,6 +77,7 @@ class Outcome(_Record):
 class Machine(_Record):
     cpu: str
     kernels: str
+    extensions: list[str] = []  # SIMD and matrix extensions (AVX2, AVX-512, AVX512-BF16, AMX-BF16)
 
 
 class Versions(_Record):
@@ -236,8 +237,8 @@ def _read_summary(path: Path, name: str | None) -> tuple[dict[str, Any], RunSumm
     data = read_json(path, "run summary")
     record = validated(RunSummary, data, path, "run summary", "delete its run directory and rerun it")
     if name is not None and record.run_id != name:
-        raise StoreError(f"{path.parent}: holds run {record.run_id}, not the run its name says; ignored (a "
-                         "copied or renamed run directory: move it away)")
+        raise StoreError(f"{path.parent}: holds run {record.run_id}, not the run its name says (a copied or "
+                         "renamed run directory: move it away)")
     return data, record
 
 

@@ -40,8 +40,8 @@ Hook = Callable[..., Any] | None
 @dataclass(frozen=True)
 class TaskKind:
     """One task kind. Every field but the first four is optional: without it the generic floors fall back to the
-    kind's own metrics (a loss/accuracy run figure, its final figures as ``results`` columns and card rows, its
-    accuracies in the progress line, the label phase diagram).
+    kind's own metrics (a loss/accuracy run figure, its final figures as ``results`` columns and card rows, the
+    figures its summary shows in the progress line, the label phase diagram).
 
     config: pydantic model of the ``task:`` section (a ``StrictModel`` whose ``kind`` is ``Literal[name]``).
     task: ``Task(config)``: ``.build(seed) -> TaskData``; the instance is the law probes read.
@@ -52,7 +52,8 @@ class TaskKind:
         plateau exits, the language mixture's ΔL̄).
     record: pydantic model (a ``records.KindRecord``) of the kind's own fields of ``summary.json`` (what
         ``summarize`` and ``extras`` add beside the generic ones): every summary of the kind is validated by it.
-    progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation.
+    progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation, each figure by
+        its stored name.
     weights: ``(model, task data) -> dict[str, float]``: figures read off the weights, logged every epoch and at
         every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
     probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
@@ -67,7 +68,9 @@ class TaskKind:
     main_columns: the results columns ``reasonlab results`` shows beside the axes (prefixes end with ``.``).
     card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
     history: ``(summary or extras) -> list[(key, text)]``: the card rows read over a run's history.
-    words: readable names of the kind's metric and set names, for the report (``seen_test_acc`` -> words).
+    words: the kind's vocabulary: each figure's one human label, by its stored name (``reasoning_test_acc`` ->
+        ``rule on unseen tuples``), and the words of its set names' parts; every surface shows a figure by its
+        label beside its stored name, or by its stored name (``reasonlab.vocabulary``).
     qualify: ``(part of a set or metric name) -> text or None``: a part that qualifies the part before it, as words
         (the anchor kind's pair key: ``heldout/4-3`` reads ``held-out (4,3)``); without it each part is a word.
     palette: the kind's outcome labels, in the order its phase figures stack them, each with its colour (the report

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reasonlab.errors import StoreError
+from reasonlab.errors import ConfigError, StoreError
 from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
@@ -212,6 +212,9 @@ class MetricRow(NamedTuple):
     value: float
 
 
+CLOCKS = ("epoch", "step")  # what a figure's series may be read against
+
+
 class Metrics:
     """A run's metric rows, in the order they were logged, with the look-ups readers need (rather than each
     unpacking 5-tuples). ``Metrics.read(run_dir / "metrics.parquet")`` or ``Metrics(rows)``."""
@@ -235,6 +238,8 @@ class Metrics:
 
     def series(self, split: str, metric: str, clock: str = "epoch") -> list[tuple[int, float]]:
         """(epoch, value) of one figure over training in logged order; ``clock="step"`` gives (step, value)."""
+        if clock not in CLOCKS:
+            raise ConfigError(f"series clock: {str(clock)[:40]!r} is not a clock; choose {' or '.join(CLOCKS)}")
         return [(getattr(r, clock), r.value) for r in self.where(split, metric)]
 
     def last_epoch(self, split: str | None = None) -> int | None:
@@ -335,9 +340,12 @@ def finish_run(partial: Path, final: Path) -> None:
 
 
 def append_event(run_dir: Path, text: str) -> None:
+    """One line of ``events.log``: ``text`` (which may hold stored strings: a profile, a path) with every control
+    character escaped (``printable``), so that a log read with ``cat`` or ``tail -f`` shows it and never obeys
+    it, one event a line."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    with open(run_dir / "events.log", "a") as f:
-        f.write(f"{stamp} {text.rstrip()}\n")
+    with open(run_dir / "events.log", "a", encoding="utf-8") as f:
+        f.write(f"{stamp} {printable(text.rstrip())}\n")
 
 
 def git_revision() -> str | None:

@@ -559,7 +559,7 @@ def test_without_a_terminal_a_sweep_prints_a_plain_line_when_its_runs_move_on(tm
     assert "1 running" in lines[0] and "ETA 0m09s" in lines[0]  # all runs train: the slowest one's ETA
     assert f"{cfg.run_id()} · anchor · profile custom · init.gamma=0.5 model.depth=2 seed=1 · 4 epochs: epoch 0/3 " \
            "step 5/30 (2.0/s, ETA 0m09s) loss 1.500" in lines[0]  # the run in one line (describe_run)
-    assert lines[1].endswith("epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen 0.25")  # the kind's parts
+    assert lines[1].endswith("epoch 1/3 step 12/30 (2.0/s, ETA 0m09s) loss 1.500 seen_test_acc 0.25")  # the kind's
     assert "epoch 3/3 step 30/30 (—/s, ETA ?) loss diverged" in lines[2]
 
 

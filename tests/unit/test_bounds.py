@@ -157,6 +157,38 @@ def test_sql_is_bounded_in_time_memory_and_rows(results_only):
     assert sorted(p.name for p in results_only.parent.rglob("*")) == ["results.parquet", "sw"]  # nothing spilled
 
 
+@pytest.mark.slow  # a command line in a subprocess, ended by its own watchdog 2 s past the bound
+def test_a_statement_duckdb_does_not_stop_still_ends_at_its_bound(results_only):
+    """DuckDB looks for an interrupt between chunks of rows, not while it builds one value (``unnest(range(3e9))``
+    ran on, past 18 GB, until killed): a statement still running 2 s past --timeout ends the command with the
+    bound's one line. Here the interrupt is made to do nothing, as it does then."""
+    script = ("import sys, duckdb; duckdb.DuckDBPyConnection.interrupt = lambda self: None; "
+              "from reasonlab.cli import main; main()")
+    cross = "SELECT count(*) FROM range(1000000) a, range(1000000) b, range(1000000) c"
+    result = subprocess.run([sys.executable, "-c", script, "results", str(results_only), "--sql", cross, "--timeout",
+                             "0.5"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == "", (result.stdout, result.stderr)
+    assert result.stderr == ("error: --sql: stopped after 0.5 s; narrow the query, or pass --timeout with more "
+                             "seconds\n"), result.stderr
+
+
+def test_a_deleted_working_directory_is_one_line(tmp_path):
+    """torch cannot load its libraries in a deleted working directory (MKL's "FATAL ERROR"): named first."""
+    gone = tmp_path / "gone"
+
+    def in_a_deleted_directory() -> None:
+        gone.mkdir()
+        os.chdir(gone)
+        gone.rmdir()
+
+    for args in (["--help"], ["results", str(tmp_path)]):
+        result = subprocess.run([sys.executable, "-m", "reasonlab", *args], preexec_fn=in_a_deleted_directory,
+                                capture_output=True, text=True, timeout=120, env={**os.environ, "PWD": str(gone)})
+        assert result.returncode == 2 and result.stdout == "", (args, result.stdout, result.stderr)
+        assert result.stderr == (f"error: the working directory {gone} no longer exists (deleted or moved); cd into "
+                                 "an existing directory and run the command again\n"), (args, result.stderr)
+
+
 # ---- numeric options ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("args", "option"), [
     (["sweep", "--dry-run", "--grid", "seed=1", "--workers", "-3"], "--workers"),
@@ -205,8 +237,10 @@ def _api_cases():
     from torch import nn
 
     from reasonlab.api import load, make_config, open_store, run
+    from reasonlab.config import RunConfig
     from reasonlab.init import apply_init_rate
     from reasonlab.registry import register_study
+    from reasonlab.store import Metrics
 
     return [
         (lambda: make_config(123), "profile"),
@@ -234,6 +268,14 @@ def _api_cases():
         (lambda: apply_init_rate("model", 0.5), "module"),
         (lambda: apply_init_rate(nn.Linear(2, 2), 0.5, bias="ones"), "init.bias"),
         (lambda: apply_init_rate(nn.Linear(2, 2), torch.tensor(0.5)), "gamma"),
+        (lambda: RunConfig.model_validate({"task": {"kind": "anchor"}, "seed": -1}), "seed"),
+        (lambda: RunConfig.model_validate({"task": {"kind": "anchor", "n_trian_per_pair": 3}}),
+         "task.n_trian_per_pair: unknown field (did you mean task.n_train_per_pair?)"),
+        (lambda: RunConfig.model_validate([1]), "config"),
+        (lambda: RunConfig.model_validate_json('{"seed": 1}'), "task.kind: missing"),
+        (lambda: RunConfig(task={"kind": "anchor"}, seed="x"), "seed"),
+        (lambda: Metrics([(1, 5, "train", "loss", 2.0)]).series("train", "loss", clock="steps"), "series clock"),
+        (lambda: Metrics([]).series("train", "loss", clock=None), "series clock"),
     ]
 
 
@@ -248,9 +290,16 @@ def test_the_python_api_checks_its_arguments(case):
 
 def test_the_api_still_takes_what_it_documents():
     from reasonlab.api import make_config
+    from reasonlab.config import RunConfig
+    from reasonlab.store import Metrics
 
     assert make_config("anchor-cpu", None) == make_config("anchor-cpu") == make_config("anchor-cpu", [])
     assert make_config("anchor-cpu", {"init.gamma": 0.8}) == make_config("anchor-cpu", ("init.gamma=0.8",))
+    cfg = make_config("anchor-cpu")
+    assert RunConfig.model_validate(cfg.model_dump()) == RunConfig.model_validate_json(cfg.model_dump_json()) == cfg
+    table = Metrics([(1, 5, "train", "loss", 2.0), (2, 10, "train", "loss", 1.0)])
+    assert table.series("train", "loss") == [(1, 2.0), (2, 1.0)]
+    assert table.series("train", "loss", clock="step") == [(5, 2.0), (10, 1.0)]
 
 
 # ---- a finished sweep: runs to probe, show, export and retrain ---------------------------------------------------
@@ -306,6 +355,23 @@ def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
     files = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
     again = runner.invoke(app, ["train", str(config), "--out", str(store), "--name", "sw", "-q"])
     assert again.exit_code == 0 and "nothing to do" in again.output, again.output
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == files
+
+
+def test_a_finished_run_found_in_a_read_only_store_is_reported_not_redrawn(tmp_path, monkeypatch):
+    """A committed run has no figures; found again in a store that cannot be written (a read-only mount, as
+    ``os.access`` reports it: root may write anywhere else), ``train`` reports it and exits 0, writing nothing."""
+    from reasonlab.train.loop import train_run
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    run_dir, _ = train_run(resolve(TINY), tmp_path / "store" / "adhoc", progress=False, log=lambda _: None)
+    files = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    writable = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: mode != os.W_OK and writable(path, mode, **kw))
+    again = runner.invoke(app, ["train", str(config), "--out", str(tmp_path / "store"), "-q"])
+    assert again.exit_code == 0 and "nothing to do" in again.output, again.output
+    assert f"{run_dir / 'figures'}: run.png and run.svg not drawn, the run directory is read-only" in again.output
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == files
 
 

@@ -320,7 +320,7 @@ def test_a_name_of_other_tools_lists_the_fields_it_stands_for_and_the_fields_pag
 
     from reasonlab.cli import app
     from reasonlab.config import TrainConfig
-    from reasonlab.config.io import FIELDS_PAGE
+    from reasonlab.config.messages import FIELDS_PAGE
 
     result = CliRunner().invoke(app, ["train", "--profile", "mixture-emb-mlp-cpu", "--set", "train.lr=1e-3",
                                       "--dry-run"])

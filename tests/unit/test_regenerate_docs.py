@@ -31,15 +31,15 @@ def test_check_passes_on_the_committed_tree():
 
 @pytest.mark.slow
 def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
-    """A number of the README's table changed by hand, and a figure nothing generates, each fail the check by name."""
+    """A verdict of the README's table changed by hand, and a figure nothing generates, each fail the check by name."""
     clone = tmp_path / "repo"  # a copy of what the script reads: the working tree as it is
     for rel in ("docs", "scripts", "src", "results", "tests/reference"):
         shutil.copytree(REPO / rel, clone / rel, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "README.md", clone / "README.md")
     readme = clone / "README.md"
     text = readme.read_text()
-    assert "| 6 runs, 3 seeds |" in text
-    readme.write_text(text.replace("| 6 runs, 3 seeds |", "| 7 runs, 3 seeds |", 1))
+    assert "| not reproduced |" in text
+    readme.write_text(text.replace("| not reproduced |", "| reproduced |", 1))
     (clone / "docs" / "figures" / "orphan.png").write_bytes(b"\x89PNG")
     done = _run("--check", repo=clone)
     assert done.returncode == 1
@@ -69,7 +69,7 @@ def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_t
     monkeypatch.setattr(sys, "argv", ["regenerate_docs.py", "--pending"])
     assert docs.main() == 0
     listed = {line.split(": ", 1)[0]: line for line in capsys.readouterr().out.splitlines() if line not in before}
-    assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "what-reproduces-short"}
+    assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "verdicts", "verdict-readings"}
     sweep = docs.benchmarks.SWEEPS["addition"]
     assert listed["addition-cpu"] == (
         f"addition-cpu: {3 * len(sweep.configs())} input(s) missing from the repository (first: results/addition-cpu/"
@@ -151,3 +151,14 @@ def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypa
     assert failed.startswith("**not reproduced**") and "large init shows no bias" in failed
     assert rb.spec_lr_verdict({**every, keys[3]: [True, False]}, finished=2).startswith("pending")
     assert rb.spec_lr_verdict({k: [] for k in keys}, finished=0).startswith("pending")
+
+
+def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores(monkeypatch):
+    """Seeds 3–5 decide route R3: 2 passing → modular regression (counting every scored seed); fewer than 2 that can
+    still pass → ratio matching; a seed not yet scored at both checkpoints keeps the verdict pending."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    r3 = importlib.import_module("docgen.route_r3")
+    assert r3.r3_verdict({1: True, 2: False, 3: True, 4: True}).endswith("3 of 4 seeds")
+    assert r3.r3_verdict({3: False, 4: False}).startswith("**ratio matching**")
+    assert r3.r3_verdict({3: True, 4: False}).startswith("pending")
+    assert r3.r3_verdict({1: True, 2: True}).startswith("pending (seeds 3–5 scored: 0 of 3)")

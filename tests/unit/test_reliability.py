@@ -400,8 +400,9 @@ def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("content", [b'{"label": "\xff\xfe"}', b"[]", b"{}", b'{"run_id": NaN}'])
 def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, tmp_path, content):
-    """Asked for by name (show), a damaged summary is a one-line error; met in a listing (report, SQL, a sweep
-    rerun), it is one line on stderr and its run is skipped, so the rest of the store still reads."""
+    """Asked for by name (show), a damaged summary is a one-line error; met in a listing (report, SQL), it is one
+    line on stderr and its run is skipped, so the rest of the store still reads; a sweep rerun over it is one line
+    naming it, before anything is written."""
     store, cfgs, axes = _copy(small_sweep, tmp_path)
     run = store / "s" / cfgs[0].run_id()
     (run / "summary.json").write_bytes(content)
@@ -413,8 +414,9 @@ def test_a_summary_not_written_by_the_store_is_one_line_everywhere(small_sweep, 
         result = _cli(*args)
         said = [x for x in result.output.splitlines() if "summary.json" in x]
         assert result.exit_code == 0 and len(said) == 1 and "skipped" in said[0], (args, result.output)
-    report = run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)
-    assert not report.failed and [r["run_id"] for r in read_results(store / "s")] == [cfgs[1].run_id()]
+    with pytest.raises(UserError, match=f"{run / 'summary.json'}: "):  # neither trained again nor passed over
+        run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)
+    assert [r["run_id"] for r in read_results(store / "s")] == [cfgs[1].run_id()]
     assert _cli("show", store / "s" / cfgs[1].run_id()).exit_code == 0  # the rest of the store still reads
     assert all(p.read_bytes() == b for p, b in untouched.items() if p.name not in ("results.parquet", "report.html",
                                                                                   "sweep.json"))
@@ -493,7 +495,7 @@ def test_show_reads_an_unfinished_run_and_refuses_a_progress_file_it_did_not_wri
     shown = _cli("show", partial)
     assert shown.exit_code == 0, shown.output
     assert "unfinished: epoch 3 of 4" in shown.output and "evaluation at epoch 3" in shown.output
-    assert "escape: seen-pair ≥ 0.5" in shown.output  # read from the metrics written so far
+    assert "escape: seen_test_acc ≥ 0.5" in shown.output  # read from the metrics written so far
     (partial / "progress.json").write_text('{"epoch": "three", "epochs": 4, "step": 9}')
     refused = _cli("show", partial)
     assert refused.exit_code == 2 and "progress.json" in refused.output and "Traceback" not in refused.output

@@ -95,8 +95,8 @@ def test_report_structure_contents_headers_headlines_and_back_links(sweep):
         header = re.search(r'<p class="run-header">([^<]*)</p>', section).group(1)
         assert f"init.gamma={cfg['init']['gamma']}" in header and "model.depth=2" in header and "seed=1" in header
         assert 'href="#contents"' in section and 'href="#phase"' in section  # back-links
-        # readable names and captions: no raw metric keys or file paths
-        assert "heldout/" not in section and "held-out (4,3) · train keys · inferential" in section
+        # each figure by its label with its stored name beside it; captions without file paths
+        assert "held-out (4,3) · train keys · inferential (heldout/4-3/train_keys/inferential)" in section
         captions = re.findall(r"<figcaption>([^<]*)</figcaption>", section)
         assert captions and not any(".png" in c or "/" in c for c in captions)
         # no duplicates: the training curves once per run, the shared profile only at the top

@@ -170,11 +170,12 @@ def test_the_live_view_keeps_each_run_whole_at_any_width(screen, capsys, two_run
     lines = _fits(plain(capsys.readouterr().out), width)
     rows = [i for i, line in enumerate(lines) if line.startswith(tuple(ids))]
     assert len(rows) == 2 and "…" not in "".join(lines)
-    for i in rows:
+    for i, end in zip(rows, [*rows[1:], len(lines)], strict=True):
         assert "12/60" in lines[i] and "12345/60000" in lines[i] and "11m40s" in lines[i] and "0.123" in lines[i]
-        evaluation = lines[i] if width > 120 else lines[i + 1]  # beside the run where it fits, else under it
-        assert "memory 0.98 reasoning_train 0.93 reasoning_test 0.47" in evaluation
-    assert len(lines) == rows[-1] + (1 if width > 120 else 2)
+        # beside the run where it fits, else under it (wrapped, never cut), each figure by its stored name
+        evaluation = lines[i] if width > 120 else " ".join(line.strip() for line in lines[i + 1:end])
+        assert "memory_acc 0.98 reasoning_train_acc 0.93 reasoning_test_acc 0.47" in evaluation
+        assert end - i <= (1 if width > 120 else 3)
     monitor.console.print(monitor.render(set()))  # every run has ended: the sweep's line alone, no empty header
     ended = plain(capsys.readouterr().out)
     assert ended.startswith("sweep demo: ") and "loss" not in ended and len(ended.splitlines()) <= 2, ended

@@ -68,12 +68,50 @@ def test_a_summary_of_the_wrong_shape_is_one_line_and_skipped(small_sweep, tmp_p
                  ["results", store], ["phase", store / "s"]):
         result = _cli(*args)
         assert result.exit_code == 0, (args, result.output)
-        if args[0] == "report" or "--sql" in args:  # results and phase read the sweep's table, not the summaries
-            _one_warning(result.output, run / "summary.json")
+        _one_warning(result.output, run / "summary.json")
     html = (store / "s" / "report.html").read_text()
     assert other.name in html and f'id="run-{run.name}"' not in html
-    report = run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)  # a rerun neither trains it nor fails
-    assert not report.failed and [r["run_id"] for r in read_results(store / "s")] == [other.name]
+    with pytest.raises(UserError, match=re.escape(f"{run / 'summary.json'}: not a run summary")):
+        run_sweep("s", cfgs, store, LocalExecutor(1, 1), axes)  # a rerun neither trains it again nor passes it over
+    assert [r["run_id"] for r in read_results(store / "s")] == [other.name]
+
+
+DAMAGED = {"summary.json": b'{"run_id": ', "metrics.parquet": b"PAR1 cut short"}
+
+
+@pytest.mark.parametrize("name", list(DAMAGED))
+def test_a_skipped_run_is_in_no_answer(small_sweep, tmp_path, name):  # noqa: F811
+    """A run whose summary or metrics cannot be read is reported as skipped and left out of every table: never served
+    from the row the results table kept of it."""
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run, other = (store / "s" / c.run_id() for c in cfgs)
+    (run / name).write_bytes(DAMAGED[name])
+    sql = ("SELECT 'runs', run_id FROM runs UNION ALL SELECT DISTINCT 'metrics', run_id FROM metrics "
+           "UNION ALL SELECT DISTINCT 'offsets', run_id FROM offsets")
+    _, rows = query(store / "s", sql)
+    assert {r for _, r in rows} == {other.name} and {t for t, _ in rows} >= {"runs", "metrics"}, rows
+    for args in (["results", store, "--sql", sql], *(() if name == "metrics.parquet" else (["results", store],))):
+        result = _cli(*args)
+        assert result.exit_code == 0 and other.name in result.output and run.name not in result.output.replace(
+            str(run), ""), result.output
+        _one_warning(result.output, run / name)
+
+
+def test_a_sweep_rerun_over_a_damaged_summary_is_one_line_and_writes_nothing(small_sweep, tmp_path):  # noqa: F811
+    import yaml
+
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    (run / "summary.json").write_text("{")
+    base = tiny_run_dict(train={**tiny_run_dict()["train"], "epochs": 1})
+    base["train"].pop("threads")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({"name": "s", "config": base, "grid": {"seed": [1, 2]}}))
+    before = {p: p.stat().st_mtime_ns for p in store.rglob("*")}
+    result = _cli("sweep", spec, "--out", store, "--workers", "1")
+    assert result.exit_code == 2 and f"{run / 'summary.json'}: damaged run summary" in result.output, result.output
+    assert len([line for line in result.output.splitlines() if line.startswith("error:")]) == 1
+    assert "Traceback" not in result.output and {p: p.stat().st_mtime_ns for p in store.rglob("*")} == before
 
 
 @pytest.mark.slow
@@ -233,6 +271,27 @@ def test_a_profile_label_with_markup_prints_after_train(tmp_path):
     result = _cli("train", path, "--out", tmp_path / "runs", "-q", "--set", "profile=cpu [reduced] [/x] \x1b[2J")
     assert result.exit_code == 0, result.output
     assert "cpu [reduced] [/x] \\x1b[2J" in result.output and not CONTROL.search(result.output)
+
+
+def test_an_unfinished_run_and_a_sweep_show_a_stored_profile_as_it_is_and_its_events_log_obeys_nothing(tmp_path):
+    """Brackets in a profile are text on every card (an unfinished run's, a sweep's listing), and what reaches
+    ``events.log`` from a config (the profile, with an escape that clears a screen and a line feed) is one line of
+    printable text per event."""
+    from conftest import killed_after
+
+    from reasonlab.config import resolve
+
+    profile = "cpu [reduced] [/x] \x1b[2J\nforged"
+    cfg = resolve(tiny_run_dict(profile=profile))
+    with pytest.MonkeyPatch.context() as mp:
+        partial = killed_after(cfg, tmp_path / "s", 1, mp)
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps({"name": "s", "axes": ["seed"]}))
+    for target, shown in ((partial, "cpu [reduced] [/x] \\x1b[2J"), (tmp_path / "s", "profile cpu ")):
+        result = _cli("show", target)
+        assert result.exit_code == 0 and shown in result.output and not CONTROL.search(result.output), result.output
+    events = (partial / "events.log").read_text()
+    assert "profile cpu [reduced] [/x] \\x1b[2J\\x0aforged on " in events and not CONTROL.search(events)
+    assert all(line[:4].isdigit() for line in events.splitlines()), events
 
 
 def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path):

@@ -96,6 +96,17 @@ def test_lr_wd_report_counts_the_trend_per_seed():
     assert text.count("| x | r") == 12
 
 
+def test_a_dip_between_the_ends_is_no_push():
+    """Over three weight decays, a seed whose accuracy dips in the middle does not count, however its ends compare."""
+    from reasonlab.studies.anchor_lr_wd import PAIRS, pushes
+
+    rows = [{"train.lr_multiplier": 25, "train.weight_decay": wd, "seed": seed,
+             "outcome.4-3.inferential": value, "outcome.3-4.inferential": value}
+            for seed, values in ((1, (0.4, 0.5, 0.6)), (3, (0.560, 0.548, 0.591)))
+            for wd, value in zip((0.01, 0.1, 1.0), values, strict=True)]
+    assert pushes(rows, PAIRS[0], axis=1) == {1: True, 3: False}
+
+
 def test_the_anchor_transition_is_counted_per_depth_and_seed():
     """Symmetric at a smaller γ than inferential, within one depth and seed; the reverse order is not it."""
     from reasonlab.studies.anchor_phase import transitions

@@ -19,6 +19,7 @@ import torch
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import (
     BestMarker,
+    bound_marker,
     checkpoint_at,
     complete_steps,
     load_weights,
@@ -27,6 +28,7 @@ from reasonlab.checkpoint import (
 )
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
+from reasonlab.errors import StoreError
 from reasonlab.records import load_run
 from reasonlab.store import write_json, write_npz
 from reasonlab.tasks.base import TaskData
@@ -48,7 +50,8 @@ class Loaded:
 def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None = None
                  ) -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
     """The model (and task data, built unless given) of a finished run at ``final`` (last step), ``best``
-    (early-stopping pick) or a saved step."""
+    (early-stopping pick) or a saved step; weights whose marker names another run, or records another SHA-256,
+    are refused in one line naming the file (``checkpoint.bound_marker``)."""
     _, raw = load_run(run_dir)
     cfg = resolve(raw)
     ckpt = Path(run_dir) / "checkpoints"
@@ -69,6 +72,10 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
                           f"({', '.join([*map(str, steps), *snaps]) or 'none'})")
     if not path.is_file():
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
+    try:
+        bound_marker(ckpt, path.stem, cfg.run_id())
+    except StoreError as e:
+        raise StoreError(f"{e}; analyze another checkpoint (--checkpoint final, best or a saved step)") from None
     data = data if data is not None else build_task(cfg)
     model = build_model(cfg, data)
     try:

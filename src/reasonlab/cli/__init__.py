@@ -1,5 +1,5 @@
 """Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | profiles |
-profile show | analyze | report | export | pack | restore``.
+profile show | info | analyze | report | export | pack | restore``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written. The commands (``training``, ``reading``, ``analyze``) raise;
@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import gc
 import inspect
+import os
 import shlex
 import sys
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
-from reasonlab.cli import analyze, profiles, reading, registered, training
-from reasonlab.cli.common import console, err
+from reasonlab.cli import analyze, info, profiles, reading, registered, training
+from reasonlab.cli.common import console, err, error_line
 from reasonlab.errors import ConfigError, Interrupted, UserError
-from reasonlab.terminal import print_line, printable
-
-
-def _error_line(message: str) -> None:
-    """``error: message`` on stderr, the message printed as it is, on one line (brackets in it are not markup,
-    control characters, a line feed among them, are escaped)."""
-    err.print(f"[bold red]error:[/] {escape(printable(message))}", markup=True, highlight=False, soft_wrap=True)
+from reasonlab.terminal import print_line
 
 
 def _exit_for(e: BaseException) -> NoReturn:
@@ -39,10 +33,10 @@ def _exit_for(e: BaseException) -> NoReturn:
         message = " ".join(e.format_message().replace("Value error, ", "").split())
         if "unexpected extra argument" in message and "=" in message:  # `--set a=1 b=2`: one value per --set
             message += "; give each override its own --set: --set a=1 --set b=2"
-        _error_line(f"{message}{where}")
+        error_line(f"{message}{where}")
         sys.exit(e.exit_code)
     if isinstance(e, UserError):
-        _error_line(str(e))
+        error_line(str(e))
         sys.exit(2)
     if isinstance(e, Interrupted):
         print_line(err, str(e))
@@ -53,8 +47,8 @@ def _exit_for(e: BaseException) -> NoReturn:
         sys.exit(130)
     if isinstance(e, OSError):  # a path the user gave (a file for a directory, read-only, missing, too large)
         where = f"{e.filename}: " if e.filename else ""
-        _error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
-                    "kept; an unfinished one resumes from its last checkpoint)")
+        error_line(f"{where}{e.strerror or e}; check the path, its permissions and free space (finished runs are "
+                   "kept; an unfinished one resumes from its last checkpoint)")
         sys.exit(2)
     err.print("aborted")  # typer.Abort
     sys.exit(1)
@@ -75,6 +69,7 @@ class _Commands(TyperGroup):
         argv = [str(a) for a in (sys.argv[1:] if given is None else given)]
         typed = command_line.set(shlex.join(["reasonlab", *argv]))  # a sweep records it: what resumes its runs
         try:
+            _working_directory()
             _refuse_a_spaced_override(argv)
             code = super().main(*args, standalone_mode=False, **kwargs)
         except (typer.TyperException, typer.Abort, UserError, Interrupted, KeyboardInterrupt, OSError) as e:
@@ -96,6 +91,17 @@ class _Commands(TyperGroup):
             registered.complete(cmd_name, command)
             _plain_flags(command.get_params(ctx))
         return command
+
+
+def _working_directory() -> None:
+    """The working directory exists: a command reads relative paths from it, and torch cannot even load its
+    libraries without it (MKL's "FATAL ERROR"), so a deleted one is named in one line before any of that."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        where = os.environ.get("PWD", "")
+        raise UserError(f"the working directory {where + ' ' if where else ''}no longer exists (deleted or moved); cd "
+                        "into an existing directory and run the command again") from None
 
 
 def _refuse_a_spaced_override(argv: list[str]) -> None:
@@ -146,6 +152,7 @@ for _command in (training.train, reading.show, training.demo, training.sweep, re
 app.command("studies", short_help=_short_help(training.list_studies.__doc__))(training.list_studies)
 app.command("profiles", short_help=_short_help(profiles.list_profiles.__doc__))(profiles.list_profiles)
 app.add_typer(profiles.profile_app, name="profile", short_help=_short_help(profiles.profile_app.info.help))
+app.command("info", short_help=_short_help(info.info.__doc__))(info.info)
 
 
 def main() -> None:

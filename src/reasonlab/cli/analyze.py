@@ -19,7 +19,9 @@ def analyze(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
     probe: Annotated[list[str] | None, typer.Option(
         "--probe", help="a named analysis, repeatable (default: all of the run's kind)")] = None,
-    checkpoint: Annotated[str, typer.Option(help="final, best (early stopping) or a saved step")] = "final",
+    checkpoint: Annotated[str | None, typer.Option(
+        help="final (the default), best (early stopping) or a saved step; not with --over-time, which analyses "
+             "every saved checkpoint")] = None,
     seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs (other than 0: written under "
                                                   ".../seed-<s>/ beside the default's)")] = 0,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
@@ -34,12 +36,15 @@ def analyze(
 
     if every is not None and not over_time:
         raise UserError("--every: picks checkpoints of --over-time; add --over-time or drop --every")
+    if checkpoint is not None and over_time:
+        raise UserError(f"--checkpoint {checkpoint}: --over-time analyses every saved checkpoint, not one; drop "
+                        "--checkpoint (or --over-time to analyse that checkpoint alone)")
     options = given(ctx)
     if options:
         kind = load_run(run_dir)[1].get("task", {}).get("kind")
         refuse_foreign(options, getattr(probes_of(kind), "OPTIONS", ()), f"the probes of task kind {kind!r}")
     with flush_denormals():
-        results = _analyze(run_dir, probe or [], checkpoint, {**options, "seed": seed}, over_time, every)
+        results = _analyze(run_dir, probe or [], checkpoint or "final", {**options, "seed": seed}, over_time, every)
     for name, numbers in results.items():
         console.print(f"[bold]{escape(name)}[/]: {escape(str(numbers['headline']))}", markup=True)
     console.print(f"written under {run_dir / 'analysis'}")

@@ -7,10 +7,13 @@ as one line and exits with code 2.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NoReturn
 
 import typer
+from rich.markup import escape
 
 from reasonlab import terminal
 from reasonlab.config import ConfigError, families, family_profiles
@@ -19,6 +22,22 @@ from reasonlab.config import ConfigError, families, family_profiles
 # character escaped (reasonlab.terminal).
 console = terminal.console()
 err = terminal.console(stderr=True)
+
+
+def error_line(message: str) -> None:
+    """``error: message`` on stderr, the message printed as it is, on one line (brackets in it are not markup,
+    control characters, a line feed among them, are escaped)."""
+    err.print(f"[bold red]error:[/] {escape(terminal.printable(message))}", markup=True, highlight=False,
+              soft_wrap=True)
+
+
+def end_now(message: str) -> NoReturn:
+    """``message`` as the command's error line, then exit code 2 at once, from any thread: for a statement that
+    went on past its bound and cannot be stopped from inside (``sweep.results.query``'s ``overrun``)."""
+    error_line(message)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(2)
 
 
 def line(message: str) -> None:
@@ -49,7 +68,7 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
     for flag, path in (("--csv", csv), ("--markdown", markdown)):
         if path is not None and not path.parent.is_dir():
             raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
-    columns, rows = query(target, sql, *bounds) if sql else table_view(target, show_all)
+    columns, rows = query(target, sql, *bounds, overrun=end_now) if sql else table_view(target, show_all)
     console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
     for path, write in ((csv, write_csv), (markdown, write_markdown)):
         if path is not None:

@@ -4,7 +4,8 @@
 - ``schema``: model, init, train, thresholds and ``RunConfig`` (its ``task:`` and ``model:`` validated through the
   registry; the task kinds' own sections live in ``reasonlab/kinds/<kind>/config.py``)
 - ``identity``: the run id (a hash of the resolved config without the execution fields)
-- ``io``: YAML, dotted overrides, built-in profiles, one-line validation messages
+- ``io``: YAML, dotted overrides, built-in profiles
+- ``messages``: one-line validation messages (every config, profile and sweep file, and ``RunConfig`` itself)
 
 Layer: config sits above ``errors`` and ``registry`` and below everything else (see ``reasonlab.layers``).
 """
@@ -33,9 +34,8 @@ from reasonlab.config.io import (
     set_dotted,
     to_yaml,
     unknown_name,
-    validation_message,
-    word_matches,
 )
+from reasonlab.config.messages import validation_message, word_matches
 from reasonlab.config.schema import (
     EmbMLPConfig,
     InitConfig,

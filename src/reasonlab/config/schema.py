@@ -7,11 +7,14 @@ config names its task kind (there is no default task). The ``model:`` section is
 model kinds (``transformer`` when a section names none: ``ModelConfig`` and ``EmbMLPConfig`` live here because
 their memory footprints check a config before any model is built).
 
-Layer: config; imports ``config.base``, ``config.identity`` and the ``registry`` (no task kind).
+Layer: config; imports ``config.base``, ``config.identity``, ``config.messages`` and the ``registry`` (no task
+kind).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, field_validator, model_validator
@@ -19,6 +22,8 @@ from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, field_va
 from reasonlab import registry
 from reasonlab.config import identity
 from reasonlab.config.base import StrictModel, roles
+from reasonlab.config.messages import validation_message
+from reasonlab.errors import ConfigError
 
 
 class InitConfig(StrictModel):
@@ -251,8 +256,33 @@ def validate_task(value: Any) -> StrictModel:
     return validate_section(value, "task", registry.task_kinds())
 
 
+@contextmanager
+def _one_line() -> Iterator[None]:
+    """A failed validation of a run config as the one-line ConfigError naming its first field, wherever it is
+    validated: ``resolve``, the Python API's ``RunConfig(...)`` and ``RunConfig.model_validate(...)``."""
+    try:
+        yield
+    except ValidationError as e:
+        raise ConfigError(validation_message(e, RunConfig)) from None
+
+
 class RunConfig(StrictModel):
-    """A fully resolved run: everything that decides its numbers, plus the name of the profile it came from."""
+    """A fully resolved run: everything that decides its numbers, plus the name of the profile it came from. A
+    bad field, however it is validated, is a one-line ``ConfigError``."""
+
+    def __init__(self, /, **data: Any) -> None:
+        with _one_line():
+            super().__init__(**data)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> RunConfig:
+        with _one_line():
+            return super().model_validate(obj, **kwargs)
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> RunConfig:
+        with _one_line():
+            return super().model_validate_json(json_data, **kwargs)
 
     @model_validator(mode="before")
     @classmethod

@@ -49,14 +49,16 @@ def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
 
 
 def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
-    """The short parts of the progress line after an evaluation: the kind's own (``progress``), else each of its
-    accuracies (``train_acc 0.98``); none before a run's first evaluation, so no kind's hook sees an empty report."""
+    """The short parts of the progress line after an evaluation, each figure by its stored name (the name results,
+    SQL and the card show it by: ``reasonlab.vocabulary``): the kind's own (``progress``), else every figure its
+    summary shows (``reasoning_test_acc 0.47``); none before a run's first evaluation, so no kind's hook sees an
+    empty report."""
     parts = task_kind(kind).progress
     if not figures:
         return []
     if parts is not None:
         return parts(figures)
-    return [f"{k.removesuffix('_acc')} {v:.2f}" for k, v in figures.items() if k.endswith("acc") and v is not None]
+    return [f"{k} {v:.2f}" for k, v in figures.items() if v is not None]
 
 
 def weight_figures(kind: str, model: nn.Module, data: TaskData) -> dict[str, float]:

@@ -11,20 +11,21 @@ import numpy as np
 from reasonlab.plots import save_figure
 from reasonlab.plots.run import source_curves
 from reasonlab.store import MetricRow
+from reasonlab.vocabulary import labelled
 
-SOURCE_STYLE = {"memory": ("tab:orange", "memory"), "reasoning_train": ("tab:blue", "reasoning (train)"),
-                "reasoning_test": ("tab:green", "reasoning (test: masked tuples)")}
+# each source's colour; its curves are named by their figures' labels and stored names (``reasonlab.vocabulary``)
+SOURCE_COLOURS = {"memory": "tab:orange", "reasoning_train": "tab:blue", "reasoning_test": "tab:green"}
 
 
 def plot_source_curves(runs: list[tuple[str, list[MetricRow]]], out_base: Path, caption: str) -> list[Path]:
-    """One column per run (title, metrics rows): loss per source on top, accuracy per source below."""
+    """One column per run (title, metrics rows): loss per source on top, accuracy per source below, each curve by
+    its label and stored name."""
     fig, axes = plt.subplots(2, len(runs), figsize=(4.6 * len(runs), 6.5), squeeze=False, sharex="col")
     for col, (title, rows) in enumerate(runs):
         for row, (suffix, ylabel) in enumerate((("_loss", "cross-entropy"), ("_acc", "accuracy"))):
             ax = axes[row, col]
             for name, (xs, ys) in sorted(source_curves(rows, suffix).items()):
-                colour, label = SOURCE_STYLE.get(name, (None, name))
-                ax.plot(xs, ys, color=colour, label=label)
+                ax.plot(xs, ys, color=SOURCE_COLOURS.get(name), label=labelled(name + suffix))
             ax.set(ylabel=ylabel)
             if row == 0:
                 ax.set_title(title, fontsize=9)
@@ -37,13 +38,14 @@ def plot_source_curves(runs: list[tuple[str, list[MetricRow]]], out_base: Path, 
 
 
 def plot_demo(runs: list[tuple[str, str, list[MetricRow]]], out_base: Path, caption: str) -> list[Path]:
-    """The demo's picture: one panel per run (headline, subtitle, metrics rows), accuracy per source over epochs,
-    the unseen (masked) reasoning tuples drawn thick, since whether they are answered is the contrast."""
+    """The demo's picture: one panel per run (headline, subtitle, metrics rows), accuracy per source over epochs
+    (each curve by its label and stored name), the unseen (masked) reasoning tuples drawn thick, since whether they
+    are answered is the contrast."""
     fig, axes = plt.subplots(1, len(runs), figsize=(5.2 * len(runs), 4.4), squeeze=False, sharey=True)
     for ax, (headline, subtitle, rows) in zip(axes[0], runs, strict=True):
         for name, (xs, ys) in sorted(source_curves(rows, "_acc").items()):
-            colour, label = SOURCE_STYLE.get(name, (None, name))
-            ax.plot(xs, ys, color=colour, label=label, lw=3.0 if name == "reasoning_test" else 1.4)
+            ax.plot(xs, ys, color=SOURCE_COLOURS.get(name), label=labelled(f"{name}_acc"),
+                    lw=3.0 if name == "reasoning_test" else 1.4)
         ax.set_title(f"{headline}\n{subtitle}", fontsize=10)
         ax.set(xlabel="epoch", ylim=(-0.02, 1.02))
         ax.grid(alpha=0.3)

@@ -16,6 +16,7 @@ from reasonlab.records import load_run, run_metrics  # noqa: E402
 from reasonlab.registry import task_kinds  # noqa: E402
 from reasonlab.store import MetricRow  # noqa: E402
 from reasonlab.terminal import printable  # noqa: E402
+from reasonlab.vocabulary import labelled  # noqa: E402
 
 
 def plot_run(run_dir: Path) -> list[Path]:
@@ -51,7 +52,7 @@ def source_curves(rows: list[MetricRow], suffix: str) -> dict[str, tuple[list[in
 
 def metrics_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Figure:
     """Any task's run figure: the training loss with each evaluation set's loss, and the pooled accuracies (the
-    kind's own figures, ``train_acc``, ``test_acc``, ...) over training."""
+    kind's own figures, ``train_acc``, ``test_acc``, ..., each by its label and stored name) over training."""
     losses: dict[str, tuple[list[int], list[float]]] = {}
     for r in sorted(rows):
         if r.metric == "loss" and r.split not in ("pooled", "weights"):
@@ -62,8 +63,9 @@ def metrics_figure(rows: list[MetricRow], summary: dict | None = None) -> plt.Fi
     for name, (xs, ys) in sorted(losses.items()):
         ax_loss.plot(xs, ys, marker=".", label=name)
     ax_loss.set(xlabel="epoch", ylabel="cross-entropy", yscale="log", title="loss")
+    kind = (summary or {}).get("config", {}).get("task", {}).get("kind")
     for name, (xs, ys) in sorted(source_curves(rows, "acc").items()):
-        ax_acc.plot(xs, ys, marker=".", label=(name.removesuffix("_") or "accuracy").replace("_", " "))
+        ax_acc.plot(xs, ys, marker=".", label=labelled(f"{name}acc", kind))
     ax_acc.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy")
     for ax in (ax_loss, ax_acc):
         if ax.get_legend_handles_labels()[0]:

@@ -28,6 +28,7 @@ from reasonlab.records import (
 )
 from reasonlab.registry import task_kinds
 from reasonlab.store import PARTIAL, inside, warn
+from reasonlab.vocabulary import labelled
 
 
 def run_card(run_dir: Path) -> Table:
@@ -72,7 +73,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
             ("training loss (epoch mean so far)", num(progress["loss"], ".4g"))]
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
-    rows += [(f"{where}: {k}", num(v)) for k, v in progress_figures(progress).items()]
+    rows += [(f"{where}: {labelled(k, cfg.task.kind)}", num(v)) for k, v in progress_figures(progress).items()]
     rows += history_rows(cfg.task.kind, extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
     return rows
@@ -132,7 +133,8 @@ def history_rows(kind: str | None, summary: dict) -> list[tuple[str, str]]:
 
 def _summary_rows(summary: dict) -> list[tuple[str, object]]:
     """A finished run's card: what it was, its outcome, its figures (its kind's ``card`` hook, which reads the
-    summary as stored, else the final figures, the history and the best-of-run figures)."""
+    summary as stored, else the final figures, each by its label with its stored name beside it, the history and
+    the best-of-run figures)."""
     record = RunSummary.model_validate(summary)
     cfg = record.run_config()
     shape = " / ".join(str(getattr(cfg.model, k)) for k in ("kind", "depth", "d_model") if hasattr(cfg.model, k))
@@ -144,7 +146,7 @@ def _summary_rows(summary: dict) -> list[tuple[str, object]]:
     if entry is not None and entry.card is not None:
         rows += entry.card(summary)
     else:
-        rows += [(k, num(v)) for k, v in record.final.items()]
+        rows += [(labelled(k, cfg.task.kind), num(v)) for k, v in record.final.items()]
         rows += history_rows(cfg.task.kind, summary)
         rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
                  for k, v in record.best.items() if not isinstance(v, dict)]

@@ -1,10 +1,10 @@
 """The HTML report of a run or a sweep: one page, every figure embedded as a data URI, no script, no external
 request. Every string from a config, summary or file goes through Jinja's autoescaping.
 
-A run section holds the run's config (its fields away from their defaults), outcome, final figures, training
-curves and every analysis saved under ``analysis/`` (with its one-line numbers). A sweep page adds the sweep's own
-figures (its phase diagrams), its ``summary.md`` and a phase table over the sweep's first two axes whose cells link
-to the run sections.
+A run section holds the run's config (its fields away from their defaults), outcome, final figures (each by its
+label, its stored name beside it: ``reasonlab.vocabulary``), training curves and every analysis saved under
+``analysis/`` (with its one-line numbers). A sweep page adds the sweep's own figures (its phase diagrams), its
+``summary.md`` and a phase table over the sweep's first two axes whose cells link to the run sections.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from reasonlab.registry import task_kinds
 from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import printable
+from reasonlab.vocabulary import label, labelled
 
 
 def label_colour(label: str) -> str:
@@ -39,28 +40,11 @@ def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-# Readable names: analyses and their figures, checkpoints, metric parts (and each kind's own ``words``; the rest:
-# underscores as spaces).
-ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}  # and each kind's probes' TITLES
-WORDS = {"id": "in-distribution", "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target"}
+# Readable names of analyses and their figures (and each kind's probes' TITLES); set and figure names are worded by
+# ``reasonlab.vocabulary``
+ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
            "phase": "Phase diagram"}
-
-
-def readable(key: str) -> str:
-    """A set or metric name in words, by the kinds' ``words`` and ``qualify`` hooks: ``heldout/4-3/test_keys/
-    inferential`` -> ``held-out (4,3) · test keys · inferential``."""
-    kinds = task_kinds().values()
-    words = {**{w: t for entry in kinds for w, t in (entry.words or {}).items()}, **WORDS}
-    qualifiers = [entry.qualify for entry in kinds if entry.qualify is not None]
-    parts: list[str] = []
-    for part in key.split("/"):
-        qualifier = next((q for qualify in qualifiers if (q := qualify(part)) is not None), None) if parts else None
-        if qualifier is not None:
-            parts[-1] += f" {qualifier}"
-        else:
-            parts.append(words.get(part, part.replace("_", " ")))
-    return " · ".join(parts)
 
 
 def checkpoint_name(folder: str) -> str:
@@ -76,7 +60,7 @@ def figure_caption(stem: str, titles: dict[str, str] = ANALYSES) -> str:
     if stem.startswith("phase"):
         return f"Phase diagram ({stem.removeprefix('phase-').replace('-', ' ')})"
     name = titles.get(head, head.replace("_", " ").capitalize())
-    return f"{name} · {readable(rest)}" if rest else name
+    return f"{name} · {label(rest)}" if rest else name
 
 
 def _images(root: Path, paths: list[Path], titles: dict[str, str] = ANALYSES) -> list[dict[str, str]]:
@@ -100,8 +84,9 @@ def _run_figures(run_dir: Path) -> list[dict[str, str]]:
     return sorted(images, key=lambda i: i["caption"] != FIGURES["run"])
 
 
-def _figures(final: dict[str, float | None]) -> list[tuple[str, str]]:
-    return [(readable(k), f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in sorted(final.items())
+def _figures(final: dict[str, float | None], kind: str) -> list[tuple[str, str]]:
+    """The final figures, each by its label with its stored name beside it."""
+    return [(labelled(k, kind), f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in sorted(final.items())
             if isinstance(v, int | float | str)]
 
 
@@ -133,9 +118,10 @@ def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
     """A run's section; its header is the run in one line (``describe_run``), the sweep's ``axes`` among its
     fields."""
     _, record = load_record(run_dir)
+    kind = record.config["task"]["kind"]
     return {"id": record.run_id, "label": record.label, "header": record.describe(axes or []),
-            "profile": record.profile, "figures": _figures(record.final), "images": _run_figures(run_dir),
-            "analyses": _analyses(run_dir, record.config["task"]["kind"]),
+            "profile": record.profile, "figures": _figures(record.final, kind), "images": _run_figures(run_dir),
+            "analyses": _analyses(run_dir, kind),
             "config": changed_yaml(record.run_config())}
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from reasonlab import vocabulary
 from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
@@ -31,6 +32,7 @@ from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
 DEMO_STUDY, DEMO_PROFILE = "mixture", "emb-mlp-cpu"
+DEMO_KIND = "mixture"  # the task kind of the demo's runs, whose labels word their figures
 DEMO_GAMMAS = (0.3, 0.8)  # large initialization, then small: the reasoning-bias study's pair
 CRITERIA = {"small_init_reasons_first": "small init learns the rule first (t50 ratio ≤ 0.5)",
             "small_init_generalizes": "small init answers the unseen tuples (≥ 0.9)",
@@ -58,26 +60,43 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     return [r["dir"] for _, r in sorted(runs.items())]
 
 
-# The closing table's columns: two-line headers keep it inside an 80-column terminal or a piped log
-COLUMNS = ("γ", "label", "memory", "rule\ntrained", "rule\nunseen", "t50\nmemory", "t50\nrule", "time\n(s)")
-CAPTION = "accuracy at the end; t50: first epoch at accuracy ≥ 0.5"
+# The figures the demo reads, by their stored names; every surface of it words them by the mixture kind's labels
+MEMORY, RULE_TRAINED, RULE_UNSEEN = "memory_acc", "reasoning_train_acc", "reasoning_test_acc"
+FIGURES = (MEMORY, RULE_TRAINED, RULE_UNSEEN)
+
+
+def _words(name: str) -> str:
+    """A figure's label in the mixture kind's vocabulary: what the demo's table, verdict and figure call it."""
+    return vocabulary.label(name, DEMO_KIND)
+
+
+def columns() -> tuple[str, ...]:
+    """The closing table's headers: the figures by their labels (the caption keys them to their stored names),
+    then the epochs at which memory and the trained rule reached 0.5."""
+    return ("γ", "label", *map(_words, FIGURES), f"t50 {_words(MEMORY)}", f"t50 {_words(RULE_TRAINED)}", "time (s)")
+
+
+def caption() -> str:
+    """The closing table's caption: what its figures measure, and the stored name of each label it shows."""
+    return (f"accuracy at the end; t50: first epoch at accuracy ≥ 0.5. Their names in results, SQL and the progress "
+            f"line: {vocabulary.key(FIGURES, DEMO_KIND)}")
 
 
 def _table_rows(runs: dict[float, dict]) -> list[tuple[str, ...]]:
     """The closing table's cells, one row per γ (bare epochs, shares to 3 digits)."""
-    return [(f"{gamma:g}", r["label"], _share(r["memory_acc"]), _share(r["reasoning_train_acc"]),
-             _share(r["reasoning_test_acc"]), _epoch(r["t50_memory"]).removeprefix("epoch "),
-             _epoch(r["t50_reasoning_train"]).removeprefix("epoch "), _share(r["wall_time_s"], 0))
+    return [(f"{gamma:g}", r["label"], *(_share(r[name]) for name in FIGURES),
+             _epoch(r["t50_memory"]).removeprefix("epoch "), _epoch(r["t50_reasoning_train"]).removeprefix("epoch "),
+             _share(r["wall_time_s"], 0))
             for gamma, r in sorted(runs.items())]
 
 
 def demo_table(runs: dict[float, dict], sweep_dir: Path | str) -> Table:
     """The demo's closing table (γ → ``read_mixture_run`` output); the README's sample is this table of the committed
     seed, so the two cannot differ."""
-    table = Table(title=f"reasoning or memory, by initialization ({sweep_dir})")
-    for col in COLUMNS:
+    table = Table(title=f"reasoning or memory, by initialization ({sweep_dir})", caption=caption(),
+                  caption_justify="left")
+    for col in columns():
         table.add_column(col, overflow="fold", no_wrap=col == "label")
-    table.caption = CAPTION
     for row in _table_rows(runs):
         table.add_row(*row)
     return table
@@ -85,10 +104,10 @@ def demo_table(runs: dict[float, dict], sweep_dir: Path | str) -> Table:
 
 def demo_summary(runs: dict[float, dict], profile: str, timing: str) -> str:
     """The demo's ``summary.md`` (the sweep's summary in ``reasonlab report``): its table and its verdict."""
-    columns = [c.replace("\n", " ") for c in COLUMNS]
     return markdown.document(markdown.header("demo: reasoning or memory, by initialization", DEMO_PROFILE, profile,
                                              timing),
-                             markdown.table(columns, _table_rows(runs)), ["", CAPTION, "", demo_verdict(runs)])
+                             markdown.table(list(columns()), _table_rows(runs)),
+                             ["", caption(), "", demo_verdict(runs)])
 
 
 def read_demo_runs(folder: Path) -> dict[float, dict]:
@@ -103,11 +122,12 @@ def read_demo_runs(folder: Path) -> dict[float, dict]:
 def draw_demo(runs: dict[float, dict], profile: str, seed: int, out_base: Path) -> list[Path]:
     """The demo's figure from its runs (γ → ``read_mixture_run`` output): one panel per initialization."""
     panels = [(f"{'large' if g == DEMO_GAMMAS[0] else 'small'} initialization (γ {g:g}): {_label(r)}",
-               f"unseen reasoning tuples answered: {_share(r['reasoning_test_acc'], 2)}", r["rows"])
+               f"{_words(RULE_UNSEEN)}: {_share(r[RULE_UNSEEN], 2)}", r["rows"])
               for g, r in sorted(runs.items())]
-    caption = (f"Profile: {profile}; seed {seed}. Thick line: accuracy on the masked reasoning tuples, which no run "
-               "trains on — answered only by the rule. t50 = first evaluated epoch at accuracy ≥ 0.5.")
-    return plot_demo(panels, out_base, caption)
+    text = (f"Profile: {profile}; seed {seed}. Thick line: {_words(RULE_UNSEEN)}, the accuracy on the masked "
+            "reasoning tuples, which no run trains on — answered only by the rule. t50 = first evaluated epoch at "
+            "accuracy ≥ 0.5.")
+    return plot_demo(panels, out_base, text)
 
 
 def _share(x: float | None, digits: int = 3) -> str:
@@ -133,8 +153,8 @@ def demo_verdict(runs: dict[float, dict]) -> str:
     criteria = reasoning_bias_criteria(small, large)
 
     def ended(g: float, r: dict) -> str:
-        return (f"γ {g:g} ended {r['label']} (memory {_share(r['memory_acc'], 2)}, unseen reasoning "
-                f"{_share(r['reasoning_test_acc'], 2)}; t50 memory {_epoch(r['t50_memory'])}, reasoning "
+        return (f"γ {g:g} ended {r['label']} ({_words(MEMORY)} {_share(r[MEMORY], 2)}, {_words(RULE_UNSEEN)} "
+                f"{_share(r[RULE_UNSEEN], 2)}; t50 {_words(MEMORY)} {_epoch(r['t50_memory'])}, {_words(RULE_TRAINED)} "
                 f"{_epoch(r['t50_reasoning_train'])})")
 
     held = [f"- {text}: {'held' if criteria[key] else 'did not hold'}" for key, text in CRITERIA.items()]

@@ -140,9 +140,8 @@ def expand(base: dict[str, Any], axes: dict[str, list[Any]], max_runs: int = MAX
         data = apply_overrides(copy.deepcopy(base), overrides)
         try:
             cfg = RunConfig.model_validate(data)
-        except ValidationError as e:
-            point = ", ".join(overrides)
-            raise ConfigError(f"grid point ({point}): {validation_message(e)}") from None
+        except ConfigError as e:
+            raise ConfigError(f"grid point ({', '.join(overrides)}): {e}") from None
         configs.setdefault(cfg.run_id(), cfg)
     return list(configs.values())
 

@@ -9,7 +9,8 @@ never sees a half-written table; the run directories stay the source of truth.
 SQL (DuckDB) sees three views: ``runs`` (the results tables, with a ``sweep`` column; a group of runs without a
 table, such as ``runs/adhoc`` of ``reasonlab train``, is read from its runs' summaries), ``metrics`` (every finished
 run's metrics.parquet with ``sweep`` and ``run_id``, over a whole store when given its root) and ``offsets``
-(the held-out offset histograms: sweep, run_id, set, offset, count).
+(the held-out offset histograms: sweep, run_id, set, offset, count), the last two loaded by ``sweep.sql_tables``. A
+run is in all three or in none: one whose summary or metrics were skipped is in no answer.
 """
 
 from __future__ import annotations
@@ -17,35 +18,37 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
-from reasonlab.errors import StoreError
-from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
 from reasonlab.registry import task_kinds
 from reasonlab.store import (
     LOCKS,
+    RUN_ID,
     atomic_write_bytes,
     atomic_write_text,
-    check_metrics_columns,
     file_lock,
-    read_metrics,
     warn,
 )
 from reasonlab.sweep.sql_names import name_hint
+from reasonlab.sweep.sql_tables import load_metrics, metrics_readable, no_metrics, offsets_table
 
 RESULTS = "results.parquet"
 # Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
 SQL_SECONDS = 60.0
 SQL_MEMORY_GIB = 4.0
 SQL_ROWS = 100_000
+# Past its time bound, a statement DuckDB has not stopped within this many seconds (it looks for an interrupt
+# between chunks of rows, not while it builds one value such as a list of 10^8 numbers) is given up on.
+SQL_GRACE_S = 2.0
 _SUMMARY_FIELDS = ("run_id", "status", "label", "profile", "epochs", "steps", "wall_time_s", "n_params", "device",
                    "threads", "git_revision", "diverged_step")
 
@@ -131,16 +134,35 @@ def write_results(sweep_dir: Path) -> Path:
 
 
 def results_table(sweep_dir: Path) -> pa.Table:
-    """The sweep's results table; a damaged one is reported in one line on stderr and rebuilt from the run
-    directories (the source of truth), touching nothing else."""
-    path = Path(sweep_dir) / RESULTS
-    if not path.is_file():
-        if finished_runs(Path(sweep_dir)):  # runs of `reasonlab train` (runs/adhoc): the table read in memory
-            return _table([run_row(s) for s in _summaries(Path(sweep_dir))])
+    """The sweep's results table without the rows of runs that were skipped (``_rows_of``)."""
+    sweep_dir = Path(sweep_dir)
+    run_ids = {p.name for p in finished_runs(sweep_dir)}
+    if not run_ids and not (sweep_dir / RESULTS).is_file():
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
+    return _rows_of(sweep_dir, run_ids)
+
+
+def _rows_of(sweep_dir: Path, run_ids: set[str]) -> pa.Table:
+    """The results table of the sweep with ``run_ids`` the runs that read: a run of the folder that is not among
+    them (a damaged summary or metrics file, reported in one line and skipped; a copy under another id; a link
+    out of the folder) has no row, never its earlier one from the stored table. The table is read from the runs'
+    summaries where there is none (the runs of `reasonlab train`, ``runs/adhoc``) or it is a link out of the
+    sweep."""
+    path = sweep_dir / RESULTS
+    if not path.is_file() or not within(sweep_dir, [path]):
+        return _table([run_row(s) for s in _summaries(sweep_dir) if s["run_id"] in run_ids])
+    table = _stored_table(sweep_dir)
+    skipped = {p.name for p in sweep_dir.iterdir() if RUN_ID.fullmatch(p.name)} - run_ids
+    if not skipped or "run_id" not in table.column_names:  # the latter: a table rebuilt from no run at all
+        return table
+    return table.filter(pc.invert(pc.is_in(table["run_id"], value_set=pa.array(sorted(skipped), pa.string()))))
+
+
+def _stored_table(sweep_dir: Path) -> pa.Table:
+    """The sweep's ``results.parquet``; a damaged one is reported in one line on stderr and rebuilt from the run
+    directories (the source of truth), touching nothing else."""
+    path = sweep_dir / RESULTS
     try:
-        if not within(Path(sweep_dir), [path]):
-            return _table([run_row(s) for s in _summaries(Path(sweep_dir))])
         table = pq.read_table(path)
         if table.schema.field("run_id").type == pa.string():  # KeyError: no such column
             return table
@@ -184,10 +206,6 @@ def _named(folder: Path) -> bool:
     return True
 
 
-def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
-
-
 def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.DuckDBPyConnection
     """An in-memory DuckDB connection holding the ``runs``, ``metrics`` and ``offsets`` tables of ``target`` and
     nothing else: once they are loaded, file and network access is off, extensions cannot be installed or
@@ -197,99 +215,56 @@ def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.Duck
 
     sweeps = sweep_dirs(target)
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    tables = [_with_sweep(results_table(s), s.name) for s in sweeps]
+    found = {s: finished_summaries(s) for s in sweeps}
+    metric_files = [m for s in sweeps for r, _ in found[s] for m in within(r, [r / "metrics.parquet"])
+                    if metrics_readable(m)]
+    # a table, not a view: read now, while files may still be read
+    loaded = load_metrics(con, metric_files) if metric_files else []
+    if not loaded:
+        no_metrics(con)
+    # a run is in every table or in none: one whose summary or metrics were skipped is in no answer
+    kept = {s: {m.parent.name for m in loaded if m.parent.parent == s} for s in sweeps}
+    tables = [_with_sweep(_rows_of(s, kept[s]), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
-    metric_files = [m for s in sweeps for r in finished_runs(s) for m in within(r, [r / "metrics.parquet"])
-                    if _metrics_columns(m)]
-    if metric_files:  # a table, not a view: read now, while files may still be read
-        _load_metrics(con, metric_files)
-    else:
-        _no_metrics(con)
-    con.register("offsets_arrow", _offsets(sweeps))
+    con.register("offsets_arrow", offsets_table({s: [summary for r, summary in found[s] if r.name in kept[s]]
+                                            for s in sweeps}))
     con.execute("CREATE VIEW offsets AS SELECT * FROM offsets_arrow")
     con.execute(f"SET memory_limit = '{int(memory_gib * 2**20)}KiB'")
     con.execute("SET temp_directory = ''")  # no spilling: it would write a .tmp folder in the working directory
+    con.execute("SET enable_progress_bar = false")  # drawn on standard output, it would land amid the rows
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
-
-
-def _load_metrics(con, files: list[Path]) -> None:  # con: duckdb.DuckDBPyConnection
-    """The ``metrics`` table from every run's metrics file, its columns read by name; a damaged file, or one that
-    is not a metrics table, is reported in one line and skipped."""
-    import duckdb
-
-    try:
-        con.execute(
-            "CREATE TABLE metrics AS SELECT "
-            "regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
-            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, "
-            "epoch::INTEGER AS epoch, step::BIGINT AS step, split::VARCHAR AS split, metric::VARCHAR AS metric, "
-            f"value::DOUBLE AS value FROM read_parquet({_sql_list(files)}, filename=true, union_by_name=true)")
-    except duckdb.Error:
-        readable = []
-        for path in files:  # leave out the files that do not read as metrics
-            try:
-                read_metrics(path)
-                readable.append(path)
-            except StoreError as e:
-                warn(f"{e}; skipped")
-        if len(readable) == len(files):
-            raise
-        _load_metrics(con, readable) if readable else _no_metrics(con)
-
-
-def _metrics_columns(path: Path) -> bool:
-    try:
-        check_metrics_columns(path)
-    except StoreError as e:
-        warn(f"{e}; skipped")
-        return False
-    return True
-
-
-def _no_metrics(con) -> None:  # con: duckdb.DuckDBPyConnection
-    con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
-                "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
-                "NULL::DOUBLE AS value WHERE false")
 
 
 def _with_sweep(table: pa.Table, name: str) -> pa.Table:
     return table.add_column(0, "sweep", pa.array([name] * table.num_rows, pa.string()))
 
 
-def _offsets(sweeps: list[Path]) -> pa.Table:
-    bins = histogram_bins()
-    rows = {"sweep": [], "run_id": [], "set": [], "offset": [], "count": []}
-    for s in sweeps:
-        for summary in _summaries(s):
-            for name, counts in summary.get("histograms", {}).items():
-                for b, c in zip(bins, counts, strict=True):
-                    for key, value in (("sweep", s.name), ("run_id", summary["run_id"]), ("set", name),
-                                       ("offset", b), ("count", c)):
-                        rows[key].append(value)
-    return pa.table(rows, schema=pa.schema([("sweep", pa.string()), ("run_id", pa.string()), ("set", pa.string()),
-                                            ("offset", pa.string()), ("count", pa.int64())]))
-
-
 def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: float = SQL_MEMORY_GIB,
-          max_rows: int = SQL_ROWS) -> tuple[list[str], list[tuple]]:
+          max_rows: int = SQL_ROWS, overrun: Callable[[str], object] | None = None) -> tuple[list[str], list[tuple]]:
     """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables, interrupted
     after ``seconds``, in at most ``memory_gib`` GiB, returning at most ``max_rows`` rows; anything else, a bad
-    query or a bound reached, is a one-line error."""
+    query or a bound reached, is a one-line error. A statement still running ``SQL_GRACE_S`` after its interrupt
+    gets ``overrun`` called, from another thread, with that error's message: the command line ends there."""
     import threading
 
     import duckdb
 
     con = connect(target, memory_gib)
-    timer = threading.Timer(seconds, con.interrupt)
+    stopped = f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more seconds"
+    timers = [threading.Timer(seconds, con.interrupt)]
+    if overrun is not None:
+        timers.append(threading.Timer(seconds + SQL_GRACE_S, overrun, args=(stopped,)))
     try:
         statements = con.extract_statements(sql)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             kinds = ", ".join(s.type.name for s in statements) or "nothing"
             raise ConfigError(f"--sql: one SELECT over runs, metrics and offsets is allowed; got {kinds}")
-        timer.start()
+        for timer in timers:
+            timer.daemon = True
+            timer.start()
         cur = con.execute(sql)
         rows: list[tuple] = []
         while len(rows) <= max_rows and (chunk := cur.fetchmany(min(10_000, max_rows + 1 - len(rows)))):
@@ -298,8 +273,7 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
             raise ConfigError(f"--sql: more than {max_rows:,} rows; aggregate or add a LIMIT, or pass --max-rows")
         return [d[0] for d in cur.description or []], rows
     except duckdb.InterruptException:
-        raise ConfigError(f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more "
-                          "seconds") from None
+        raise ConfigError(stopped) from None
     except duckdb.OutOfMemoryException:
         raise ConfigError(f"--sql: needs more than {memory_gib:g} GiB; narrow the query, or pass --memory-limit "
                           "with more GiB") from None
@@ -307,7 +281,8 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
         first = str(e).strip().splitlines()[0].rstrip("!") if str(e).strip() else type(e).__name__
         raise ConfigError(f"--sql: {first}{name_hint(con, sql, first)}") from None
     finally:
-        timer.cancel()
+        for timer in timers:
+            timer.cancel()
         con.close()
 
 

@@ -32,6 +32,7 @@ from reasonlab.records import (
     describe_run,
     finished_summaries,
     load_progress,
+    load_record,
     progress_figures,
     run_dirs,
     valid,
@@ -158,7 +159,7 @@ class Monitor:
         return describe_run(self.todo[run_id], self.axes, label)
 
     def _figures(self, run_id: str, progress: dict) -> list[str]:
-        """A run's last evaluation, as its task kind's progress line shows it (``seen 0.93``, ...)."""
+        """A run's last evaluation, as its task kind's progress line shows it (``seen_test_acc 0.93``, ...)."""
         return progress_parts(self.todo[run_id].task.kind, progress_figures(progress))
 
     def headline(self, running: dict[str, dict], pending: set[str]) -> str:
@@ -244,21 +245,24 @@ def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list
 
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],
               spec: dict | None = None, console: Console | None = None) -> SweepReport:
-    """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current. With a
-    ``DryRun`` executor: print what would run and raise ``PlannedOnly``, writing nothing."""
+    """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current. A finished run
+    of the grid whose record does not read (a damaged summary, a copy under another run's name) is a one-line
+    StoreError naming it, before anything is written: the sweep neither trains it again nor reports the grid done
+    without it. With a ``DryRun`` executor: print what would run and raise ``PlannedOnly``, writing nothing."""
     console = console or terminal.console(stderr=True)
     if getattr(executor, "dry_run", False):
         print_plan(console, name, configs, axes, Path(out) / check_name(name, "sweep name"))
         raise PlannedOnly(name)
     sweep_dir = Path(out) / check_name(name, "sweep name")
+    finished = {p.name for p in run_dirs(sweep_dir)}
+    for c in configs:  # a finished run of this grid that does not read is reported, not trained again nor passed over
+        if c.run_id() in finished:
+            load_record(sweep_dir / c.run_id())
     sweep_dir.mkdir(parents=True, exist_ok=True)
     write_json(sweep_dir / "sweep.json", valid(SweepRecord, {"name": name, "axes": axes, "spec": spec or {},
                                                              "run_ids": [c.run_id() for c in configs],
                                                              "command": terminal.command_line.get()}))
     atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
-    # every directory that claims to be a finished run is left alone: one that is not what it claims (a damaged
-    # summary, a copy under another run's name) is reported in one line by the results table and left out of it
-    finished = {p.name for p in run_dirs(sweep_dir)}
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     if report.skipped:  # said on every console: a piped rerun that trains nothing must not look like a failure

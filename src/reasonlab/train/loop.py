@@ -25,6 +25,7 @@ from torch import nn
 
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import (
+    bound_marker,
     complete_steps,
     drop_resume_points,
     load_latest,
@@ -53,7 +54,6 @@ from reasonlab.store import (
     atomic_write_text,
     finish_run,
     git_revision,
-    read_json,
     read_metrics,
     remove_temps,
     run_lock,
@@ -302,7 +302,8 @@ class Trainer:
         select = self.report.get("select")  # a task's early-stopping score, higher is better
         if select is not None and select > self.best_select:
             self.best_select = select
-            save_best(self.run_dir / "checkpoints", self.model, {"epoch": epoch, "step": step, "value": select})
+            save_best(self.run_dir / "checkpoints", self.model,
+                      {"epoch": epoch, "step": step, "value": select, "run_id": self.cfg.run_id()})
         self.rows += [MetricRow(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
         return self.report["figures"]
 
@@ -321,9 +322,9 @@ class Trainer:
                 ckpt.mkdir()
         if (ckpt / "best.json").is_file():
             try:
-                self.best_select = read_json(ckpt / "best.json")["value"]
-            except (StoreError, KeyError, TypeError):
-                self.warn(f"{ckpt / 'best.json'}: damaged; the best checkpoint is chosen again from here on")
+                self.best_select = bound_marker(ckpt, "best", self.cfg.run_id())["value"]
+            except (StoreError, OSError) as e:
+                self.warn(f"{e}; the best checkpoint is chosen again from here on")
         state = load_latest(ckpt, self.model, self.opt, warn=self.warn, max_step=max_step, run_id=self.cfg.run_id())
         if state is not None:
             self.epoch, self.step, self.wall = state["epoch"], state["step"], state["wall_time_s"]

@@ -109,7 +109,7 @@ def _resume_files(ckpt: Path, run_id: str, limit: int) -> list[Path]:
                         f"the {limit / 2**20:.0f} MB a pack may commit; pack the finished run instead")
     check_checkpoint(ckpt, steps[-1], run_id, limit)  # damaged files are not worth committing
     if best:
-        check_best(ckpt)
+        check_best(ckpt, run_id, limit)
     return core + best
 
 
@@ -196,7 +196,7 @@ def _stage_pack(pack: Path, staged: Path, run_id: str, finished: bool, limit: in
             raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to "
                              "restore")
         check_checkpoint(staged / RESUME, steps[-1], run_id, limit)
-        check_best(staged / RESUME)
+        check_best(staged / RESUME, run_id, limit)
     return steps[-1]
 
 

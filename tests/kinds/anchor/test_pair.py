@@ -14,8 +14,8 @@ from reasonlab.kinds.anchor.config import (
     AnchorTaskConfig,  # noqa: E402
     Pair,  # noqa: E402
 )
-from reasonlab.report.html import readable  # noqa: E402
 from reasonlab.store import MetricRow  # noqa: E402
+from reasonlab.vocabulary import label  # noqa: E402
 
 
 @pytest.mark.parametrize("spelling", ["4-3", "4,3", " 4 , 3 ", "(4,3)", "(4, 3)", [4, 3], (4, 3), Pair(4, 3)])
@@ -76,13 +76,14 @@ def test_captions_follow_the_configs_held_out_pair():
     fig = anchor_figure(rows, summary)
     labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     titles = [ax.get_title() for ax in fig.axes]
-    assert "(3,4) inferential" in labels and "(3,4) answers at the end" in titles
+    assert "held-out (3,4) · train keys · inferential (heldout/3-4/train_keys/inferential)" in labels
+    assert "(3,4) answers at the end" in titles
     assert not any("(4,3)" in text for text in labels + titles)
     curves = [t.get_text() for t in accuracy_figure(rows, [], accuracy_curve).axes[0].get_legend().get_texts()]
-    assert "held-out (3,4) inferential" in curves and "seen_test_acc" in curves
+    assert "heldout/3-4/train_keys/inferential" in curves and "seen_test_acc" in curves
     assert all("held-out" not in t.get_text() for t in accuracy_figure(rows, []).axes[0].get_legend().get_texts())
     assert held_out_pair([{"task.held_out_pairs": "[[3, 4]]"}]) == Pair(3, 4)
-    assert readable("heldout/3-4/train_keys/inferential") == "held-out (3,4) · train keys · inferential"
+    assert label("heldout/3-4/train_keys/inferential") == "held-out (3,4) · train keys · inferential"
 
 
 def test_a_phase_diagram_reads_and_titles_the_runs_pair(tmp_path, monkeypatch):

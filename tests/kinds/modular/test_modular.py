@@ -320,7 +320,8 @@ def test_a_tiny_modular_run_logs_shots_and_a_phase(tmp_path):
     assert loss_ax.get_title() == "training loss" and loss_ax.get_xlabel() == "step"
     assert loss_ax.lines[0].get_ydata().tolist() == losses
     labels = [line.get_label() for line in sets_ax.lines]
-    assert labels == ["id/train", "id/test", "ood/train", "ood/test", "chance 1/7"]
+    assert labels == [f"{name}: last-shot accuracy ({name.replace('/', '_')}_last_shot)"
+                      for name in ("id/train", "id/test", "ood/train", "ood/test")] + ["chance 1/7"]
     last = [r["value"] for r in rows if (r["split"], r["metric"]) == ("pooled", "ood_test_last_shot")]
     assert sets_ax.lines[3].get_ydata().tolist() == last
 

@@ -6,11 +6,12 @@ place that reads them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from reasonlab.config import RunConfig, ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
-from reasonlab.kinds.anchor.config import Pair
+from reasonlab.kinds.anchor.config import HELDOUT, Pair
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
@@ -132,15 +133,20 @@ def max_heldout(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, float]:
     return best
 
 
-SHORT = {"train_acc": "train", "seen_test_acc": "seen"}
+# The kind's vocabulary (``reasonlab.vocabulary``): each figure's one label, and the words of its set names' parts
+WORDS = {"train_acc": "train accuracy", "seen_test_acc": "seen-pair test-key accuracy",
+         HELDOUT.rstrip("/"): "held-out", "train_keys": "train keys", "test_keys": "test keys",
+         "inferential": "inferential", "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
+
+
+def qualify(part: str) -> str | None:
+    """A pair key (``4-3``) qualifies the part before it, as its caption: ``held-out (4,3)``."""
+    return Pair.parse(part).caption if re.fullmatch(r"\d+-\d+", part) else None
 
 
 def progress(figures: dict[str, float]) -> list[str]:
-    """The progress line's parts: train and seen-pair accuracy, each held-out pair's targets on its train keys."""
-    parts = []
-    for key, value in figures.items():
-        if key in SHORT:
-            parts.append(f"{SHORT[key]} {value:.2f}")
-        elif key.endswith(("train_keys/inferential", "train_keys/symmetric")):
-            parts.append(f"{key.split('/')[1]} {key.rsplit('/', 1)[1][:3]} {value:.2f}")
-    return parts
+    """The progress line's parts, by stored name: train and seen-pair accuracy, and each held-out pair's
+    inferential and symmetric accuracy on its train keys (the test keys' figures are on the card)."""
+    shown = ("train_keys/inferential", "train_keys/symmetric")
+    return [f"{key} {value:.2f}" for key, value in figures.items()
+            if key in ("train_acc", "seen_test_acc") or key.endswith(shown)]

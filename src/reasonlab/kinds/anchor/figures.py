@@ -16,13 +16,11 @@ from matplotlib.patches import Patch, Rectangle
 
 from reasonlab.evaluate.set_score import histogram_bins
 from reasonlab.kinds.anchor.cells import Cell
-from reasonlab.kinds.anchor.config import Pair
+from reasonlab.kinds.anchor.config import HELDOUT, Pair
 from reasonlab.plots import save_figure
 from reasonlab.plots.phase import axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
-
-NAMES = {"train_acc": "train accuracy", "seen_test_acc": "seen pairs, test keys", "inferential": "inferential",
-         "symmetric": "symmetric (the mirror pair's answer)", "any": "any defined target"}
+from reasonlab.vocabulary import labelled
 
 # the outcome labels in the order the phase figure stacks them, with their colours (diverged: magenta)
 PALETTE = {"inferential": "#1b9e77", "symmetric": "#d95f02", "other": "#7570b3", "not-fitted": "#bdbdbd",
@@ -32,17 +30,19 @@ AXES = {"task.complexity_k": ("k", "non-inferential pairs")}
 
 
 def accuracy_curve(split: str, metric: str) -> str | None:
-    """The name of a held-out pair's target accuracy on its train keys on the accuracy-over-training figure
-    (``held-out (4,3) inferential``); None for any other non-pooled metric."""
+    """A held-out pair's target accuracy on its train keys on the accuracy-over-training figure, by its stored name
+    (``heldout/4-3/train_keys/inferential``, as the pooled curves beside it are); None for any other non-pooled
+    metric."""
     held = Pair.of_eval_set(split)
     if held is not None and held[1] == "train_keys" and metric.startswith("acc_"):
-        return f"held-out {held[0].caption} {metric.removeprefix('acc_')}"
+        return f"{split}/{metric.removeprefix('acc_')}"
     return None
 
 
 def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     """Training loss; accuracies over training (seen pairs, and each held-out pair on its train keys against
-    each of its targets); and, per held-out pair, the final share of each (prediction − inferential) offset."""
+    each of its targets, each curve by its label and stored name); and, per held-out pair, the final share of each
+    (prediction − inferential) offset."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     losses: tuple[list[int], list[float]] = ([], [])
     for r in sorted(rows):
@@ -51,8 +51,7 @@ def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
             losses[0].append(r.epoch)
             losses[1].append(r.value)
         elif r.split == "pooled" or (held is not None and held[1] == "train_keys"):
-            kind = r.metric.removeprefix("acc_")
-            name = NAMES.get(r.metric, r.metric) if held is None else f"{held[0].caption} {NAMES.get(kind, kind)}"
+            name = r.metric if held is None else f"{r.split}/{r.metric.removeprefix('acc_')}"  # the stored name
             xs, ys = curves.setdefault(name, ([], []))
             xs.append(r.epoch)
             ys.append(r.value)
@@ -63,15 +62,14 @@ def anchor_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     ax_loss.plot(*losses, color="black")
     ax_loss.set(xlabel="epoch", ylabel="mean training loss", yscale="log", title="training loss")
     for name, (xs, ys) in sorted(curves.items()):
-        style = "--" if not name.startswith("(") else "-"
-        ax.plot(xs, ys, style, marker=".", label=name)
+        ax.plot(xs, ys, "-" if name.startswith(HELDOUT) else "--", marker=".", label=labelled(name, "anchor"))
     escape = summary.get("escape") or {}
     for key, style in (("at50", ":"), ("at90", "-.")):
         if (point := escape.get(key)) is None:
             continue
         lr_sum = "" if point["lr_sum"] is None else f", Σlr {point['lr_sum']:.3g}"
         ax.axvline(point["epoch"], color="gray", linestyle=style, linewidth=1,
-                   label=f"seen pairs ≥ {point['level']} (epoch {point['epoch']}{lr_sum})")
+                   label=f"seen_test_acc ≥ {point['level']} (epoch {point['epoch']}{lr_sum})")
     ax.set(xlabel="epoch", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy (held-out pairs: train keys)")
     ax.legend(fontsize=7)
     bins = histogram_bins()

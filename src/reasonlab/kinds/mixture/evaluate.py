@@ -13,6 +13,12 @@ from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet
 
 SOURCES = {"memory": "memory", "reasoning_train": "reasoning/train", "reasoning_test": "reasoning/test"}
+# The kind's vocabulary (``reasonlab.vocabulary``): each figure's one label. A source's label names its accuracy; its
+# loss and in-range rate add the measure.
+SOURCE_WORDS = {"memory": "memory", "reasoning_train": "rule on trained tuples",
+                "reasoning_test": "rule on unseen tuples"}
+WORDS = {f"{source}{suffix}": f"{words}{measure}" for source, words in SOURCE_WORDS.items()
+         for suffix, measure in (("_acc", ""), ("_loss", ": loss"), ("_in_range", ": in-range rate"))}
 
 
 def _pooled_loss(scores: dict[str, SetScore], prefix: str) -> float | None:

@@ -29,6 +29,10 @@ GOOD = 0.8  # τ_good of spec §5
 PLATEAU_LEVELS = {"left": 0.9, "half": 0.5}
 TRANSIENT_DROP = 0.10
 SETS = {"id_train": "id/train", "id_test": "id/test", "ood_train": "ood/train", "ood_test": "ood/test"}
+# The kind's vocabulary (``reasonlab.vocabulary``): each figure's one label, its set's name and its measure
+MEASURES = {"last_shot": "last-shot accuracy", "all_shot": "all-shot accuracy", "loss": "loss"}
+WORDS = {f"{short}_{measure}": f"{name}: {words}" for short, name in SETS.items()
+         for measure, words in MEASURES.items()}
 SIGNATURES = {"id-memorization": (True, False, False, False), "id-generalization": (True, True, False, False),
               "ood-memorization": (True, False, True, False), "ood-generalization": (True, True, True, True)}
 

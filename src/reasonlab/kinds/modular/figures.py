@@ -19,6 +19,7 @@ from reasonlab.kinds.modular.evaluate import ModularCell
 from reasonlab.plots import save_figure
 from reasonlab.plots.phase import axis_label, cell_axes, cell_grid
 from reasonlab.store import MetricRow
+from reasonlab.vocabulary import labelled
 
 SET_COLOURS = {"id/train": "#1b9e77", "id/test": "#66c2a5", "ood/train": "#d95f02", "ood/test": "#7570b3"}
 GATE = 0.9  # of ln p: the training loss that counts as leaving the plateau (a line on the run figure)
@@ -48,7 +49,8 @@ def step_series(rows: list[MetricRow]) -> dict[str, tuple[list[int], list[float]
 
 def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     """A run over optimizer steps: the training loss against ln p and the plateau gate, and the strict last-shot
-    accuracy of the four sets against chance (1/p), where the phases of the spec are read."""
+    accuracy of the four sets (each by its label and stored name) against chance (1/p), where the phases of the
+    spec are read."""
     p = summary["config"]["task"]["p"]
     series = step_series(rows)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
@@ -59,7 +61,7 @@ def run_figure(rows: list[MetricRow], summary: dict) -> plt.Figure:
     for name, colour in SET_COLOURS.items():
         metric = name.replace("/", "_") + "_last_shot"
         if metric in series:
-            ax_acc.plot(*series[metric], marker=".", color=colour, label=name)
+            ax_acc.plot(*series[metric], marker=".", color=colour, label=labelled(metric, "modular"))
     ax_acc.axhline(1 / p, color="grey", linestyle=":", label=f"chance 1/{p}")
     ax_acc.set(xlabel="step", ylabel="last-shot accuracy (strict)", ylim=(-0.02, 1.02), title="the four sets")
     for ax in (ax_loss, ax_acc):

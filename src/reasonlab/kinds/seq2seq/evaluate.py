@@ -15,6 +15,14 @@ from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
+# The kind's vocabulary (``reasonlab.vocabulary``): each figure's one label, its set and its measure (a category's
+# figure, ``ood/prim:jump``, reads its set's words and the category as it is stored)
+WORDS = {f"{name}_{measure}": f"{set_words}: {measure_words}"
+         for name, set_words in (("train", "training rows"), ("id", "in-distribution test"),
+                                 ("ood", "out-of-distribution test"))
+         for measure, measure_words in (("exact", "exact match"), ("token", "token accuracy"), ("loss", "loss"),
+                                        ("judgement", "true/false judgement"))}
+
 
 def headline(sets: dict) -> tuple[str, str]:
     """(set, kind) that the label reads: the judgement on PrOntoQA, else exact match on ``ood`` or ``id``."""

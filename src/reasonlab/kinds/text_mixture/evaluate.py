@@ -18,6 +18,14 @@ from reasonlab.evaluate.set_score import SetScore
 from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet, TaskData
 
+# The kind's vocabulary (``reasonlab.vocabulary``): each figure's one label, its source, split and measure
+SOURCES = {"prontoqa": "PrOntoQA", "tinystories": "TinyStories"}
+SPLITS = {"train": "training documents", "eval": "held-out documents"}
+WORDS = {**{f"{source}_{split}_{measure}": f"{name}, {split_words}: {measure_words}"
+            for source, name in SOURCES.items() for split, split_words in SPLITS.items()
+            for measure, measure_words in (("loss", "loss"), ("acc", "token accuracy"))},
+         **{f"delta_L_{split}": f"ΔL, {split_words}" for split, split_words in SPLITS.items()}}
+
 
 def delta_l(tinystories_loss: float, prontoqa_loss: float) -> float:
     """ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA: how far the reasoning text's loss has fallen below the
