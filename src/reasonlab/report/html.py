@@ -31,8 +31,8 @@ from reasonlab.terminal import printable
 
 
 def label_colour(label: str) -> str:
-    """A run's or cell's label in its kind's colour (``TaskKind.palette``); grey for a label no kind names."""
-    return next((c for kind in task_kinds().values() if (c := (kind.palette or {}).get(label))), "#eeeeee")
+    """A run's or cell's label in its kind's colour (``Kind.palette``); grey for a label no kind names."""
+    return next((c for kind in task_kinds().values() if (c := kind.palette.get(label))), "#eeeeee")
 
 
 def _uri(png: bytes) -> str:
@@ -41,21 +41,20 @@ def _uri(png: bytes) -> str:
 
 # Readable names: analyses and their figures, checkpoints, metric parts (and each kind's own ``words``; the rest:
 # underscores as spaces).
-ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}  # and each kind's probes' TITLES
+ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}  # and each kind's probe_titles
 WORDS = {"id": "in-distribution", "ood": "out-of-distribution", "acc": "accuracy", "any": "any defined target"}
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
            "phase": "Phase diagram"}
 
 
 def readable(key: str) -> str:
-    """A set or metric name in words, by the kinds' ``words`` and ``qualify`` hooks: ``heldout/4-3/test_keys/
+    """A set or metric name in words, by the kinds' ``words`` and ``qualify``: ``heldout/4-3/test_keys/
     inferential`` -> ``held-out (4,3) · test keys · inferential``."""
     kinds = task_kinds().values()
-    words = {**{w: t for entry in kinds for w, t in (entry.words or {}).items()}, **WORDS}
-    qualifiers = [entry.qualify for entry in kinds if entry.qualify is not None]
+    words = {**{w: t for entry in kinds for w, t in entry.words.items()}, **WORDS}
     parts: list[str] = []
     for part in key.split("/"):
-        qualifier = next((q for qualify in qualifiers if (q := qualify(part)) is not None), None) if parts else None
+        qualifier = next((q for entry in kinds if (q := entry.qualify(part)) is not None), None) if parts else None
         if qualifier is not None:
             parts[-1] += f" {qualifier}"
         else:
@@ -108,9 +107,10 @@ def _figures(final: dict[str, float | None]) -> list[tuple[str, str]]:
 def _analyses(run_dir: Path, kind: str | None) -> list[dict[str, Any]]:
     """Every saved analysis: a readable title (its kind's probes name it), its one-line headline, its figures
     with readable captions."""
-    from reasonlab.analysis.probes import headline, probes_of
+    from reasonlab.analysis.probes import headline
 
-    titles = {**ANALYSES, **getattr(probes_of(kind), "TITLES", {})}
+    entry = task_kinds().get(str(kind))
+    titles = {**ANALYSES, **(entry.probe_titles if entry is not None else {})}
     out = []
     for folder in within(run_dir, sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir())):
         if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own

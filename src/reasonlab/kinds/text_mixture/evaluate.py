@@ -65,7 +65,8 @@ def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str
 
 
 def embedding_cosines(model: nn.Module, data: TaskData) -> dict[str, float]:
-    """The kind's ``weights`` hook: the mean pairwise cosine of each source's exclusive tokens' input embeddings
-    (spec §4, E3), logged every epoch and at every snapshot, so the cosine at any saved step needs no checkpoint."""
+    """The kind's figures read off the weights (``Kind.weights``): the mean pairwise cosine of each source's
+    exclusive tokens' input embeddings (spec §4, E3), logged every epoch and at every snapshot, so the cosine at
+    any saved step needs no checkpoint."""
     w = model.embed.weight.detach()
     return {f"cosine:{source}": mean_pairwise_cosine(w[ids]) for source, ids in data.info["exclusive"].items()}
