@@ -20,7 +20,7 @@ from pydantic import Field
 
 import reasonlab
 from reasonlab.config import StrictModel, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 
@@ -63,7 +63,7 @@ class Parity(reasonlab.Kind):
     config = ParityConfig
     task = ParityTask
 
-    def summarize(self, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+    def summarize(self, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
         """One evaluation's report: figures, and a label (fitted the training strings? then did the rule carry
         over?)."""
         figures = {f"{name}_acc": s.acc("designated") for name, s in scores.items()}
@@ -72,8 +72,7 @@ class Parity(reasonlab.Kind):
         else:
             label = "rule" if figures["test_acc"] >= th.fit else "memorized" if figures["test_acc"] < th.majority \
                 else "partial"
-        return {"pooled": figures, "figures": figures, "final": figures, "label": label, "outcome": {"label": label},
-                "histograms": {}}
+        return Evaluation(label, final=figures, pooled=figures, figures=figures, outcome={"label": label})
 
 
 reasonlab.register_task(Parity, replace=True)

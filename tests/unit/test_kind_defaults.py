@@ -19,10 +19,10 @@ def test_the_generic_summary_reads_each_set_and_target():
     scores = {"train": SetScore(4, {"designated": 3}, None, loss=0.5),
               "held/out": SetScore(2, {"designated": 1, "other": 2}, None)}
     report = Bare().summarize(scores, {}, ThresholdConfig())
-    assert report["final"] == {"train_acc": 0.75, "train_loss": 0.5, "held_out_acc": 0.5, "held_out_other_acc": 1.0}
-    assert report["figures"] == {"train_acc": 0.75, "held_out_acc": 0.5, "held_out_other_acc": 1.0}
-    assert report["label"] == "trained" and report["pooled"] == report["final"]
-    assert Bare().progress(report["figures"]) == ["train 0.75", "held_out 0.50", "held_out_other 1.00"]
+    assert report.final == {"train_acc": 0.75, "train_loss": 0.5, "held_out_acc": 0.5, "held_out_other_acc": 1.0}
+    assert report.figures == {"train_acc": 0.75, "held_out_acc": 0.5, "held_out_other_acc": 1.0}
+    assert report.label == "trained" and report.pooled == report.final and report.select is None
+    assert Bare().progress(report.figures) == ["train 0.75", "held_out 0.50", "held_out_other 1.00"]
 
 
 def test_the_other_defaults_add_nothing_of_a_kinds_own():

@@ -13,7 +13,7 @@ from typing import Any
 from torch import nn
 
 from reasonlab.config import EXECUTION_FIELDS, ConfigError, RunConfig, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet, TaskData
@@ -21,17 +21,15 @@ from reasonlab.tasks.base import EvalSet, TaskData
 DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
 
 
-def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-    """The task's report of one evaluation: ``pooled`` figures (logged), ``figures`` (progress), ``final``,
-    ``label``, ``outcome`` and ``histograms`` (the run summary)."""
+def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
+    """The task's report of one evaluation."""
     return task_kind(kind).summarize(scores, sets, th)
 
 
-def diverged_report(step: int) -> dict:
+def diverged_report(step: int) -> Evaluation:
     """The report of a run stopped because its loss became NaN or inf at ``step``: labelled ``diverged``, with no
     final figures (the weights are not finite; the evaluations before it stay in the metrics)."""
-    return {"label": DIVERGED, "outcome": {"label": DIVERGED, "step": step}, "final": {}, "histograms": {},
-            "pooled": {}, "figures": {}}
+    return Evaluation(DIVERGED, {}, outcome={"label": DIVERGED, "step": step})
 
 
 def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:

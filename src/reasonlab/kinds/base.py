@@ -24,7 +24,7 @@ from torch import nn
 
 from reasonlab.analysis.loading import Loaded
 from reasonlab.config import RunConfig, StrictModel, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.plots.run import metrics_figure
 from reasonlab.records import KindReport, RunSummary
 from reasonlab.registry import KindOption
@@ -81,10 +81,9 @@ class Kind:
             cls.profiles = folder if folder.is_dir() else None
 
     # ---- one evaluation, one run ---------------------------------------------------------------------------------
-    def summarize(self, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-        """One evaluation's report: ``pooled`` (logged), ``figures`` (the progress line), ``final``, ``label``,
-        ``outcome``, ``histograms`` and optionally ``select`` (the early-stopping score, higher is better).
-        Generic: each set's loss and the accuracy of each target it counts, labelled ``trained``."""
+    def summarize(self, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
+        """One evaluation's report (``Evaluation``). Generic: each set's loss and the accuracy of each target it
+        counts, labelled ``trained``."""
         figures: dict[str, float | None] = {}
         for name, s in scores.items():
             key = name.replace("/", "_")
@@ -92,8 +91,7 @@ class Kind:
                         for target in s.correct}
             if s.loss is not None:
                 figures[f"{key}_loss"] = s.loss
-        return {"pooled": figures, "figures": {k: v for k, v in figures.items() if k.endswith("_acc")},
-                "final": figures, "label": "trained", "outcome": {}, "histograms": {}}
+        return Evaluation("trained", figures, figures, {k: v for k, v in figures.items() if k.endswith("_acc")})
 
     def best_of_run(self, rows: list[MetricRow], th: ThresholdConfig) -> dict:
         """Figures read over a run's whole history (the ``best`` of its summary); none by default."""
