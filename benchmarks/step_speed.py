@@ -76,8 +76,7 @@ from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from reasonlab.build import build_task
-from reasonlab.config import ModelConfig, RunConfig
-from reasonlab.config.io import load_profile, resolve
+from reasonlab.config import ModelConfig, RunConfig, load_profile, resolve
 from reasonlab.init import apply_init_rate
 from reasonlab.models.transformer import Transformer
 from reasonlab.tasks.base import IGNORE

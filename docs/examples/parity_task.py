@@ -20,7 +20,7 @@ from pydantic import Field
 
 import reasonlab
 from reasonlab.config import StrictModel, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import EvalSet, TaskData
 
@@ -55,20 +55,27 @@ class ParityTask:
                         info={"n_train_strings": len(train), "n_test_strings": n_test})
 
 
-def parity_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-    """One evaluation's report: figures, and a label (fitted the training strings? then did the rule carry over?)."""
-    figures = {f"{name}_acc": s.acc("designated") for name, s in scores.items()}
-    if figures["train_acc"] < th.fit:
-        label = "not-fitted"
-    else:
-        label = "rule" if figures["test_acc"] >= th.fit else "memorized" if figures["test_acc"] < th.majority \
-            else "partial"
-    return {"pooled": figures, "figures": figures, "final": figures, "label": label, "outcome": {"label": label},
-            "histograms": {}}
+class Parity(reasonlab.Kind):
+    """The kind: its name, its config and task, and its summary; every other method (best-of-run rule, run figure,
+    card, phase diagram, ...) keeps the generic default. Override one to change it."""
+
+    name = "parity"
+    config = ParityConfig
+    task = ParityTask
+
+    def summarize(self, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
+        """One evaluation's report: figures, and a label (fitted the training strings? then did the rule carry
+        over?)."""
+        figures = {f"{name}_acc": s.acc("designated") for name, s in scores.items()}
+        if figures["train_acc"] < th.fit:
+            label = "not-fitted"
+        else:
+            label = "rule" if figures["test_acc"] >= th.fit else "memorized" if figures["test_acc"] < th.majority \
+                else "partial"
+        return Evaluation(label, final=figures, pooled=figures, figures=figures, outcome={"label": label})
 
 
-# Everything else (best-of-run rule, run figure, phase rule) takes the defaults; name your own to change them.
-reasonlab.register_task("parity", config=ParityConfig, task=ParityTask, summarize=parity_summary, replace=True)
+reasonlab.register_task(Parity, replace=True)
 
 # ---- its study: a γ × depth grid, run with `reasonlab reproduce parity-gamma` ----------------------------------
 GRIDS = {"cpu": {"init.gamma": [0.3, 0.8], "model.depth": [1, 2], "seed": [1]}}
@@ -80,15 +87,15 @@ BASE = ["task.kind=parity", "model.d_model=32", "model.n_heads=2", "model.d_k=16
 def reproduce(profile: str, out: Path, make_executor, console, overrides: list[str] = ()) -> Path:
     """Run the arm, draw its phase diagram and write summary.md with the shared helpers."""
     from reasonlab.report.markdown import document, failed_runs, header, table
-    from reasonlab.report.phase import LABEL_PHASE
+    from reasonlab.report.phase import label_phase
     from reasonlab.store import atomic_write_text
     from reasonlab.sweep.grid import SweepSpec
     from reasonlab.sweep.runner import run_study
 
     spec = SweepSpec(name=f"parity-gamma-{profile}", set=[*BASE, *overrides], grid=GRIDS[profile])
     configs, report, rows = run_study(spec, out, make_executor, console)
-    figures, _ = LABEL_PHASE.draw(rows, report.sweep_dir / "figures" / "phase", "init.gamma", "model.depth",
-                                  {"value": "final.test_acc"}, "")
+    figures, _ = label_phase(rows, report.sweep_dir / "figures" / "phase", "init.gamma", "model.depth",
+                             {"value": "final.test_acc"}, "")
     cells = [[f"{r['init.gamma']:g}", str(r["model.depth"]), f"{r['final.test_acc']:.3f}", r["label"]] for r in rows]
     atomic_write_text(report.sweep_dir / "summary.md", document(
         header("parity-gamma", profile, configs[0].profile, report.timing()),

@@ -2,18 +2,23 @@
 
 The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``MetricTable``, ``open_store``,
 ``build_task``, ``build_model``, ``score``, ``TaskDataset``, ``apply_init_rate``, ``RunConfig`` and ``ConfigError``;
+``Kind`` with
 ``register_task``, ``register_model`` and ``register_study`` for one's own task, model or study
 (docs/extending.md).
 
 The built-in kinds and studies register from their own folders when imported; this facade installs the loader
-that imports them on the registry's first lookup, so ``import reasonlab`` stays light.
+that imports them on the registry's first lookup, so ``import reasonlab`` stays light. The built-in kinds'
+profile folders (``kinds/<kind>/profiles/``) are registered here by path, so finding or listing a profile
+imports no kind.
 """
+
+from pathlib import Path
 
 from reasonlab import registry
 from reasonlab.registry import register_model, register_study, register_task
 from reasonlab.version import __version__
 
-__all__ = ["ConfigError", "MetricTable", "Run", "RunConfig", "TaskDataset", "__version__", "apply_init_rate",
+__all__ = ["ConfigError", "Kind", "MetricTable", "Run", "RunConfig", "TaskDataset", "__version__", "apply_init_rate",
            "build_model", "build_task", "load", "make_config", "open_store", "register_model", "register_study",
            "register_task", "run", "score"]
 _API = {"make_config", "run", "load", "Run", "MetricTable", "open_store", "build_task", "build_model", "score",
@@ -25,6 +30,10 @@ def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``
         from reasonlab import api
 
         return getattr(api, name)
+    if name == "Kind":
+        from reasonlab.kinds.base import Kind
+
+        return Kind
     if name in ("RunConfig", "ConfigError"):
         from reasonlab import config
 
@@ -43,4 +52,11 @@ def _builtins() -> None:
     import reasonlab.studies  # noqa: F401
 
 
+def _builtin_profiles() -> None:
+    """Register the built-in kinds' profile folders by path (the kinds register them again when imported)."""
+    for folder in sorted(Path(__file__).parent.glob("kinds/*/profiles")):
+        registry.register_profiles(folder)
+
+
 registry.add_loader(_builtins)
+_builtin_profiles()

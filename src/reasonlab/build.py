@@ -21,7 +21,7 @@ from reasonlab.tasks.base import TaskData
 
 
 def make_task(cfg: RunConfig):
-    """The task object of a run (its law: what probes read), from the registry entry of its kind."""
+    """The task object of a run (its law: what probes read), built by its registered kind."""
     return task_kind(cfg.task.kind).task(cfg.task)
 
 

@@ -21,8 +21,9 @@ both, and the few arrows below that are forbidden even though they point down).
     sweep       sweep/: grids, executors, results tables
     plots       plots/: figures from plain arrays and records (never analysis)
     analysis    analysis/: probes on loaded runs (analysis.loading is the one loader; never the trainer)
-    report      report/: HTML report, phase rules, summary markdown
-    kinds       kinds/__init__.py and kinds/<kind>/__init__.py: each kind's registration, over its own modules
+    report      report/: HTML report, phase diagrams, summary markdown
+    kinds       kinds/base.py (``Kind``: the contract, with its generic defaults), kinds/__init__.py and
+                kinds/<kind>/__init__.py: each kind's class and registration, over its own modules
     studies     studies/: compositions of the above (never the trainer)
     facade      api.py: the public functions (make_config, run, load, open_store), over everything below, and
                 reasonlab/__init__.py, which re-exports them (lazily: ``import reasonlab`` stays light)
@@ -32,10 +33,11 @@ A task kind is one folder, ``kinds/<kind>/``, whose modules take the layer of th
 ``config.py`` is config, ``record.py`` records (the kind's part of ``summary.json``), ``data.py`` tasks,
 ``evaluate.py`` and ``cells.py`` evaluate, ``results.py`` sweep, ``figures.py`` plots, ``analysis.py`` and
 ``probes.py`` analysis (so the analysis -> train ban holds for probes),
-``phase.py`` and ``card.py`` report; its ``__init__`` (the registration) sits on the kinds layer above them all.
-So a kind's figure module is held to what any figure module may import, and the generic floors never reach up
-into a kind: no module outside ``reasonlab.kinds`` imports a kind, but the studies (compositions over kinds) and
-the facade's loader (which imports the package ``reasonlab.kinds`` to register the built-ins).
+``phase.py`` and ``card.py`` report; its ``__init__`` (its ``Kind`` subclass and registration) sits on the kinds
+layer above them all, beside ``kinds/base.py``. So a kind's figure module is held to what any figure module may
+import, and the generic floors never reach up into a kind: they call a kind's methods through the registry, and no
+module outside ``reasonlab.kinds`` imports a kind, but the studies (compositions over kinds) and the facade (its
+loader imports the package ``reasonlab.kinds`` to register the built-ins; ``reasonlab.Kind`` is the base class).
 
 Against the order first sketched in DESIGN.md two layers moved, both because the data path needs it: the store
 sits below the trainer (the trainer writes run directories and checkpoints; the store itself imports no config),
@@ -78,8 +80,10 @@ ROLES = {"config": "config", "record": "records", "data": "tasks", "evaluate": "
          "results": "sweep", "figures": "plots", "analysis": "analysis", "probes": "analysis", "phase": "report",
          "card": "report"}
 # Who may import a kind from outside reasonlab.kinds: the studies' modules, and the facade (its loader imports
-# the package reasonlab.kinds, no kind's module).
+# the package reasonlab.kinds, no kind's module). The base class, ``BASE``, is no kind: any kind, a study or the
+# facade may import it.
 KIND_IMPORTERS = ("reasonlab.studies", "reasonlab")
+BASE = "reasonlab.kinds.base"
 
 
 def layer_of(module: str) -> int:

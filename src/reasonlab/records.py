@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError, UserError
-from reasonlab.registry import task_kinds
+from reasonlab.registry import task_kind
 from reasonlab.store import PARTIAL, RUN_ID, MetricRow, finite, inside, read_json, read_metrics, warn, write_json
 
 Scalar = bool | int | float | str | None
@@ -62,8 +62,8 @@ def _strings(node: Any, where: str = "") -> Iterable[tuple[str, str]]:
             yield from _strings(v, f"{where}.{i}")
 
 
-class KindRecord(_Record):
-    """The base of a kind's part of ``summary.json`` (``TaskKind.record``): its own fields, typed; the rest of the
+class KindReport(_Record):
+    """The base of a kind's part of ``summary.json`` (``Kind.Report``): its own fields, typed; the rest of the
     summary passes through it untouched."""
 
 
@@ -125,10 +125,8 @@ class RunSummary(_Record):
 
     @model_validator(mode="after")
     def _its_kind_part(self) -> RunSummary:
-        """The kind's own fields, validated by the kind's record model (found through the registry)."""
-        kind = task_kinds().get(self.config["task"]["kind"])
-        if kind is not None and kind.record is not None:
-            kind.record.model_validate(self.model_dump())
+        """The kind's own fields, validated by the kind's ``Report`` (found through the registry)."""
+        task_kind(self.config["task"]["kind"]).Report.model_validate(self.model_dump())
         return self
 
     def run_config(self) -> RunConfig:
@@ -227,7 +225,7 @@ def checked(model: type[BaseModel], data: Any, path: Path, what: str, fix: str) 
 
 
 def read_summary(path: Path, name: str | None = None) -> dict[str, Any]:
-    """A run's ``summary.json`` as stored (what the kinds' hooks and the results rows read), checked against
+    """A run's ``summary.json`` as stored (what the kinds' methods and the results rows read), checked against
     ``RunSummary``; with ``name`` (its directory's run id) also that the run it holds is that run."""
     return _read_summary(path, name)[0]
 
@@ -249,7 +247,7 @@ def load_run(run_dir: Path) -> tuple[dict, dict]:
 
 
 def load_record(run_dir: Path) -> tuple[dict[str, Any], RunSummary]:
-    """(the summary as stored, for the kinds' hooks; its typed record: ``record.label``, ``record.outcome.pairs``)
+    """(the summary as stored, for the kinds' methods; its typed record: ``record.label``, ``record.final``)
     of a finished run, or a one-line error naming the directory."""
     run_dir = Path(run_dir)
     summary_path = run_dir / "summary.json"
@@ -364,6 +362,16 @@ def axis_value(cfg: RunConfig, key: str) -> object:
     return values[0] if len(values) == 1 else "/".join(map(str, values))
 
 
+def _has(cfg: RunConfig, key: str) -> bool:
+    """Whether the config has the dotted field (an Emb-MLP has no ``model.depth``)."""
+    node: object = cfg
+    for part in key.split("."):
+        if not hasattr(node, part):
+            return False
+        node = getattr(node, part)
+    return True
+
+
 def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = None, steps: int | None = None) -> str:
     """A run in one line, the same wherever a run is printed (a sweep's plan, progress and finished lines, ``show``,
     the report's headers): its id, task kind and profile name (the label's first word: the full label is printed
@@ -374,10 +382,10 @@ def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = N
         d8f6b940c81f · anchor · profile cpu · init.gamma=0.5 model.depth=2 seed=1 · 30 epochs / 1200 steps · inferential
     """
     gpt = cfg.init.scheme == "gpt"
-    phase = getattr(task_kinds().get(cfg.task.kind), "phase", None)
     fields = dict.fromkeys([*(("init.scheme", "init.std") if gpt else ("init.gamma",)),
                             "model.depth" if hasattr(cfg.model, "depth") else "model.kind", "seed",
-                            *(a for a in (phase.axes if phase is not None else ()) if not (gpt and a == "init.gamma")),
+                            *(a for a in task_kind(cfg.task.kind).phase_axes
+                              if _has(cfg, a) and not (gpt and a == "init.gamma")),
                             *axes])
     length = f"{cfg.train.epochs} epochs" + (f" / {steps} steps" if steps is not None else "")
     name = cfg.profile.split(maxsplit=1)[0] if cfg.profile and cfg.profile.strip() else cfg.profile

@@ -1,18 +1,19 @@
 """Task kinds, model kinds and studies as plug-ins: the mechanism only, one entry each, looked up by name.
 
-A task kind is everything reasonlab needs to know about a task, in one place (built-in ones each live in one folder,
-``reasonlab/kinds/<kind>/``, whose ``__init__`` registers them); a study is its arms (profiles, grids), its
-``reproduce`` and the figures it draws; a model kind is its config section and the module it builds.
+A task kind is a ``reasonlab.kinds.base.Kind``: everything reasonlab needs to know about a task, in one class
+(built-in ones each live in one folder, ``reasonlab/kinds/<kind>/``, whose ``__init__`` declares and registers
+it, beside its ``profiles/``); a study is its arms (profiles, grids), its ``reproduce`` and the figures it draws; a
+model kind is its config section and the module it builds.
 
 Your own task registers from your own package, with no edit inside reasonlab::
 
     import reasonlab
-    reasonlab.register_task("reversal", config=ReversalConfig, task=ReversalTask, summarize=reversal_summary)
+    reasonlab.register_task(Reversal)      # class Reversal(reasonlab.Kind): name = "reversal"; config = ...
 
 or, installed, by an entry point in the group ``reasonlab.tasks`` (or ``reasonlab.studies``, ``reasonlab.models``)
 naming a callable that registers (or an entry to register); entry points are loaded on the first lookup. A kind's
-probes and phase rule declare the options they read (``KindOption``), which the command line offers as flags; a
-kind's built-in profiles are a folder of YAML files (``register_profiles``).
+probes and phase diagram declare the options they read (``KindOption``), which the command line offers as flags;
+a kind's built-in profiles are a folder of YAML files registered with it (``register_profiles``).
 
 Layer: the ground floor beside ``errors``; it imports nothing else of reasonlab and names no module. The built-in
 entries register by import from their own folders: the facade (``reasonlab/__init__.py``) installs a loader
@@ -34,76 +35,10 @@ from typing import Any
 
 from reasonlab.errors import ConfigError
 
-Hook = Callable[..., Any] | None
-
-
-@dataclass(frozen=True)
-class TaskKind:
-    """One task kind. Every field but the first four is optional: without it the generic floors fall back to the
-    kind's own metrics (a loss/accuracy run figure, its final figures as ``results`` columns and card rows, the
-    figures its summary shows in the progress line, the label phase diagram).
-
-    config: pydantic model of the ``task:`` section (a ``StrictModel`` whose ``kind`` is ``Literal[name]``).
-    task: ``Task(config)``: ``.build(seed) -> TaskData``; the instance is the law probes read.
-    summarize: ``(scores, eval_sets, thresholds) -> report`` with ``pooled``, ``figures``, ``final``, ``label``,
-        ``outcome``, ``histograms`` (and optionally ``select``: the early-stopping score, higher is better).
-    best_of_run: ``(metric rows, thresholds) -> dict``: figures read over a run's whole history.
-    extras: ``(metric rows, run config) -> dict`` merged into the run summary (anchor escape points, modular
-        plateau exits, the language mixture's ΔL̄).
-    record: pydantic model (a ``records.KindRecord``) of the kind's own fields of ``summary.json`` (what
-        ``summarize`` and ``extras`` add beside the generic ones): every summary of the kind is validated by it.
-    progress: ``(figures) -> list[str]``: the short parts of the progress line after an evaluation, each figure by
-        its stored name.
-    weights: ``(model, task data) -> dict[str, float]``: figures read off the weights, logged every epoch and at
-        every snapshot (split ``weights``), so they outlive the weights (the text mixture's embedding cosines).
-    probes: an object with ``PROBES`` (name -> function of a loaded run), ``headline(name, numbers)`` and
-        optionally ``TITLES`` (name -> readable title), ``MAIN_FIGURE`` (name -> the figure a strip shows),
-        ``OPTIONS`` (``KindOption``s: what the probes read from ``run.options``, offered as ``analyze`` flags) and
-        ``ACCURACY_CURVE`` (``(split, metric) -> name or None``: the kind's own curves on the accuracy-over-training
-        figure).
-    run_figure: ``(metric rows, summary) -> matplotlib Figure``: the run's figure.
-    phase: ``PhaseRule``-like object: ``axes`` (default x, y), ``draw(rows, sweep_dir, x, y, options, caption)``,
-        ``name(options)`` and ``options`` (``KindOption``s: what ``draw`` reads, offered as ``phase`` flags).
-    columns: ``(summary) -> dict``: the results columns of the summary's kind-specific fields.
-    main_columns: the results columns ``reasonlab results`` shows beside the axes (prefixes end with ``.``).
-    card: ``(summary) -> list[(key, text)]``: a finished run's figure rows on its card.
-    history: ``(summary or extras) -> list[(key, text)]``: the card rows read over a run's history.
-    words: the kind's vocabulary: each figure's one human label, by its stored name (``reasoning_test_acc`` ->
-        ``rule on unseen tuples``), and the words of its set names' parts; every surface shows a figure by its
-        label beside its stored name, or by its stored name (``reasonlab.vocabulary``).
-    qualify: ``(part of a set or metric name) -> text or None``: a part that qualifies the part before it, as words
-        (the anchor kind's pair key: ``heldout/4-3`` reads ``held-out (4,3)``); without it each part is a word.
-    palette: the kind's outcome labels, in the order its phase figures stack them, each with its colour (the report
-        colours a run's label by it).
-    axes: the kind's config fields as sweep axes: dotted field -> (short name, what it measures), for tables and
-        figure axes (``task.alpha`` -> ``α``, "fraction of input pairs seen").
-    """
-
-    name: str
-    config: type
-    task: type
-    summarize: Callable[..., dict]
-    best_of_run: Hook = None
-    extras: Hook = None
-    progress: Hook = None
-    weights: Hook = None
-    record: type | None = None
-    probes: Any = None
-    run_figure: Hook = None
-    phase: Any = None
-    columns: Hook = None
-    main_columns: tuple[str, ...] | None = None
-    card: Hook = None
-    history: Hook = None
-    words: dict[str, str] | None = None
-    qualify: Hook = None
-    palette: dict[str, str] | None = None
-    axes: dict[str, tuple[str, str]] | None = None
-
 
 @dataclass(frozen=True)
 class KindOption:
-    """One option a kind's probes or phase rule read, which the command line offers as a flag (``--over-epochs``
+    """One option a kind's probes or phase diagram read, which the command line offers as a flag (``--over-epochs``
     for ``over_epochs``) on ``analyze`` or ``phase``, so a kind adds options without an edit to the commands.
 
     parse: the flag's text -> the value the kind reads, raising ValueError that says what is wrong (``integer``,
@@ -182,7 +117,7 @@ class ModelKind:
 class Study:
     """One study: its arms and its figures.
 
-    profiles: the profile family its arms use (``reasonlab/profiles/<profiles>-<name>.yaml``).
+    profiles: the profile family its arms use (profiles named ``<profiles>-<arm>``).
     grids: arm (profile name) -> grid axes, e.g. ``{"cpu": {"init.gamma": [0.3, 0.5]}}``.
     reproduce: ``(profile, out, make_executor, console, overrides) -> sweep directory``: runs the arm and writes
         its figures and ``summary.md``; with a ``seeds`` parameter it also takes ``reproduce --seeds`` (the arm's
@@ -209,10 +144,10 @@ class Study:
         return self.default_profile or ("cpu" if "cpu" in arms else next(iter(arms)))
 
 
-_TASKS: dict[str, TaskKind] = {}
+_TASKS: dict[str, Any] = {}  # name -> its Kind
 _MODELS: dict[str, ModelKind] = {}
 _STUDIES: dict[str, Study] = {}
-_PROFILES: dict[str, Path] = {}  # profile family -> the folder of its <profile>.yaml files
+_PROFILES: dict[Path, None] = {}  # the registered folders of <family>-<name>.yaml profiles, in order
 _LOADERS: list[Callable[[], None]] = []
 _entry_points_loaded: set[str] = set()
 _PLUGINS: dict[str, str | None] = {}  # module -> its file, of each module outside reasonlab that registered here
@@ -275,19 +210,33 @@ def _put(table: dict[str, Any], what: str, entry: Any, replace: bool) -> Any:
     return entry
 
 
-def register_task(name: str | TaskKind, replace: bool = False, **parts: Any) -> TaskKind:
-    """Register a task kind: ``register_task("reversal", config=..., task=..., summarize=...)`` or a ``TaskKind``.
+def register_task(kind: Any, replace: bool = False) -> Any:
+    """Register a task kind: a ``Kind`` subclass (or an instance of one), and the folder of its profiles.
 
-    A name already taken is refused unless ``replace``; a config class whose ``kind`` does not default to
-    ``name`` is refused."""
-    entry = name if isinstance(name, TaskKind) else TaskKind(name=name, **parts)
+    A name already taken is refused unless ``replace``; a config class whose ``kind`` does not default to the
+    kind's name is refused."""
+    missing = [part for part in ("name", "config", "task", "summarize") if not hasattr(kind, part)]
+    if missing:
+        named = getattr(kind, "name", getattr(kind, "__name__", type(kind).__name__))
+        raise ConfigError(f"task kind {named!r}: no {', '.join(missing)}; a task kind is a reasonlab.Kind that states "
+                          "its name, config and task")
+    entry = kind() if isinstance(kind, type) else kind
     _check_kind("task kind", entry.name, entry.config)
-    _note_source(entry.config, entry.task)
-    return _put(_TASKS, "task kind", entry, replace)
+    _note_source(entry.config, entry.task, type(entry))
+    replaced = _TASKS.get(entry.name)
+    _put(_TASKS, "task kind", entry, replace)
+    if getattr(replaced, "profiles", None) is not None:
+        unregister_profiles(replaced.profiles)
+    if getattr(entry, "profiles", None) is not None:
+        register_profiles(entry.profiles)
+    return entry
 
 
 def unregister_task(name: str) -> None:
-    _TASKS.pop(name, None)
+    """Forget a task kind and its profiles."""
+    entry = _TASKS.pop(name, None)
+    if getattr(entry, "profiles", None) is not None:
+        unregister_profiles(entry.profiles)
 
 
 def register_model(name: str | ModelKind, replace: bool = False, **parts: Any) -> ModelKind:
@@ -316,30 +265,28 @@ def unregister_study(name: str) -> None:
     _STUDIES.pop(name, None)
 
 
-def register_profiles(family: str, folder: Path | str) -> None:
-    """Register a profile family: ``folder`` holds its profiles, one ``<profile>.yaml`` each, which ``--family
-    family --profile <profile>`` (and ``make_config``) read like the built-in ones. A kind outside reasonlab
-    registers its own this way, next to its ``register_task``."""
+def register_profiles(folder: Path | str) -> None:
+    """Register a folder of profiles, one ``<family>-<name>.yaml`` each, which ``--profile <family>-<name>`` (and
+    ``make_config``) read like the built-in ones; ``register_task`` registers a kind's own."""
     folder = Path(folder)
-    if "-" in family or not folder.is_dir():
-        raise ConfigError(f"profiles {family!r} in {folder}: a family is a name without '-' and a folder of "
-                          "<profile>.yaml files")
-    _PROFILES[family] = folder
+    if not folder.is_dir():
+        raise ConfigError(f"profiles in {folder}: not a folder of <family>-<name>.yaml files")
+    _PROFILES[folder.resolve()] = None
 
 
-def unregister_profiles(family: str) -> None:
-    _PROFILES.pop(family, None)
+def unregister_profiles(folder: Path | str) -> None:
+    _PROFILES.pop(Path(folder).resolve(), None)
 
 
-def registered_profiles(load: bool = False) -> dict[str, Path]:
-    """The registered profile families and their folders; ``load`` first loads the built-ins and the installed
-    plug-ins (a family asked for and not found may be one of theirs)."""
+def profile_folders(load: bool = False) -> list[Path]:
+    """The registered profile folders; ``load`` first loads the built-ins and the installed plug-ins (a profile
+    asked for and not found may be one of theirs)."""
     if load:
         _entry_points("reasonlab.tasks")
-    return dict(_PROFILES)
+    return list(_PROFILES)
 
 
-_REGISTER = {TaskKind: register_task, ModelKind: register_model, Study: register_study}
+_REGISTER = {ModelKind: register_model, Study: register_study}
 
 
 def _entry_points(group: str) -> None:
@@ -353,6 +300,8 @@ def _entry_points(group: str) -> None:
         obj = ep.load()
         if type(obj) in _REGISTER:
             _REGISTER[type(obj)](obj, replace=True)
+        elif group == "reasonlab.tasks" and hasattr(obj, "summarize"):  # a Kind, or its class
+            register_task(obj, replace=True)
         else:
             obj()
 
@@ -363,12 +312,12 @@ def _lookup(table: dict[str, Any], what: str, name: str) -> Any:
     return table[name]
 
 
-def task_kinds() -> dict[str, TaskKind]:
+def task_kinds() -> dict[str, Any]:
     _entry_points("reasonlab.tasks")
     return dict(_TASKS)
 
 
-def task_kind(name: str) -> TaskKind:
+def task_kind(name: str) -> Any:
     return _lookup(task_kinds(), "task.kind", name)
 
 

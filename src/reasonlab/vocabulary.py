@@ -3,7 +3,7 @@
 A figure has one stored name, the key its task kind's summary gives it (``reasoning_test_acc``,
 ``heldout/4-3/train_keys/inferential``): the key of ``summary.json``'s ``final`` figures, the metric of the
 ``pooled`` split in ``metrics.parquet``, and after ``final.`` (slashes as dots) the results column and the SQL
-name. It has one human label, declared once by its kind (``TaskKind.words``, beside the kind's summary:
+name. It has one human label, declared once by its kind (``Kind.words``, beside the kind's summary:
 ``reasoning_test_acc`` -> ``rule on unseen tuples``), and a name the kind declares no word for is its own label.
 
 Every surface names a figure through this module, so no surface words it its own way: the progress line, the

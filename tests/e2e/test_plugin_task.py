@@ -76,6 +76,14 @@ def test_an_unregistered_kind_is_refused_with_the_registered_ones():
 def test_a_config_class_must_name_its_kind():
     from reasonlab.errors import ConfigError
     from reasonlab.kinds.anchor.config import AnchorTaskConfig
+    from reasonlab.kinds.base import Kind
+
+    class Other(Kind):
+        name = "other"
+        config = AnchorTaskConfig
+        task = object
 
     with pytest.raises(ConfigError, match="kind: Literal"):
-        registry.register_task("other", config=AnchorTaskConfig, task=object, summarize=print)
+        registry.register_task(Other)
+    with pytest.raises(ConfigError, match="^task kind 'AnchorTaskConfig': no name, config, task, summarize; "):
+        registry.register_task(AnchorTaskConfig)

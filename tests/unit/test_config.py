@@ -278,14 +278,14 @@ def test_a_derived_profile_is_its_base_with_its_own_fields(tmp_path, monkeypatch
     volume = resolve(raw_config(None, "transformer-volume", ["seed=2"], "mixture"))
     by_hand = resolve(raw_config(None, "transformer-cpu", ["seed=2", "task.n_samples=200000"], "mixture"))
     assert volume.run_id() == by_hand.run_id() == "914c573ce5c0" and "spec's data volume" in volume.profile
-    import reasonlab.config.io as io
+    from reasonlab import registry
 
     (tmp_path / "profiles").mkdir()
     files = {"demo-a": "base: b\n", "demo-b": "base: a\n", "demo-c": "base: nope\nseed: 3\n",
              "demo-d": "base: e\nseed: 4\n", "demo-e": "seed: 5\ninit:\n  gamma: 0.9\n"}
     for name, text in files.items():
         (tmp_path / "profiles" / f"{name}.yaml").write_text(text)
-    monkeypatch.setattr(io.resources, "files", lambda package: tmp_path)
+    monkeypatch.setitem(registry._PROFILES, (tmp_path / "profiles").resolve(), None)
     assert raw_config(None, "d", [], "demo") == {"seed": 4, "init": {"gamma": 0.9}}
     with pytest.raises(ConfigError, match=r"^profile demo-a: its bases loop \(a → b → a\)"):
         raw_config(None, "a", [], "demo")

@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-from reasonlab.layers import FORBIDDEN, KIND_IMPORTERS, LAYERS, layer_of
+from reasonlab.layers import BASE, FORBIDDEN, KIND_IMPORTERS, LAYERS, layer_of
 
 SRC = Path(__file__).parents[2] / "src"
 
@@ -112,12 +112,13 @@ def test_a_file_over_400_lines_says_why_in_its_docstring():
 
 
 def is_kind(module: str) -> bool:
-    return module == "reasonlab.kinds" or module.startswith("reasonlab.kinds.")
+    return (module == "reasonlab.kinds" or module.startswith("reasonlab.kinds.")) and module != BASE
 
 
 def test_no_generic_module_imports_a_kind():
     """Outside ``reasonlab.kinds`` only the studies import a kind's module, and the facade imports the package of
-    kinds (its loader registers the built-ins); nothing imports another kind's module from within a kind."""
+    kinds (its loader registers the built-ins); nothing imports another kind's module from within a kind. The base
+    class ``Kind`` is no kind: its importers are the kinds, the studies and the facade."""
     bad = [f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets
            if is_kind(b) and not is_kind(a) and not a.startswith(KIND_IMPORTERS[0] + ".")
            and (a, b) != (KIND_IMPORTERS[1], "reasonlab.kinds")]
@@ -125,6 +126,9 @@ def test_no_generic_module_imports_a_kind():
             if is_kind(a) and a != "reasonlab.kinds" and is_kind(b) and a.split(".")[2] != b.split(".")[2]]
     assert not bad, "\n".join(bad)
     assert "reasonlab.kinds" in GRAPH["reasonlab"] and "reasonlab.studies" in GRAPH["reasonlab"]
+    base_importers = {a for a, targets in GRAPH.items() if BASE in targets}
+    assert base_importers and all(is_kind(a) or a.startswith(KIND_IMPORTERS[0] + ".") or a == KIND_IMPORTERS[1]
+                                  for a in base_importers)
 
 
 def test_a_kinds_module_takes_the_layer_of_its_role():

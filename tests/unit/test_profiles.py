@@ -138,8 +138,8 @@ def test_profiles_lists_each_profile_in_a_line_with_what_it_is_for_and_its_cost(
     from reasonlab.config import profile_about
 
     built_in = [(family, profile) for family in families() for profile in family_profiles(family)]
-    folder = Path(__file__).parents[1] / "kinds" / "parity" / "profiles"  # a plug-in's family, its kind unloaded
-    monkeypatch.setitem(registry._PROFILES, "parity", folder)
+    folder = Path(__file__).parents[1] / "kinds" / "parity" / "profiles"  # a plug-in's profiles, its kind unloaded
+    monkeypatch.setitem(registry._PROFILES, folder.resolve(), None)
     screen(160, False)
     result = runner.invoke(app, ["profiles"])
     assert result.exit_code == 0, result.output
@@ -150,7 +150,7 @@ def test_profiles_lists_each_profile_in_a_line_with_what_it_is_for_and_its_cost(
     anchor = next(x for x in lines if x.split() and x.split()[0] == "anchor-cpu").split()
     assert anchor[1] == f"{6 * make_config('anchor-cpu').work():.1e}"  # FLOPs ≈ 6 × parameters × tokens
     assert next(x for x in lines if x.split() and x.split()[0] == "scan-cpu").split()[1] == "—"  # a study sizes it
-    assert any(x.split()[:4] == ["cpu", "--family", "parity", "—"] and "Parity of 6 bits" in x for x in lines if x)
+    assert any(x.split()[:2] == ["parity-cpu", "—"] and "Parity of 6 bits" in x for x in lines if x)
 
 
 def test_profile_show_prints_the_yaml_with_its_comments_and_refuses_an_unknown_name():
@@ -165,3 +165,21 @@ def test_profile_show_prints_the_yaml_with_its_comments_and_refuses_an_unknown_n
     lines = [x for x in wrong.output.splitlines() if x.strip()]
     assert wrong.exit_code == 2 and len(lines) == 1 and "did you mean anchor-cpu?" in lines[0]
     assert yaml.safe_load(result.output)["task"]["kind"] == "anchor"  # a YAML file one can save and edit
+
+
+# ---- each kind owns its profiles -----------------------------------------------------------------------------------
+def test_every_built_in_profile_lives_in_the_folder_of_the_kind_it_trains():
+    from pathlib import Path
+
+    from reasonlab.config import load_profile
+
+    package = Path(registry.__file__).resolve().parent
+    kinds = {name: kind for name, kind in registry.task_kinds().items()
+             if kind.profiles is not None and package in kind.profiles.resolve().parents}
+    assert set(kinds) == {p.parent.name for p in package.glob("kinds/*/profiles")}
+    assert not (package / "profiles").exists()
+    for name, kind in kinds.items():
+        assert kind.profiles.resolve() == package / "kinds" / name / "profiles"
+        for path in kind.profiles.glob("*.yaml"):
+            family, _, profile = path.stem.partition("-")
+            assert load_profile(family, profile)["task"]["kind"] == name, path

@@ -224,15 +224,15 @@ def test_a_probe_value_that_is_nan_is_null_in_its_json_and_its_headline_does_not
         run.out.mkdir(parents=True, exist_ok=True)
         return {"v": float("nan"), "n": 3}
 
-    strict = SimpleNamespace(PROBES={"p": probe},
+    strict = SimpleNamespace(probes={"p": probe},
                              headline=lambda name, numbers: f"v {numbers['v']:.2f} of {numbers['n']}")
     monkeypatch.setattr(probes, "load_trained", lambda *a: (cfg, None, None, "final"))
     monkeypatch.setattr(probes, "checkpoint_step", lambda *a: 7)
-    monkeypatch.setattr(probes, "probes_of", lambda kind: strict)
+    monkeypatch.setattr(probes, "task_kind", lambda kind: strict)
     monkeypatch.setattr(probes, "make_task", lambda c: None)
     out = probes.analyze(tmp_path, ["p"])
     assert out["p"]["headline"] == "v nan of 3" and out["p"]["v"] is None
     assert json.loads((tmp_path / "analysis" / "final" / "p.json").read_text())["v"] is None
-    lenient = SimpleNamespace(PROBES=strict.PROBES, headline=lambda name, numbers: f"v {numbers['v'] or '—'}")
-    monkeypatch.setattr(probes, "probes_of", lambda kind: lenient)
+    lenient = SimpleNamespace(probes=strict.probes, headline=lambda name, numbers: f"v {numbers['v'] or '—'}")
+    monkeypatch.setattr(probes, "task_kind", lambda kind: lenient)
     assert probes.analyze(tmp_path, ["p"])["p"]["headline"] == "v —"

@@ -21,8 +21,7 @@ RECORDED = json.loads((Path(__file__).resolve().parents[1] / "data" / "run_ids.j
 
 
 def shipped_profiles() -> list[str]:
-    folder = resources.files("reasonlab") / "profiles"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.stem for p in Path(str(resources.files("reasonlab"))).glob("kinds/*/profiles/*.yaml"))
 
 
 def test_every_shipped_profile_is_recorded():

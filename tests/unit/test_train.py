@@ -94,7 +94,9 @@ def test_summary_contents(cfg, reference):
     assert summary["label"] in ("not-fitted", "inferential", "symmetric", "other", "mixed")
     assert set(summary["versions"]) >= {"reasonlab", "torch", "python"}
     # the machine facts that decide float rounding, in the summary and on the run's start line
-    assert set(summary["machine"]) == {"cpu", "kernels"} and all(summary["machine"].values())
+    machine = summary["machine"]
+    assert set(machine) == {"cpu", "kernels", "extensions"} and machine["cpu"] and machine["kernels"]
+    assert isinstance(machine["extensions"], list)
     start = (run_dir / "events.log").read_text().splitlines()[0]
     assert f"on {summary['machine']['cpu']} ({summary['machine']['kernels']}), 1 thread(s)" in start
     assert summary["epochs"] == EPOCHS and summary["steps"] == EPOCHS * STEPS_PER_EPOCH

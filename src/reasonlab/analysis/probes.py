@@ -2,14 +2,13 @@
 
 A probe writes ``RUN_DIR/analysis/<checkpoint>/<probe>.json`` (its numbers), ``.npz`` (its arrays) and its
 figures (PNG + SVG), each by atomic rename, and returns the numbers. The probes of each task kind live with it
-(``kinds/<kind>/probes.py``, its registry entry's ``probes``); this module looks them up and runs them by name;
-runs are loaded by ``analysis.loading``. It names no task kind.
+(``kinds/<kind>/probes.py``, its ``Kind.probes``); this module looks them up and runs them by name; runs are loaded
+by ``analysis.loading``. It names no task kind.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -18,7 +17,7 @@ from reasonlab.build import make_task
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import ConfigError
 from reasonlab.records import load_run
-from reasonlab.registry import task_kinds
+from reasonlab.registry import task_kind, task_kinds
 from reasonlab.store import finite, write_json
 from reasonlab.tasks.base import TaskData
 
@@ -38,12 +37,11 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
     if data is None and (options or {}).get("eval_batches") is not None:
         data = task_data(run_dir, options["eval_batches"])
     cfg, model, data, name = load_trained(run_dir, checkpoint, data)
-    kinds = task_kinds()
-    module = probes_of(cfg.task.kind)
-    known = module.PROBES if module else {}
+    kind = task_kind(cfg.task.kind)
+    known = kind.probes
     if not known:
         raise ConfigError(f"{run_dir}: no probes for task kind {cfg.task.kind!r} yet (probes exist for: "
-                          f"{', '.join(k for k, entry in kinds.items() if entry.probes is not None)})")
+                          f"{', '.join(k for k, entry in task_kinds().items() if entry.probes)})")
     unknown = [p for p in probes if p not in known]
     if unknown:
         raise ConfigError(f"--probe: unknown probe {unknown[0]!r} for a {cfg.task.kind} run; choose from "
@@ -56,20 +54,13 @@ def analyze(run_dir: Path, probes: list[str], checkpoint: str = "final", options
             raw = known[probe](run)
             numbers = finite(raw)  # NaN (no such cell) as None: as the JSON has it, for the headline too
             try:
-                line = module.headline(probe, numbers)
+                line = kind.headline(probe, numbers)
             except TypeError:  # a headline that formats every value as a number: it shows nan instead of failing
-                line = module.headline(probe, raw)
+                line = kind.headline(probe, raw)
             results[probe] = {**numbers, "headline": line}
             write_json(run.out / f"{probe}.json", results[probe])  # the headline too, for the report
     write_json(run.out / "checkpoint.json", {"checkpoint": name, "step": step})  # which weights, e.g. where best fell
     return results
-
-
-def probes_of(kind: str | None) -> Any:
-    """The probes of a task kind (``PROBES``, ``headline``, optionally ``TITLES``, ``MAIN_FIGURE``, ``OPTIONS``);
-    None for a kind without probes or not registered here."""
-    entry = task_kinds().get(str(kind))
-    return entry.probes if entry is not None else None
 
 
 def headline(kind: str, probe: str, numbers: dict) -> str:
@@ -77,9 +68,9 @@ def headline(kind: str, probe: str, numbers: dict) -> str:
     numbers; empty when neither works."""
     if isinstance(numbers.get("headline"), str):
         return numbers["headline"]
-    module = probes_of(kind)
+    entry = task_kinds().get(str(kind))
     try:
-        return module.headline(probe, numbers) if module and probe in module.PROBES else ""
+        return entry.headline(probe, numbers) if entry is not None and probe in entry.probes else ""
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return ""
 
@@ -118,15 +109,14 @@ def analyze_over_time(run_dir: Path, probes: list[str], options: dict | None = N
         for probe, numbers in analyze(run_dir, probes, str(step), options, data).items():
             by_probe.setdefault(probe, {})[step] = numbers
     out = Path(run_dir) / "analysis" / "dynamics"
-    module = probes_of(load_run(run_dir)[1].get("task", {}).get("kind"))
-    main_figure = getattr(module, "MAIN_FIGURE", {})
+    kind = task_kind(load_run(run_dir)[1]["task"]["kind"])
     for probe, series in by_probe.items():
-        main = main_figure.get(probe, probe)
+        main = kind.probe_figures.get(probe, probe)
         plot_strip([(f"step {s}", analysis_dir(run_dir, f"step-{s}", options) / f"{main}.png")
                     for s in series], out / f"{probe}-strip")
         plot_scalars_over_time({s: scalars(n) for s, n in series.items()}, probe, out / f"{probe}-scalars")
     plot_accuracy_with_checkpoints(Metrics.read(Path(run_dir) / "metrics.parquet").rows, steps,
-                                   out / "accuracy", getattr(module, "ACCURACY_CURVE", None))
+                                   out / "accuracy", kind.accuracy_curve)
     write_json(out / "dynamics.json", {p: {str(s): scalars(n) for s, n in series.items()}
                                        for p, series in by_probe.items()})
     return by_probe

@@ -30,9 +30,9 @@ def analyze(
                                                           "multiple of this, and the last")] = None,
 ) -> None:
     """Run named analyses on a saved run; numbers, arrays and figures land in RUN_DIR/analysis/<checkpoint>/."""
-    from reasonlab.analysis.probes import probes_of
     from reasonlab.numerics import flush_denormals
     from reasonlab.records import load_run
+    from reasonlab.registry import task_kind
 
     if every is not None and not over_time:
         raise UserError("--every: picks checkpoints of --over-time; add --over-time or drop --every")
@@ -42,7 +42,7 @@ def analyze(
     options = given(ctx)
     if options:
         kind = load_run(run_dir)[1].get("task", {}).get("kind")
-        refuse_foreign(options, getattr(probes_of(kind), "OPTIONS", ()), f"the probes of task kind {kind!r}")
+        refuse_foreign(options, task_kind(kind).probe_options, f"the probes of task kind {kind!r}")
     with flush_denormals():
         results = _analyze(run_dir, probe or [], checkpoint or "final", {**options, "seed": seed}, over_time, every)
     for name, numbers in results.items():

@@ -17,7 +17,6 @@ from reasonlab.config import (
     find_profile,
     load_profile,
     profile_about,
-    profile_flag,
     profile_text,
     resolve,
 )
@@ -44,7 +43,7 @@ def list_profiles() -> None:
     table.add_column("what it is for")
     for family in families(load=True):
         for profile in family_profiles(family):
-            table.add_row(profile_flag(family, profile), _flops(family, profile), profile_about(family, profile))
+            table.add_row(f"{family}-{profile}", _flops(family, profile), profile_about(family, profile))
     console.print(table)
 
 

@@ -80,16 +80,15 @@ def refuse_foreign(options: dict[str, Any], declared: tuple[KindOption, ...], wh
 
 
 def probe_options() -> Owned:
-    return [(name, option) for name, entry in task_kinds().items()
-            for option in getattr(entry.probes, "OPTIONS", ())]
+    return [(name, option) for name, entry in task_kinds().items() for option in entry.probe_options]
 
 
 def phase_options() -> Owned:
     from reasonlab.report.phase import LABEL_PHASE
 
     return [*(("kinds without a phase rule of their own", option) for option in LABEL_PHASE.options),
-            *((name, option) for name, entry in task_kinds().items()
-              for option in getattr(entry.phase, "options", ()))]
+            *((name, option) for name, entry in task_kinds().items() for option in entry.phase_options
+              if option not in LABEL_PHASE.options)]
 
 
 def _param(command: Any, name: str) -> Any:
@@ -98,8 +97,8 @@ def _param(command: Any, name: str) -> Any:
 
 def _analyze(command: Any) -> None:
     add_flags(command, probe_options())
-    listing = "; ".join(f"{name}: {', '.join(entry.probes.PROBES)}" for name, entry in task_kinds().items()
-                        if entry.probes is not None)
+    listing = "; ".join(f"{name}: {', '.join(entry.probes)}" for name, entry in task_kinds().items()
+                        if entry.probes)
     _param(command, "probe").help = f"a named analysis, repeatable (default: all of the run's kind); {listing}"
 
 

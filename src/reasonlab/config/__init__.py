@@ -4,8 +4,9 @@
 - ``schema``: model, init, train, thresholds and ``RunConfig`` (its ``task:`` and ``model:`` validated through the
   registry; the task kinds' own sections live in ``reasonlab/kinds/<kind>/config.py``)
 - ``identity``: the run id (a hash of the resolved config without the execution fields)
-- ``io``: YAML, dotted overrides, built-in profiles
+- ``io``: YAML, dotted overrides
 - ``messages``: one-line validation messages (every config, profile and sweep file, and ``RunConfig`` itself)
+- ``profiles``: profiles found by name in the registered folders (each kind's ``profiles/``)
 
 Layer: config sits above ``errors`` and ``registry`` and below everything else (see ``reasonlab.layers``).
 """
@@ -18,24 +19,25 @@ from reasonlab.config.io import (
     apply_overrides,
     changed_yaml,
     deep_merge,
-    families,
-    family_profiles,
     fields_with,
-    find_profile,
     label_changes,
-    load_profile,
     load_yaml,
     parse_value,
-    profile_about,
-    profile_flag,
-    profile_text,
-    raw_config,
     resolve,
     set_dotted,
     to_yaml,
     unknown_name,
 )
 from reasonlab.config.messages import validation_message, word_matches
+from reasonlab.config.profiles import (
+    families,
+    family_profiles,
+    find_profile,
+    load_profile,
+    profile_about,
+    profile_text,
+    raw_config,
+)
 from reasonlab.config.schema import (
     EmbMLPConfig,
     InitConfig,
@@ -52,7 +54,7 @@ __all__ = [
     "EXECUTION_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
     "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "changed_yaml",
     "check_memory", "deep_merge", "families", "family_profiles", "fields_with", "find_profile", "label_changes",
-    "load_profile", "load_yaml", "nested_fields", "parse_value", "profile_about", "profile_flag", "profile_text",
+    "load_profile", "load_yaml", "nested_fields", "parse_value", "profile_about", "profile_text",
     "role_fields", "raw_config", "resolve", "roles", "run_id", "set_dotted", "to_yaml", "unknown_name",
     "validate_task", "validation_message", "word_matches",
 ]

@@ -1,22 +1,19 @@
-"""Config IO: YAML (safe, no aliases), dotted ``--set`` overrides and built-in profiles.
+"""Config IO: YAML (safe, no aliases) and dotted ``--set`` overrides.
 
 Layer: config; imports ``config.base``, ``config.schema`` and the ``registry``.
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 import typing
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
-from reasonlab import registry
 from reasonlab.config.base import Role, role_fields
 from reasonlab.config.schema import RunConfig
 from reasonlab.errors import ConfigError
@@ -177,117 +174,6 @@ def unknown_name(what: str, name: str, choices: typing.Iterable[str]) -> ConfigE
     close = difflib.get_close_matches(name, choices, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     return ConfigError(f"{what}: unknown; {hint}choose one of {', '.join(choices)}")
-
-
-def _profile_files() -> list[str]:
-    folder = resources.files("reasonlab") / "profiles"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
-
-
-def families(load: bool = False) -> list[str]:
-    """The profile families: the built-in ones (``reasonlab/profiles/<family>-<profile>.yaml``; no dash in a
-    family's name), the built-in profiles of one task, named apart from the studies that ``reproduce`` runs; and
-    those registered by kinds of their own (``registry.register_profiles``; ``load``: loading the plug-ins first)."""
-    return sorted({name.split("-", 1)[0] for name in _profile_files()} | set(registry.registered_profiles(load)))
-
-
-def family_profiles(family: str) -> list[str]:
-    """The profiles of a family: ``reasonlab/profiles/<family>-<profile>.yaml`` and its registered folder's."""
-    folder = registry.registered_profiles().get(family)
-    own = [p.stem for p in folder.glob("*.yaml")] if folder is not None else []
-    return sorted({*(name[len(family) + 1 :] for name in _profile_files() if name.startswith(f"{family}-")), *own})
-
-
-def _profile_path(family: str, profile: str) -> Path:
-    folder = registry.registered_profiles().get(family)
-    if folder is not None and (folder / f"{profile}.yaml").is_file():
-        return folder / f"{profile}.yaml"
-    return Path(str(resources.files("reasonlab") / "profiles" / f"{family}-{profile}.yaml"))
-
-
-def profile_flag(family: str, profile: str) -> str:
-    """How ``--profile`` names a profile: a built-in one by its full name (``anchor-cpu``), one a plug-in registered
-    by its bare name and family (``cpu --family reversal``)."""
-    full = f"{family}-{profile}"
-    return full if full in _profile_files() else f"{profile} --family {family}"
-
-
-def profile_text(family: str, profile: str) -> str:
-    """A profile's file as written, its comments included (``reasonlab profile show``)."""
-    return _profile_path(family, profile).read_text(encoding="utf-8")
-
-
-def profile_about(family: str, profile: str) -> str:
-    """A profile in one line: its file's first comment line (every built-in profile opens with one sentence saying
-    what it is for and what it costs), else its ``profile:`` label."""
-    first = next(iter(profile_text(family, profile).splitlines()), "")
-    if first.startswith("#"):
-        return first.lstrip("#").strip()
-    return str(load_profile(family, profile).get("profile") or "—")
-
-
-def check_family(family: str | None) -> None:
-    """Refuse a family (``--family``) that has no profile; None, no family, is fine."""
-    if family is not None and family not in families() and family not in families(load=True):  # a plug-in's
-        raise unknown_name(f"--family {family!r}", family, families())                        # family loads with it
-
-
-def load_profile(family: str, profile: str, derived: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A profile's fields. A profile that differs from another in a few fields names it as ``base:`` and lists
-    only those fields, so the two cannot drift apart."""
-    data = load_yaml(_profile_path(family, profile))
-    parent = data.pop("base", None)
-    if parent is None:
-        return data
-    chain = (*derived, profile)
-    if parent in chain:
-        raise ConfigError(f"profile {family}-{chain[0]}: its bases loop ({' → '.join((*chain, parent))}); "
-                          "end the chain at a profile without base:")
-    if parent not in family_profiles(family):
-        raise unknown_name(f"profile {family}-{profile}: base {parent!r}", str(parent), family_profiles(family))
-    return deep_merge(load_profile(family, parent, chain), data)
-
-
-def find_profile(name: str, family: str | None = None) -> tuple[str, str]:
-    """The ``(family, profile)`` a built-in profile's name stands for. A full name (``anchor-cpu``) needs no family;
-    a bare one (``cpu``) is looked up in ``family``, or, without one, in the only family that has it: most families
-    have a ``cpu`` profile, so no family is the default one. A full name is read as one before a bare name."""
-    check_family(family)
-    full = _profile_files()
-    if family is not None:
-        if name in family_profiles(family):
-            return family, name
-        if name.startswith(f"{family}-") and name in full:
-            return family, name[len(family) + 1 :]
-        if name in full:
-            raise ConfigError(f"--profile {name!r}: a profile of the {name.split('-', 1)[0]} family, not of "
-                              f"{family}; drop --family {family}")
-        raise unknown_name(f"--profile {name!r} of the {family} family", name, family_profiles(family))
-    if name in full:
-        owner, _, bare = name.partition("-")
-        return owner, bare
-    owners = [f for f in families() if name in family_profiles(f)]
-    if len(owners) > 1:
-        raise ConfigError(f"--profile {name!r}: ambiguous, several families have it; name one in full "
-                          f"({', '.join(f'{f}-{name}' for f in owners)}) or add --family")
-    if not owners:
-        raise unknown_name(f"--profile {name!r}", name, full)
-    return owners[0], name
-
-
-def raw_config(config: Path | None, profile: str | None, overrides: list[str], family: str | None = None) -> dict:
-    """Profile (``find_profile``: a full name, or a bare one of ``family``), then the user's YAML over it, then
-    ``--set`` overrides over both; not yet validated. The family only finds the profile: it is no field of the run,
-    so it never enters a run id."""
-    data: dict[str, Any] = {}
-    if profile is not None:  # an empty name is no profile of any family, not "the defaults"
-        data = load_profile(*find_profile(profile, family))
-    else:
-        check_family(family)
-    base = copy.deepcopy(data)
-    if config is not None:
-        data = deep_merge(data, load_yaml(config))
-    return label_changes(base, apply_overrides(data, list(overrides)))
 
 
 def resolve(data: dict[str, Any]) -> RunConfig:

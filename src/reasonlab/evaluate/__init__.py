@@ -1,8 +1,8 @@
 """Evaluation: task-independent scoring (``scoring``, into ``set_score.SetScore``) and each task's summary of the
 scores.
 
-What is task-specific (the summary, the best-of-run rule, extra summary fields, the progress line) is read from
-the task kind's registry entry, each with a generic fallback; nothing here names a task kind.
+What is task-specific (the summary, the best-of-run rule, extra summary fields, the progress line, figures read
+off the weights) is the task kind's own (``Kind`` methods, each with a generic default); nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from torch import nn
 
 from reasonlab.config import EXECUTION_FIELDS, ConfigError, RunConfig, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.registry import task_kind
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet, TaskData
@@ -21,51 +21,38 @@ from reasonlab.tasks.base import EvalSet, TaskData
 DIVERGED = "diverged"  # the label of a run whose loss became NaN/inf
 
 
-def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
-    """The task's report of one evaluation: ``pooled`` figures (logged), ``figures`` (progress), ``final``,
-    ``label``, ``outcome`` and ``histograms`` (the run summary)."""
+def summarize(kind: str, scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
+    """The task's report of one evaluation."""
     return task_kind(kind).summarize(scores, sets, th)
 
 
-def diverged_report(step: int) -> dict:
+def diverged_report(step: int) -> Evaluation:
     """The report of a run stopped because its loss became NaN or inf at ``step``: labelled ``diverged``, with no
     final figures (the weights are not finite; the evaluations before it stay in the metrics)."""
-    return {"label": DIVERGED, "outcome": {"label": DIVERGED, "step": step}, "final": {}, "histograms": {},
-            "pooled": {}, "figures": {}}
+    return Evaluation(DIVERGED, {}, outcome={"label": DIVERGED, "step": step})
 
 
 def best_of_run(kind: str, rows: list[MetricRow], th: ThresholdConfig) -> dict:
     """Figures read over a run's whole history, by the task's rule (e.g. early stopping for in-context modular
-    arithmetic, steps to converge for the real benchmarks); none for a kind without a rule."""
-    rule = task_kind(kind).best_of_run
-    return rule(rows, th) if rule is not None else {}
+    arithmetic, steps to converge for the real benchmarks)."""
+    return task_kind(kind).best_of_run(rows, th)
 
 
 def summary_extras(cfg: RunConfig, rows: list[MetricRow]) -> dict:
-    """Extra fields of the task's run summary (the anchor task's escape points, the modular task's plateau
-    exits, the language mixture's ΔL̄), if it has any."""
-    extras = task_kind(cfg.task.kind).extras
-    return extras(rows, cfg) if extras is not None else {}
+    """Extra fields of the task's run summary, read over its history (fields of the kind's ``Report``)."""
+    return task_kind(cfg.task.kind).extras(rows, cfg)
 
 
 def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
     """The short parts of the progress line after an evaluation, each figure by its stored name (the name results,
-    SQL and the card show it by: ``reasonlab.vocabulary``): the kind's own (``progress``), else every figure its
-    summary shows (``reasoning_test_acc 0.47``); none before a run's first evaluation, so no kind's hook sees an
-    empty report."""
-    parts = task_kind(kind).progress
-    if not figures:
-        return []
-    if parts is not None:
-        return parts(figures)
-    return [f"{k} {v:.2f}" for k, v in figures.items() if v is not None]
+    SQL and the card show it by: ``reasonlab.vocabulary``): the kind's ``progress``; none before a run's first
+    evaluation, so no kind sees an empty report."""
+    return task_kind(kind).progress(figures) if figures else []
 
 
 def weight_figures(kind: str, model: nn.Module, data: TaskData) -> dict[str, float]:
-    """The kind's figures read off the weights (its ``weights`` hook), logged beside the weight norms; none for a
-    kind without the hook."""
-    read = task_kind(kind).weights
-    return read(model, data) if read is not None else {}
+    """The kind's figures read off the weights, logged beside the weight norms."""
+    return task_kind(kind).weights(model, data)
 
 
 def check_single_setting(rows: list[dict[str, Any]], axes: set[str], reduced: set[str]) -> None:

@@ -1,4 +1,4 @@
-"""Cosines between weight rows: read off a model during training (a kind's ``weights`` hook) as well as by the
+"""Cosines between weight rows: read off a model during training (``Kind.weights``) as well as by the
 probes above, so the one definition lives on the evaluate floor."""
 
 from __future__ import annotations

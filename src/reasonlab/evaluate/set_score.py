@@ -1,11 +1,12 @@
 """What an evaluation yields, independent of how it was scored: one set's counts (``SetScore``), the offset
-histogram's bins and pooled accuracies. Both scorers (``scoring``, ``sequence``) build on it, so neither imports
-the other's callers.
+histogram's bins and pooled accuracies, and a task kind's report of the whole evaluation (``Evaluation``). Both
+scorers (``scoring``, ``sequence``) build on it, so neither imports the other's callers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 HIST_MIN, HIST_MAX = -20, 20
 
@@ -20,6 +21,29 @@ class SetScore:
 
     def acc(self, kind: str) -> float:
         return self.correct[kind] / (self.counts or {}).get(kind, self.n)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A task kind's report of one evaluation (``Kind.summarize``).
+
+    label: the run's outcome label at this evaluation.
+    final: the figures the run summary keeps (``final.*`` results columns).
+    pooled: the figures logged as metric rows (split ``pooled``) at every evaluation.
+    figures: the figures the progress line and ``progress.json`` show.
+    outcome: the summary's ``outcome``: its label and the kind's own fields (typed by the kind's ``Report``).
+    histograms: each held-out set's offset histogram (``histogram_bins``), kept by the summary.
+    select: the early-stopping score, higher is better (the trainer keeps the best checkpoint); None: no early
+        stopping.
+    """
+
+    label: str
+    final: dict[str, float | None]
+    pooled: dict[str, float | None] = field(default_factory=dict)
+    figures: dict[str, float | None] = field(default_factory=dict)
+    outcome: dict[str, Any] = field(default_factory=dict)
+    histograms: dict[str, list[int]] = field(default_factory=dict)
+    select: float | None = None
 
 
 def histogram_bins() -> list[str]:

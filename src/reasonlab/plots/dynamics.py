@@ -1,6 +1,6 @@
 """Figures of a run over time: an analysis's figure at each saved checkpoint side by side, its scalars over
-training steps, and the accuracy curves with the checkpoints marked (a task kind may add its own curves: its
-probes' ``ACCURACY_CURVE``)."""
+training steps, and the accuracy curves with the checkpoints marked (which curves: the task kind's
+``accuracy_curve``)."""
 
 from __future__ import annotations
 
@@ -47,20 +47,18 @@ def plot_scalars_over_time(series: dict[int, dict[str, float]], name: str, out_b
 Curve = Callable[[str, str], str | None]  # (split, metric) -> the curve's name, or None: not drawn
 
 
-def plot_accuracy_with_checkpoints(rows: list[MetricRow], steps: list[int], out_base: Path,
-                                   curve: Curve | None = None) -> list[Path]:
+def plot_accuracy_with_checkpoints(rows: list[MetricRow], steps: list[int], out_base: Path, curve: Curve
+                                   ) -> list[Path]:
     return save_figure(accuracy_figure(rows, steps, curve), Path(out_base))
 
 
-def accuracy_figure(rows: list[MetricRow], steps: list[int], curve: Curve | None = None) -> plt.Figure:
-    """Every pooled accuracy of the run over steps, and each other metric ``curve`` names (a task kind's own),
-    with a dashed line at each saved checkpoint."""
+def accuracy_figure(rows: list[MetricRow], steps: list[int], curve: Curve) -> plt.Figure:
+    """Each metric of the run that ``curve`` names (a task kind's accuracies) over steps, with a dashed line at
+    each saved checkpoint."""
     curves: dict[str, tuple[list[int], list[float]]] = {}
     for r in rows:
-        split, metric = r.split, r.metric
-        if split == "pooled" and ("acc" in metric or "shot" in metric or metric.endswith(("_exact", "_judgement"))):
-            name = metric
-        elif split == "pooled" or curve is None or (name := curve(split, metric)) is None:
+        name = curve(r.split, r.metric)
+        if name is None:
             continue
         xs, ys = curves.setdefault(name, ([], []))
         xs.append(r.step)

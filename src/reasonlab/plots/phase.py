@@ -13,7 +13,7 @@ from reasonlab.plots import save_figure
 from reasonlab.registry import task_kinds
 
 # Sweep axes by generic config field: a short name (the report's tables and headings) and, for a figure's axis
-# label, what it measures; each kind adds its own fields' (``TaskKind.axes``). Any other field goes by its own name
+# label, what it measures; each kind adds its own fields' (``Kind.axes``). Any other field goes by its own name
 # (``train.base_lr`` -> ``base lr``).
 AXES = {"init.gamma": ("γ", "initialization rate: std = d_in^-γ"), "model.depth": ("depth", "blocks"),
         "train.weight_decay": ("weight decay", ""), "train.lr_multiplier": ("peak lr / base lr", ""),
@@ -21,7 +21,7 @@ AXES = {"init.gamma": ("γ", "initialization rate: std = d_in^-γ"), "model.dept
 
 
 def _axis(field: str) -> tuple[str, str] | None:
-    kinds = {f: named for kind in task_kinds().values() for f, named in (kind.axes or {}).items()}
+    kinds = {f: named for kind in task_kinds().values() for f, named in kind.axes.items()}
     return AXES.get(field) or kinds.get(field)
 
 

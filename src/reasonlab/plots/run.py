@@ -1,5 +1,5 @@
-"""Figures of one run, drawn by its task kind's ``run_figure`` (registry); a kind without one (or a run whose kind
-is not registered in this process) gets ``metrics_figure``: its losses and its pooled accuracies over training."""
+"""Figures of one run, drawn by its task kind's ``run_figure``; ``metrics_figure`` (its losses and its pooled
+accuracies over training) is any kind's default."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.records import load_run, run_metrics  # noqa: E402
-from reasonlab.registry import task_kinds  # noqa: E402
+from reasonlab.registry import task_kind  # noqa: E402
 from reasonlab.store import MetricRow  # noqa: E402
 from reasonlab.terminal import printable  # noqa: E402
 from reasonlab.vocabulary import labelled  # noqa: E402
@@ -29,8 +29,7 @@ def run_figure(run_dir: Path) -> plt.Figure:
     run_dir = Path(run_dir)
     summary, cfg = load_run(run_dir)
     rows = run_metrics(run_dir)
-    entry = task_kinds().get(str(cfg.get("task", {}).get("kind")))
-    fig = (entry.run_figure if entry and entry.run_figure else metrics_figure)(rows, summary)
+    fig = task_kind(cfg["task"]["kind"]).run_figure(rows, summary)
     model, init = cfg.get("model", {}), cfg.get("init", {})
     title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
              f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")

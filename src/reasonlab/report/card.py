@@ -1,7 +1,7 @@
 """A run's card (``reasonlab show``): a finished run's summary, or an unfinished run's progress read from the files
 its trainer writes as it goes, as one two-column table; a sweep's card lists its runs, finished or not. Kept apart
-from the CLI so that any front end (the CLI, a notebook) draws the same card from the same files. A task kind adds
-its own rows by hooks (``card``, ``history``: ``kinds/<kind>/card.py``).
+from the CLI so that any front end (the CLI, a notebook) draws the same card from the same files. A task kind gives
+its own figure rows (``Kind.card``, ``Kind.history``; by default ``default_rows``).
 
 Layer: report; names no task kind."""
 
@@ -26,7 +26,7 @@ from reasonlab.records import (
     read_sweep,
     run_metrics,
 )
-from reasonlab.registry import task_kinds
+from reasonlab.registry import task_kind
 from reasonlab.store import PARTIAL, inside, warn
 from reasonlab.vocabulary import labelled
 
@@ -74,7 +74,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     at = progress.get("evaluated_epoch")
     where = f"evaluation at epoch {at}" if at is not None else "last evaluation"
     rows += [(f"{where}: {labelled(k, cfg.task.kind)}", num(v)) for k, v in progress_figures(progress).items()]
-    rows += history_rows(cfg.task.kind, extras)
+    rows += task_kind(cfg.task.kind).history(extras)
     rows.append(("wall time so far", f"{progress['wall_time_s']:.1f} s"))
     return rows
 
@@ -124,32 +124,25 @@ def _sweep_rows(sweep_dir: Path) -> list[tuple[str, object]]:
     return rows
 
 
-def history_rows(kind: str | None, summary: dict) -> list[tuple[str, str]]:
-    """The lines read over a run's history (its kind's ``history`` hook: anchor escape points, modular plateau
-    exits, ΔL̄); none for a kind without one."""
-    entry = task_kinds().get(str(kind))
-    return entry.history(summary) if entry is not None and entry.history is not None else []
+def default_rows(summary: dict, history: list[tuple[str, str]], kind: str) -> list[tuple[str, str]]:
+    """A finished run's figure rows when its kind has none of its own: its final figures, each by its label with
+    its stored name beside it (``kind``'s words), its ``history`` rows and its best-of-run figures."""
+    return [*((labelled(k, kind), num(v)) for k, v in summary["final"].items()), *history,
+            *((f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
+              for k, v in summary.get("best", {}).items() if not isinstance(v, dict))]
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, object]]:
-    """A finished run's card: what it was, its outcome, its figures (its kind's ``card`` hook, which reads the
-    summary as stored, else the final figures, each by its label with its stored name beside it, the history and
-    the best-of-run figures)."""
+    """A finished run's card: what it was, its outcome, its figures (its kind's ``card``, which reads the summary
+    as stored; by default the final figures, each by its label with its stored name beside it, the history and the
+    best-of-run figures)."""
     record = RunSummary.model_validate(summary)
     cfg = record.run_config()
     shape = " / ".join(str(getattr(cfg.model, k)) for k in ("kind", "depth", "d_model") if hasattr(cfg.model, k))
     start = f"GPT-2 scheme (std {cfg.init.std})" if cfg.init.scheme == "gpt" else f"γ {cfg.init.gamma}"
     rows = [("run", record.describe()), ("profile", str(cfg.profile)),
             ("init; model kind / depth / d_model", f"{start}; {shape}"),
-            ("outcome", record.label)]
-    entry = task_kinds().get(cfg.task.kind)
-    if entry is not None and entry.card is not None:
-        rows += entry.card(summary)
-    else:
-        rows += [(labelled(k, cfg.task.kind), num(v)) for k, v in record.final.items()]
-        rows += history_rows(cfg.task.kind, summary)
-        rows += [(f"best: {k}", f"{v:.3f}" if isinstance(v, float) else str(v))
-                 for k, v in record.best.items() if not isinstance(v, dict)]
+            ("outcome", record.label), *task_kind(cfg.task.kind).card(summary)]
     machine = f" · {describe_machine(record.machine.model_dump(), record.threads)}" if record.machine else ""
     rows += [("epochs / steps", f"{record.epochs} / {record.steps}"),
              ("wall time", f"{record.wall_time_s:.1f} s on {record.device}{machine}"),

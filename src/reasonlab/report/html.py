@@ -32,15 +32,15 @@ from reasonlab.vocabulary import label, labelled
 
 
 def label_colour(label: str) -> str:
-    """A run's or cell's label in its kind's colour (``TaskKind.palette``); grey for a label no kind names."""
-    return next((c for kind in task_kinds().values() if (c := (kind.palette or {}).get(label))), "#eeeeee")
+    """A run's or cell's label in its kind's colour (``Kind.palette``); grey for a label no kind names."""
+    return next((c for kind in task_kinds().values() if (c := kind.palette.get(label))), "#eeeeee")
 
 
 def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-# Readable names of analyses and their figures (and each kind's probes' TITLES); set and figure names are worded by
+# Readable names of analyses and their figures (and each kind's probe_titles); set and figure names are worded by
 # ``reasonlab.vocabulary``
 ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
@@ -93,9 +93,10 @@ def _figures(final: dict[str, float | None], kind: str) -> list[tuple[str, str]]
 def _analyses(run_dir: Path, kind: str | None) -> list[dict[str, Any]]:
     """Every saved analysis: a readable title (its kind's probes name it), its one-line headline, its figures
     with readable captions."""
-    from reasonlab.analysis.probes import headline, probes_of
+    from reasonlab.analysis.probes import headline
 
-    titles = {**ANALYSES, **getattr(probes_of(kind), "TITLES", {})}
+    entry = task_kinds().get(str(kind))
+    titles = {**ANALYSES, **(entry.probe_titles if entry is not None else {})}
     out = []
     for folder in within(run_dir, sorted(p for p in (run_dir / "analysis").glob("*") if p.is_dir())):
         if folder.name == "dynamics":  # figures across checkpoints; their numbers are the checkpoints' own

@@ -1,10 +1,9 @@
-"""Phase rules: how ``reasonlab phase`` reads a sweep of one task kind into cells and draws them.
+"""Phase diagrams: how ``reasonlab phase`` reads a sweep of one task kind into cells and draws them.
 
-A task kind's registry entry holds its rule (``phase``; its own lives in ``kinds/<kind>/phase.py``). A rule has
-default axes, ``draw(rows, out_base, x, y, options, caption) -> (figure paths, one line per cell)`` and the options
-``draw`` reads (``KindOption``s, which ``reasonlab phase`` offers as flags).
-``LABEL_PHASE`` suits any task and serves a kind without a rule: per cell, the mean of one numeric results column
-and the most common outcome label.
+A task kind draws its own (``Kind.draw_phase``, over its default ``phase_axes``, reading its ``phase_options``);
+``label_phase`` suits any task and is the default: per cell, the mean of one numeric results column and the
+cell's label by the kind's ``classify``. ``phase_rule`` gathers a kind's parts for the command, and serves a table
+whose kind is not registered here with the label phase and the most common label.
 
 Layer: report; imports plots (figures) and no task kind.
 """
@@ -28,10 +27,13 @@ Drawn = tuple[list[Path], list[str]]
 
 @dataclass(frozen=True)
 class PhaseRule:
+    """What ``reasonlab phase`` draws: default axes, ``draw(rows, out_base, x, y, options, caption)``, the figure's
+    file name from the options, and the options ``draw`` reads."""
+
     axes: tuple[str, str]
     draw: Callable[[list[dict], Path, str, str, dict, str], Drawn]
-    name: Callable[[dict], str] = lambda options: "phase"  # the figure's file name (before any --where suffix)
-    options: tuple[KindOption, ...] = ()
+    name: Callable[[dict], str]
+    options: tuple[KindOption, ...]
 
 
 def _value_column(rows: list[dict], options: dict) -> str:
@@ -43,8 +45,13 @@ def _value_column(rows: list[dict], options: dict) -> str:
     return column
 
 
-def _by_label(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
-    """Per (x, y) cell: the mean of one results column over its runs and their most common label."""
+def most_common_label(cell: list[dict[str, Any]]) -> str:
+    return Counter(str(r.get("label")) for r in cell).most_common(1)[0][0]
+
+
+def label_phase(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str,
+                classify: Callable[[list[dict[str, Any]]], str] = most_common_label) -> Drawn:
+    """Per (x, y) cell: the mean of one results column over its runs and the cell's label (``classify``)."""
     for axis in (x, y):
         if rows and axis not in rows[0]:
             raise ConfigError(f"--x/--y: no column {axis!r} in the results table")
@@ -60,18 +67,22 @@ def _by_label(rows: list[dict], out_base: Path, x: str, y: str, options: dict, c
         i, j = ys.index(cy), xs.index(cx)
         finite = [float(r[column]) for r in runs if r.get(column) is not None]
         values[i, j] = float(np.mean(finite)) if finite else np.nan
-        labels[i][j] = Counter(str(r.get("label")) for r in runs).most_common(1)[0][0]
+        labels[i][j] = classify(runs)
         lines.append(f"{x}={cx:g} {y}={cy:g}: {labels[i][j]} ({column} {values[i, j]:.3f}; {len(runs)} runs)")
     paths = plot_label_phase(xs, ys, values, labels, out_base, options.get("profiles", "") + f"Mean of {column} "
                              "over the runs of each cell." + caption, x, y, column)
     return paths, lines
 
 
-LABEL_PHASE = PhaseRule(("init.gamma", "model.depth"), _by_label, options=(
-    KindOption("value", "the results column shown per cell (default: the first final.* column)", str, "COLUMN"),))
+VALUE_OPTION = KindOption("value", "the results column shown per cell (default: the first final.* column)", str,
+                          "COLUMN")
+LABEL_PHASE = PhaseRule(("init.gamma", "model.depth"), label_phase, lambda options: "phase", (VALUE_OPTION,))
 
 
 def phase_rule(kind: str | None) -> PhaseRule:
-    """The phase rule of a task kind: its own, else ``LABEL_PHASE`` (also for a kind not registered here)."""
+    """The phase diagram of a task kind (its axes, ``draw_phase``, ``phase_name``, ``phase_options``); the label
+    phase for a kind not registered here."""
     entry = task_kinds().get(str(kind))
-    return entry.phase if entry is not None and entry.phase is not None else LABEL_PHASE
+    if entry is None:
+        return LABEL_PHASE
+    return PhaseRule(entry.phase_axes, entry.draw_phase, entry.phase_name, entry.phase_options)

@@ -1,7 +1,7 @@
 """The anchor-composition study: its named profiles and the small demo.
 
-A profile is a YAML file in ``reasonlab/profiles`` named ``anchor-<profile>.yaml``; a user config is merged over
-it and ``--set`` overrides over both. The ``cpu`` profile is a reduced setting (documented in
+A profile is a YAML file of the anchor kind, ``kinds/anchor/profiles/anchor-<profile>.yaml``; a user config is
+merged over it and ``--set`` overrides over both. The ``cpu`` profile is a reduced setting (documented in
 docs/anchor-composition.md) and says so in every run it produces.
 """
 

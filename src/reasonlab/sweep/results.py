@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
-from reasonlab.registry import task_kinds
+from reasonlab.registry import task_kind, task_kinds
 from reasonlab.store import (
     LOCKS,
     RUN_ID,
@@ -86,16 +86,14 @@ def point_columns(summary: dict[str, Any], field: str, scalars: tuple[str, ...],
 
 def run_row(summary: dict[str, Any]) -> dict[str, Any]:
     """A run's results row: its summary fields, machine, config, final and best figures, and the columns of its
-    kind's own summary fields (the kind's ``columns`` hook)."""
+    kind's own summary fields (``Kind.columns``)."""
     row = {k: summary.get(k) for k in _SUMMARY_FIELDS}
     row["version"] = summary.get("versions", {}).get("reasonlab")
     row.update(flatten(summary.get("machine") or {}, "machine."))  # machine.cpu, machine.kernels
     row.update(flatten(summary.get("config", {})))
     row.update(figure_columns(summary.get("final", {}), "final."))
     row.update(figure_columns(summary.get("best", {}), "best."))
-    entry = task_kinds().get(str(summary.get("config", {}).get("task", {}).get("kind")))
-    if entry is not None and entry.columns is not None:
-        row.update(entry.columns(summary))
+    row.update(task_kind(summary["config"]["task"]["kind"]).columns(summary))
     return row
 
 
@@ -331,8 +329,7 @@ def main_columns(rows: list[dict[str, Any]]) -> list[str]:
     kinds = task_kinds()
     wanted: set[str] = set()
     for kind in {r.get("task.kind") for r in rows}:
-        entry = kinds.get(str(kind))
-        wanted |= set(entry.main_columns if entry is not None and entry.main_columns is not None else ("final.*",))
+        wanted |= set(kinds[kind].main_columns if kind in kinds else ("final.*",))
     return [c for c in dict.fromkeys(c for r in rows for c in r) if any(fnmatchcase(c, w) for w in wanted)]
 
 

@@ -299,13 +299,13 @@ class Trainer:
             if s.loss is not None:
                 self.rows.append(MetricRow(epoch, step, name, "loss", s.loss))
         self.report = summarize(self.cfg.task.kind, scores, self.data.eval_sets, self.cfg.thresholds)
-        select = self.report.get("select")  # a task's early-stopping score, higher is better
+        select = self.report.select  # a task's early-stopping score, higher is better
         if select is not None and select > self.best_select:
             self.best_select = select
             save_best(self.run_dir / "checkpoints", self.model,
                       {"epoch": epoch, "step": step, "value": select, "run_id": self.cfg.run_id()})
-        self.rows += [MetricRow(epoch, step, "pooled", k, v) for k, v in self.report["pooled"].items()]
-        return self.report["figures"]
+        self.rows += [MetricRow(epoch, step, "pooled", k, v) for k, v in self.report.pooled.items()]
+        return self.report.figures
 
     # ---- the run -------------------------------------------------------------------------------------------
     def begin(self, max_step: int | None = None) -> None:
@@ -449,10 +449,10 @@ class Trainer:
         cfg, report = self.cfg, self.report
         return {
             "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
-            "label": report["label"], "outcome": report["outcome"],
-            "final": report["final"], "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
+            "label": report.label, "outcome": report.outcome,
+            "final": report.final, "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
             **summary_extras(cfg, self.rows),
-            "histograms": report["histograms"],
+            "histograms": report.histograms,
             "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
             "time_s": {k: float(f"{v:.3g}") for k, v in self.times.items()},  # 3 digits: a short part stays > 0
             "n_params": sum(p.numel() for p in self.model.parameters()),

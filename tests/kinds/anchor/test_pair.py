@@ -63,7 +63,9 @@ def test_the_run_id_does_not_depend_on_the_spelling():
 
 def test_captions_follow_the_configs_held_out_pair():
     """A run (or sweep) that holds out (3,4) is captioned (3,4), never the paper's (4,3)."""
-    from reasonlab.kinds.anchor.figures import accuracy_curve, anchor_figure
+    from reasonlab.kinds.anchor import KIND
+    from reasonlab.kinds.anchor.figures import anchor_figure
+    from reasonlab.kinds.base import Kind
     from reasonlab.plots.dynamics import accuracy_figure
 
     cfg = tiny_run(task={"held_out_pairs": [[3, 4]], "non_inferential": {}})
@@ -79,16 +81,17 @@ def test_captions_follow_the_configs_held_out_pair():
     assert "held-out (3,4) · train keys · inferential (heldout/3-4/train_keys/inferential)" in labels
     assert "(3,4) answers at the end" in titles
     assert not any("(4,3)" in text for text in labels + titles)
-    curves = [t.get_text() for t in accuracy_figure(rows, [], accuracy_curve).axes[0].get_legend().get_texts()]
+    curves = [t.get_text() for t in accuracy_figure(rows, [], KIND.accuracy_curve).axes[0].get_legend().get_texts()]
     assert "heldout/3-4/train_keys/inferential" in curves and "seen_test_acc" in curves
-    assert all("held-out" not in t.get_text() for t in accuracy_figure(rows, []).axes[0].get_legend().get_texts())
+    generic = accuracy_figure(rows, [], Kind().accuracy_curve)
+    assert all("held-out" not in t.get_text() for t in generic.axes[0].get_legend().get_texts())
     assert held_out_pair([{"task.held_out_pairs": "[[3, 4]]"}]) == Pair(3, 4)
     assert label("heldout/3-4/train_keys/inferential") == "held-out (3,4) · train keys · inferential"
 
 
 def test_a_phase_diagram_reads_and_titles_the_runs_pair(tmp_path, monkeypatch):
     from reasonlab.kinds.anchor import figures as phase_plots
-    from reasonlab.kinds.anchor.phase import PHASE as ANCHOR_PHASE
+    from reasonlab.kinds.anchor.phase import draw
 
     rows = [{"init.gamma": g, "model.depth": 2, "seed": 1, "train.base_lr": 1e-5, "train.lr_multiplier": 10,
              "train.weight_decay": 0.01, "outcome.3-4.inferential": 0.9, "outcome.3-4.symmetric": 0.0,
@@ -96,7 +99,7 @@ def test_a_phase_diagram_reads_and_titles_the_runs_pair(tmp_path, monkeypatch):
     titles = []
     monkeypatch.setattr(phase_plots, "save_figure",
                         lambda fig, out: titles.extend(ax.get_title() for ax in fig.axes) or [out])
-    ANCHOR_PHASE.draw(rows, tmp_path / "phase", "init.gamma", "model.depth", {}, "")
+    draw(rows, tmp_path / "phase", "init.gamma", "model.depth", {}, "")
     assert "(3,4) inferential accuracy" in titles and not any("4,3" in t or "4-3" in t for t in titles)
     with pytest.raises(Exception, match="first held-out pairs are 3-4, 4-3"):
         held_out_pair([*rows, {**rows[0], "task.held_out_pairs": "[[4, 3]]"}])

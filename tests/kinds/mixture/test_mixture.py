@@ -119,11 +119,11 @@ def test_in_range_rate_of_a_constant_prediction(token, in_range):
     data = task(memory_groups=groups, rsn_anchors=[], masked_tuples=[], n_samples=4_000).build(seed=1)
     scores = score_sets(ConstantModel(token, 201), data.eval_sets, None, torch.device("cpu"))
     summary = mixture_summary(scores, data.eval_sets, ThresholdConfig())
-    assert summary["pooled"]["memory_group_1_in_range"] == in_range
-    assert summary["pooled"]["memory_group_2_in_range"] == 1.0 - in_range
-    assert summary["pooled"]["memory_in_range"] == pytest.approx(0.5)
+    assert summary.pooled["memory_group_1_in_range"] == in_range
+    assert summary.pooled["memory_group_2_in_range"] == 1.0 - in_range
+    assert summary.pooled["memory_in_range"] == pytest.approx(0.5)
     expected = float((data.eval_sets["memory/group-1"].targets["designated"] == token).float().mean())
-    assert summary["pooled"]["memory_group_1_acc"] == pytest.approx(expected)
+    assert summary.pooled["memory_group_1_acc"] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("bad, field", [

@@ -7,7 +7,7 @@ Layer: evaluate (by its file name).
 from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
@@ -19,12 +19,12 @@ def label(seen: float, held_out: float, th: ThresholdConfig) -> str:
     return "rule" if held_out >= th.fit else "memorized" if held_out < th.majority else "partial"
 
 
-def parity_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def parity_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     """One evaluation: the accuracy on the seen and on the held-out strings, and the label they give."""
     figures = {f"{name}_acc": s.acc("designated") for name, s in scores.items()}
     outcome = label(figures["seen_acc"], figures["held_out_acc"], th)
-    return {"pooled": figures, "figures": figures, "final": figures, "label": outcome,
-            "outcome": {"label": outcome, "gap": figures["seen_acc"] - figures["held_out_acc"]}, "histograms": {}}
+    return Evaluation(outcome, figures, figures, figures,
+                      {"label": outcome, "gap": figures["seen_acc"] - figures["held_out_acc"]})
 
 
 def best_of_run(rows: list[MetricRow], th: ThresholdConfig) -> dict:

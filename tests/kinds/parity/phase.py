@@ -1,4 +1,4 @@
-"""The parity phase rule: per cell (γ × depth by default), the mean accuracy on one set of strings (``--split``)
+"""The parity phase diagram: per cell (γ × depth by default), the mean accuracy on one set of strings (``--split``)
 over the cell's runs and their most common label.
 
 Layer: report (by its file name).
@@ -13,10 +13,10 @@ import numpy as np
 
 from reasonlab.plots.phase import plot_label_phase
 from reasonlab.registry import KindOption, one_of
-from reasonlab.report.phase import Drawn, PhaseRule
+from reasonlab.report.phase import Drawn
 
 
-def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
+def draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
     split = options.get("split", "held_out")
     column = f"final.{split}_acc"
     xs, ys = sorted({float(r[x]) for r in rows}), sorted({float(r[y]) for r in rows})
@@ -36,6 +36,9 @@ def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, capti
     return paths, lines
 
 
-PHASE = PhaseRule(("init.gamma", "model.depth"), _draw, lambda o: f"phase-{o.get('split', 'held_out')}", (
-    KindOption("split", "the strings whose accuracy the cells show: held_out (the default) or seen",
-               one_of("held_out", "seen"), "[held_out|seen]"),))
+OPTIONS = (KindOption("split", "the strings whose accuracy the cells show: held_out (the default) or seen",
+                      one_of("held_out", "seen"), "[held_out|seen]"),)
+
+
+def name(options: dict) -> str:
+    return f"phase-{options.get('split', 'held_out')}"

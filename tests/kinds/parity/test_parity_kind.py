@@ -1,6 +1,6 @@
 """A task kind is one folder: this one (parity, shaped like ``reasonlab/kinds/<kind>/`` but outside the package)
 gets full support through the command line from its own files alone — its profiles, its card rows, its run
-figure, its results columns, its phase rule and its option, its probe and its option — and nothing under
+figure, its results columns, its phase diagram and its option, its probe and its option — and nothing under
 src/reasonlab names it.
 
 Pytest imports this folder as a package to collect the file, so the kind registers then; the fixture registers
@@ -29,7 +29,6 @@ def kind():
     module = importlib.reload(importlib.import_module(__package__))  # its __init__ registers it
     yield module
     registry.unregister_task("parity")
-    registry.unregister_profiles("parity")
     for name in [m for m in registry._PLUGINS if m.split(".")[0] == __package__.split(".")[0]]:
         registry._PLUGINS.pop(name)
 
@@ -57,6 +56,25 @@ def test_nothing_in_the_package_names_the_kind():
     named = [str(p.relative_to(SRC)) for p in SRC.rglob("*") if p.is_file() and p.suffix in (".py", ".yaml", ".md")
              and "parity" in p.read_text(errors="replace").lower()]
     assert named == []
+
+
+def test_its_profiles_come_with_it_and_go_with_it(kind):
+    from reasonlab.config import find_profile, profile_text
+
+    folder = Path(kind.__file__).parent / "profiles"
+    assert kind.Parity.profiles == folder and registry.task_kind("parity").profiles == folder
+    listed = [line.split()[0] for line in cli("profiles").splitlines() if line.split()]
+    assert {"parity-cpu", "parity-wide"} <= set(listed)
+    assert find_profile("parity-wide") == ("parity", "wide") and find_profile("wide", "parity") == ("parity", "wide")
+    assert cli("profile", "show", "parity-cpu") == profile_text("parity", "cpu") == (folder / "parity-cpu.yaml"
+                                                                                      ).read_text()
+    full = cli("train", "--profile", "parity-wide", "--dry-run")
+    assert full == cli("train", "--family", "parity", "--profile", "wide", "--dry-run") and "d_model: 64" in full
+    registry.unregister_task("parity")
+    try:
+        assert "parity-cpu" not in cli("profiles")
+    finally:
+        registry.register_task(kind.Parity, replace=True)
 
 
 def test_its_profiles_and_options_reach_the_command_line():

@@ -310,7 +310,7 @@ def test_labels_read_the_headline_and_measure_a_judgement_above_chance():
     plain = EvalSet(torch.zeros(1, 2), {}, info={})
     judged = EvalSet(torch.zeros(1, 2), {}, info={"answer": torch.zeros(1)})
     th = ThresholdConfig()
-    label = lambda scores, sets: seq2seq_summary(scores, sets, th)["label"]  # noqa: E731
+    label = lambda scores, sets: seq2seq_summary(scores, sets, th).label  # noqa: E731
     assert label({"train": score(0.5), "ood": score(0.95)}, {"train": plain, "ood": plain}) == "not-fitted"
     assert label({"train": score(1.0), "ood": score(0.95)}, {"train": plain, "ood": plain}) == "generalized"
     assert label({"train": score(1.0), "ood": score(0.6)}, {"train": plain, "ood": plain}) == "partial"

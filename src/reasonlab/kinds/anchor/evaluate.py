@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from reasonlab.config import RunConfig, ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore, histogram_bins, pooled
+from reasonlab.evaluate.set_score import Evaluation, SetScore, histogram_bins, pooled
 from reasonlab.kinds.anchor.config import HELDOUT, Pair
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
@@ -71,7 +71,7 @@ def outcome_dict(seen_test_acc: float, pairs: dict[str, PairOutcome], th: Thresh
     return {"label": run_label(seen_test_acc, pairs, th), "pairs": {k: asdict(v) for k, v in pairs.items()}}
 
 
-def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     """What an anchor run reports at an evaluation: pooled accuracies, held-out figures, labels, histograms."""
     pooled_figs = {k: v for k, prefix in (("train_acc", "train/"), ("seen_test_acc", "test/"))
                    if (v := pooled(scores, prefix)) is not None}
@@ -88,8 +88,7 @@ def anchor_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Th
             pairs[held[0].key] = label_pair(seen, s, sets[name].info["symmetric"], th)
     outcome = outcome_dict(seen, pairs, th)
     figures = {**pooled_figs, **{k: v for k, v in final.items() if k.startswith("heldout/")}}
-    return {"pooled": pooled_figs, "figures": figures, "final": final, "label": outcome["label"],
-            "outcome": outcome, "histograms": histograms}
+    return Evaluation(outcome["label"], final, pooled_figs, figures, outcome, histograms)
 
 
 def escape_points(rows: list[MetricRow], th: ThresholdConfig) -> dict[str, dict | None]:

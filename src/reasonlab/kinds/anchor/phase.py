@@ -1,4 +1,4 @@
-"""The anchor task's phase rule: cells by the paper's protocol (best over learning rates, mean over seeds) for
+"""The anchor task's phase diagram: cells by the paper's protocol (best over learning rates, mean over seeds) for
 one held-out pair, drawn as accuracy and outcome maps.
 
 Layer: report (by its file name).
@@ -12,10 +12,10 @@ from reasonlab.kinds.anchor.cells import held_out_pair, phase_cells, protocol_te
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.registry import KindOption
-from reasonlab.report.phase import Drawn, PhaseRule
+from reasonlab.report.phase import Drawn
 
 
-def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
+def draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
     over_epochs = options.get("over_epochs", False)
     pair = options.get("pair") or held_out_pair(rows)  # by default the runs' own held-out pair
     cells = phase_cells(rows, pair, x, y, over_epochs=over_epochs)
@@ -36,5 +36,7 @@ OPTIONS = (
     KindOption("over_epochs", "each run's held-out accuracies as their max over evaluated epochs, not the final "
                               "epoch's"),
 )
-PHASE = PhaseRule(("init.gamma", "model.depth"), _draw,
-                  lambda o: f"phase{'-over-epochs' if o.get('over_epochs') else ''}", OPTIONS)
+
+
+def name(options: dict) -> str:
+    return f"phase{'-over-epochs' if options.get('over_epochs') else ''}"

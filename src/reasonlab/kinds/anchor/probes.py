@@ -233,7 +233,6 @@ def headline(name: str, numbers: dict) -> str:
 PROBES: dict[str, Callable[[Loaded], dict]] = {
     "flow": probe_flow, "representations": probe_representations, "fused": probe_fused,
     "condensation": probe_condensation, "embedding": probe_embedding, "spectra": probe_spectra}
-ACCURACY_CURVE = plots.accuracy_curve  # the held-out pairs' curves beside the pooled ones, over time
 
 
 # Readable titles of the probes (the report's headings and captions).

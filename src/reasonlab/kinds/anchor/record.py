@@ -7,10 +7,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from reasonlab.records import KindRecord
+from reasonlab.records import KindReport
 
 
-class PairRecord(KindRecord):
+class PairRecord(KindReport):
     label: str
     clean: bool
     inferential: float | None
@@ -21,18 +21,18 @@ class PairRecord(KindRecord):
     modal_mass: float | None = None
 
 
-class AnchorOutcome(KindRecord):
+class AnchorOutcome(KindReport):
     label: str | None = None
     pairs: dict[str, PairRecord] | None = None
 
 
-class EscapeRecord(KindRecord):
+class EscapeRecord(KindReport):
     epoch: int
     step: int
     lr_sum: float | None
     heldout: dict[str, float] = {}
 
 
-class AnchorRecord(KindRecord):
+class AnchorReport(KindReport):
     outcome: AnchorOutcome
     escape: dict[Annotated[str, Field(pattern=r"^at\d{1,3}$")], EscapeRecord | None] | None = None

@@ -8,7 +8,7 @@ threshold; then ``reasoning`` if the masked reasoning tuples are answered by the
 from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore, pooled
+from reasonlab.evaluate.set_score import Evaluation, SetScore, pooled
 from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet
 
@@ -35,7 +35,7 @@ def mixture_label(figures: dict[str, float], th: ThresholdConfig) -> str:
     return "reasoning" if figures["reasoning_test_acc"] > th.majority else "memorizing"
 
 
-def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     figures: dict[str, float] = {}
     for short, prefix in SOURCES.items():
         if (acc := pooled(scores, prefix)) is not None:
@@ -50,9 +50,8 @@ def mixture_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             if "in_range" in s.correct:
                 figures[f"{key}_in_range"] = s.acc("in_range")
     label = mixture_label(figures, th)
-    final = dict(figures)
-    return {"pooled": figures, "figures": {k: v for k, v in figures.items() if k.endswith("_acc")}, "final": final,
-            "label": label, "outcome": {"label": label}, "histograms": {}}
+    return Evaluation(label, dict(figures), figures, {k: v for k, v in figures.items() if k.endswith("_acc")},
+                      {"label": label})
 
 
 def t50(rows: list[MetricRow], source: str, threshold: float = 0.5, kind: str = "acc") -> int | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from reasonlab.config import ConfigError, RunConfig, ThresholdConfig
 from reasonlab.evaluate import DIVERGED, check_single_setting
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
@@ -52,7 +52,7 @@ def is_atypical(label: str, last_shot: dict[str, float], good: float = GOOD) -> 
     return label in SIGNATURES and marks != SIGNATURES[label]
 
 
-def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     figures: dict[str, float] = {}
     for short, name in SETS.items():
         s = scores[name]
@@ -64,8 +64,7 @@ def modular_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
     label = phase_label(last_shot, th.fit)
     outcome = {"label": label, "atypical": is_atypical(label, last_shot)}
     shown = {k: v for k, v in figures.items() if k.endswith("_last_shot")}
-    return {"pooled": figures, "figures": shown, "final": figures, "label": label, "outcome": outcome,
-            "histograms": {}, "select": figures["ood_test_last_shot"]}
+    return Evaluation(label, figures, figures, shown, outcome, select=figures["ood_test_last_shot"])
 
 
 def plateau_exits(rows: list[MetricRow], chance_loss: float) -> dict[str, dict | None]:

@@ -1,4 +1,4 @@
-"""The modular task's phase rule: the four phases of spec §5 over tasks × data fraction, from the last-shot
+"""The modular task's phase diagram: the four phases of spec §5 over tasks × data fraction, from the last-shot
 accuracies at the final evaluation or at early stopping (``--at``).
 
 Layer: report (by its file name).
@@ -11,10 +11,12 @@ from pathlib import Path
 from reasonlab.kinds.modular.evaluate import modular_cells
 from reasonlab.kinds.modular.figures import plot_modular_phase
 from reasonlab.registry import KindOption, one_of
-from reasonlab.report.phase import Drawn, PhaseRule
+from reasonlab.report.phase import Drawn
+
+AXES = ("task.n_tasks", "task.alpha")
 
 
-def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
+def draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, caption: str) -> Drawn:
     at = options.get("at", "final")
     cells = modular_cells(rows, x, y, at)
     paths = plot_modular_phase(cells, out_base, options.get("profiles", "") + f"Last-shot accuracy at {at}, mean "
@@ -23,6 +25,9 @@ def _draw(rows: list[dict], out_base: Path, x: str, y: str, options: dict, capti
                    + ", ".join(f"{k} {v:.3f}" for k, v in c.last_shot.items()) for c in cells]
 
 
-PHASE = PhaseRule(("task.n_tasks", "task.alpha"), _draw, lambda o: f"phase-{o.get('at', 'final')}", options=(
-    KindOption("at", "final (the final evaluation, the default) or t_star (early stopping)",
-               one_of("final", "t_star"), "[final|t_star]"),))
+OPTIONS = (KindOption("at", "final (the final evaluation, the default) or t_star (early stopping)",
+                      one_of("final", "t_star"), "[final|t_star]"),)
+
+
+def name(options: dict) -> str:
+    return f"phase-{options.get('at', 'final')}"

@@ -3,10 +3,10 @@ ln p, with the epoch, step, Σlr, that loss and the four sets' last-shot accurac
 
 from __future__ import annotations
 
-from reasonlab.records import KindRecord
+from reasonlab.records import KindReport
 
 
-class PlateauRecord(KindRecord):
+class PlateauRecord(KindReport):
     epoch: int
     step: int
     lr_sum: float | None
@@ -14,5 +14,5 @@ class PlateauRecord(KindRecord):
     last_shot: dict[str, float] = {}
 
 
-class ModularRecord(KindRecord):
+class ModularReport(KindReport):
     plateau: dict[str, PlateauRecord | None] | None = None

@@ -11,7 +11,7 @@ Layer: evaluate (by its file name).
 from __future__ import annotations
 
 from reasonlab.config import ThresholdConfig
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.store import MetricRow
 from reasonlab.tasks.base import EvalSet
 
@@ -30,7 +30,7 @@ def headline(sets: dict) -> tuple[str, str]:
     return name, "judgement" if "answer" in sets[name].info else "exact"
 
 
-def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     figures: dict[str, float] = {}
     categories: dict[str, dict[str, float]] = {}
     for name, s in scores.items():
@@ -52,9 +52,7 @@ def seq2seq_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: T
             "memorized"
     shown = {k: v for k, v in figures.items() if k.endswith(("_exact", "_judgement"))}
     final = {**figures, **{f"{n}/{c}": v for n, cats in categories.items() for c, v in cats.items()}}
-    return {"pooled": figures, "figures": shown, "final": final, "label": label,
-            "outcome": {"label": label, "headline": f"{set_name}_{kind}", "value": main},
-            "histograms": {}}
+    return Evaluation(label, final, figures, shown, {"label": label, "headline": f"{set_name}_{kind}", "value": main})
 
 
 def convergence(rows: list[MetricRow], fit: float = 0.9) -> dict[str, int | None]:

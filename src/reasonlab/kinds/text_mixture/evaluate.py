@@ -14,7 +14,7 @@ from torch import nn
 
 from reasonlab.config import RunConfig, ThresholdConfig
 from reasonlab.evaluate.cosine import mean_pairwise_cosine
-from reasonlab.evaluate.set_score import SetScore
+from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.store import MetricRow, Metrics
 from reasonlab.tasks.base import EvalSet, TaskData
 
@@ -33,7 +33,7 @@ def delta_l(tinystories_loss: float, prontoqa_loss: float) -> float:
     return (tinystories_loss - prontoqa_loss) / prontoqa_loss
 
 
-def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> dict:
+def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: ThresholdConfig) -> Evaluation:
     """Per-source next-token loss and token accuracy on the training subsets and the eval splits, and ΔL."""
     figures: dict[str, float] = {}
     for name, s in scores.items():
@@ -45,8 +45,7 @@ def text_summary(scores: dict[str, SetScore], sets: dict[str, EvalSet], th: Thre
             figures[f"delta_L_{split}"] = delta_l(figures[f"tinystories_{split}_loss"],
                                                   figures[f"prontoqa_{split}_loss"])
     shown = {k: v for k, v in figures.items() if k.endswith("train_loss") or k.startswith("delta_L")}
-    return {"pooled": figures, "figures": shown, "final": figures, "label": "trained", "outcome": {},
-            "histograms": {}}
+    return Evaluation("trained", figures, figures, shown)
 
 
 def window_mean(rows: list[MetricRow], total_steps: int, metric: str,
@@ -73,7 +72,8 @@ def delta_l_summary(rows: list[MetricRow], cfg: RunConfig) -> dict[str, dict[str
 
 
 def embedding_cosines(model: nn.Module, data: TaskData) -> dict[str, float]:
-    """The kind's ``weights`` hook: the mean pairwise cosine of each source's exclusive tokens' input embeddings
-    (spec §4, E3), logged every epoch and at every snapshot, so the cosine at any saved step needs no checkpoint."""
+    """The kind's figures read off the weights (``Kind.weights``): the mean pairwise cosine of each source's
+    exclusive tokens' input embeddings (spec §4, E3), logged every epoch and at every snapshot, so the cosine at
+    any saved step needs no checkpoint."""
     w = model.embed.weight.detach()
     return {f"cosine:{source}": mean_pairwise_cosine(w[ids]) for source, ids in data.info["exclusive"].items()}

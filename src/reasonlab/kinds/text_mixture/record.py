@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reasonlab.records import KindRecord
+from reasonlab.records import KindReport
 
 
-class TextMixtureRecord(KindRecord):
+class TextMixtureReport(KindReport):
     delta_L_window: dict[str, float | None] | None = None  # noqa: N815 - the stored field's name
