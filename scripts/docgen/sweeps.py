@@ -131,6 +131,42 @@ CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/an
 PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE, WIDE_WD = CPU_SWEEPS
 
 
+# ---- the cell protocol's arm: read from what is committed while its 30 runs land ---------------------------------
+
+CELL_ARM = "cpu-wide-cell"
+CELL_FOLDER = f"results/{anchor_phase.spec_for(CELL_ARM).name}"
+
+
+def _cell_arm() -> tuple[list[RunConfig], list[dict]]:
+    """The arm's configs and its committed finished rows: its own folder's, and those of its runs committed with
+    the wd 0.28 arm (the same run ids at peak 2.5e-4)."""
+    configs = sweep_configs(anchor_phase.spec_for(CELL_ARM))[0]
+    rows = {r["run_id"]: r for folder in (CELL_FOLDER, WIDE_WD.folder) if (REPO / folder).is_dir()
+            for r in finished_rows(configs, REPO / folder)}
+    return configs, sorted(rows.values(), key=lambda r: (r["seed"], r["init.gamma"], r["train.lr_multiplier"]))
+
+
+def _cell_arm_inputs() -> list[str]:
+    ids = {r["run_id"] for r in _cell_arm()[1]}
+    return [f"{folder}/{run_id}/{f}" for folder in (CELL_FOLDER, WIDE_WD.folder) for run_id in sorted(ids)
+            if (REPO / folder / run_id).is_dir() for f in ("config.yaml", "summary.json", "metrics.parquet")]
+
+
+def _cell_arm_table() -> str:
+    configs, rows = _cell_arm()
+    seeds, lrs = sorted({r["seed"] for r in rows}), len({c.train.lr_multiplier for c in configs})
+    return "\n".join([
+        f"Committed: {len(rows)} of the arm's {len(configs)} runs (seeds {', '.join(map(str, seeds))}); the cells and "
+        f"counts below read these alone, and a cell with fewer than its {lrs} peak learning rates × "
+        f"{len({c.seed for c in configs})} seeds is a partial reading.", "",
+        *anchor_phase.report_lines(configs, rows, 4, over_epochs=True), "",
+        *anchor_phase.cell_protocol_lines(configs, rows, 4)]) + "\n"
+
+
+CELL_TABLES = {CELL_FOLDER.removeprefix("results/"): Table(
+    "docs/anchor-composition.md", _cell_arm_inputs, _cell_arm_table, command=train_pack("anchor-phase", CELL_ARM))}
+
+
 # ---- what this module registers ----------------------------------------------------------------------------------
 
 def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
@@ -143,3 +179,4 @@ def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, 
 
 
 FIGURE_GENERATORS, TABLES = register(CPU_SWEEPS)
+TABLES |= CELL_TABLES

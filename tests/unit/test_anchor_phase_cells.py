@@ -23,3 +23,6 @@ def test_the_cell_protocol_reads_the_best_epoch_and_the_lr_sum_of_each_run(tmp_p
     lines = "\n".join(anchor_phase.cell_protocol_lines(configs, rows))
     assert "γ 0.8: inferential by final label in 2 of 3" in lines and "end at Σlr 0.37–0.37" in lines
     assert "| 0.8 | 3 | 0.00025 | not-fitted | 0.040 / 0.013 | 0.138 | 0.854 | 0.333 | — | 0.365 |" in lines
+    report = anchor_phase.report_lines(configs, rows, over_epochs=True)
+    assert "## Runs" not in report and any(line.startswith("| 0.8 | 2 | 0.456 |") for line in report)
+    assert "## Runs" in anchor_phase.report_lines(configs, rows)  # one run per (γ, depth, seed) there

@@ -122,11 +122,12 @@ def transition_line(rows: list[dict], pair_key: str, named: bool = True) -> str:
             f"bar) in {count(transitions(rows, (pair_key, STUDY_BAR)))}")
 
 
-def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> list[str]:
+def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2, over_epochs: bool = False) -> list[str]:
     """What the diagram shows (summary.md's body and the docs' section, headings at ``level``): per depth the
-    outcome along γ, the transition counted per (depth, seed), the cells, and every run by seed."""
+    outcome along γ, the transition counted per (depth, seed), the cells and every run by seed (``over_epochs``: the
+    cells read each run's best over its evaluated epochs, and the runs are left to ``cell_protocol_lines``)."""
     h, pair = "#" * level, configs[0].task.held_out_pairs[0]
-    cells = phase_cells(rows, pair)
+    cells = phase_cells(rows, pair, over_epochs=over_epochs)
     lines = [f"{h} What the diagram shows", "",
              *(f"- {describe_depth(cells, d)}" for d in sorted({c.y for c in cells})),
              f"- {(line := transition_line(rows, pair.key))[0].upper()}{line[1:]}."]
@@ -139,11 +140,14 @@ def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2) -> 
                                       f"{r[f'outcome.{pair.key}.symmetric']:.3f}, {r[SEEN]:.3f}"
                                       if (r := by.get((g, d, s))) else "—" for s in seeds)]
                 for d in sorted({k[1] for k in by}) for g in sorted({k[0] for k in by})]
-    return [*lines, "", f"{h} Cells", "", *table(
+    cells_part = [*lines, "", f"{h} Cells", "", *table(
         ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
-         "seeds", "runs"], cell_rows), "", f"{h} Runs", "",
-        *table(["γ", "depth", *(f"seed {s}: label, {pair.caption} inf / sym, seen-pair acc" for s in seeds)],
-               run_rows)]
+         "seeds", "runs"], cell_rows)]
+    if over_epochs:  # several learning rates per (γ, depth, seed): cell_protocol_lines lists every run
+        return cells_part
+    return [*cells_part, "", f"{h} Runs", "",
+            *table(["γ", "depth", *(f"seed {s}: label, {pair.caption} inf / sym, seen-pair acc" for s in seeds)],
+                   run_rows)]
 
 
 def lr_sum_at_end(cfg: RunConfig, steps: int) -> float:
@@ -186,6 +190,7 @@ def cell_protocol_lines(configs: list[RunConfig], rows: list[dict], level: int =
 
 def summary_markdown(profile: str, profile_label: str, configs: list[RunConfig], rows: list[dict],
                      report: SweepReport, caption: str, over_epochs: bool = False) -> str:
-    body = report_lines(configs, rows) + (["", *cell_protocol_lines(configs, rows)] if over_epochs else [])
+    body = report_lines(configs, rows, over_epochs=over_epochs) + (
+        ["", *cell_protocol_lines(configs, rows)] if over_epochs else [])
     return document(header("anchor-phase", profile, f"{profile_label}", report.timing()),
                     ["![phase diagram](figures/phase.png)", "", caption, ""], body, failed_runs(report))
