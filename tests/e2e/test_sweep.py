@@ -429,7 +429,7 @@ def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
     result = runner.invoke(app, ["reproduce", "anchor-phaze", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "anchor-phase" in result.output
     result = runner.invoke(app, ["reproduce", "anchor-phase", "--profile", "gpu", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "cpu, cpu-wide, cpu-wide-wd, cpu-wide-cell, paper" in result.output
+    assert result.exit_code == 2 and "cpu, cpu-wide, cpu-wide-wd, cpu-wide-cell, cpu-wide-long, paper" in result.output
     # --seeds on a study that takes none, or not a list of seeds: one line, nothing written
     result = runner.invoke(app, ["reproduce", "prontoqa-tinystories", "--seeds", "1", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--seeds" in result.output and "Traceback" not in result.output
