@@ -247,6 +247,28 @@ def test_results_cli_and_csv(finished_sweep, tmp_path):
 
 
 @pytest.mark.slow
+def test_results_csv_goes_to_standard_output_and_never_replaces_what_is_not_a_file(finished_sweep, tmp_path):
+    """--csv - prints the CSV alone (a pipe can take it); a path that is a device, a pipe, a link or a folder is
+    refused in one line and left as it was, where a rename would have replaced it."""
+    out, _, _ = finished_sweep
+    result = runner.invoke(app, ["results", str(out / "tiny"), "--csv", "-"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("run_id,init.gamma,seed,label") and "wrote" not in result.output
+    target = tmp_path / "kept.csv"
+    target.write_text("mine")
+    link, fifo, folder = tmp_path / "link.csv", tmp_path / "fifo", tmp_path / "folder"
+    link.symlink_to(target)
+    os.mkfifo(fifo)
+    folder.mkdir()
+    for path in (link, fifo, folder, Path("/dev/null")):
+        result = runner.invoke(app, ["results", str(out / "tiny"), "--csv", str(path)])
+        assert result.exit_code == 2 and "is not a regular file" in result.output, (path, result.output)
+    assert link.is_symlink() and target.read_text() == "mine" and fifo.is_fifo() and Path("/dev/null").is_char_device()
+    both = runner.invoke(app, ["results", str(out / "tiny"), "--csv", "-", "--markdown", "-"])
+    assert both.exit_code == 2 and "only one of them" in both.output
+
+
+@pytest.mark.slow
 def test_results_markdown_is_the_printed_table(finished_sweep, tmp_path):
     """--markdown writes the same rows and cells as the CSV, as a Markdown table a doc can hold verbatim."""
     out, _, _ = finished_sweep

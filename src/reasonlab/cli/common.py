@@ -63,17 +63,39 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
     """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
     prints it, and ``sweep`` once its runs are done."""
     from reasonlab.report.table import results_view
-    from reasonlab.sweep.results import query, table_view, write_csv, write_markdown
+    from reasonlab.store import atomic_write_text
+    from reasonlab.sweep.results import csv_text, markdown_table, query, table_view
 
-    for flag, path in (("--csv", csv), ("--markdown", markdown)):
-        if path is not None and not path.parent.is_dir():
-            raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
+    outputs = {flag: path for flag, path in (("--csv", csv), ("--markdown", markdown)) if path is not None}
+    for flag, path in outputs.items():
+        _check_output(flag, path)
+    if list(map(str, outputs.values())).count(STDOUT) > 1:
+        raise ConfigError(f"--csv {STDOUT} and --markdown {STDOUT}: only one of them can go to standard output")
     columns, rows = query(target, sql, *bounds, overrun=end_now) if sql else table_view(target, show_all)
-    console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
-    for path, write in ((csv, write_csv), (markdown, write_markdown)):
-        if path is not None:
-            write(path, columns, rows)
+    texts = {"--csv": csv_text, "--markdown": markdown_table}
+    if STDOUT not in map(str, outputs.values()):
+        console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
+    for flag, path in outputs.items():
+        if str(path) == STDOUT:  # the table alone, as plain text a pipe can take
+            sys.stdout.write(texts[flag](columns, rows))
+        else:
+            atomic_write_text(path, texts[flag](columns, rows))
             console.print(f"wrote {path}")
+
+
+STDOUT = "-"  # --csv - / --markdown -: the table on standard output instead of a file
+
+
+def _check_output(flag: str, path: Path) -> None:
+    """An output file is a new or a regular file in an existing folder: writing replaces it whole by a rename, which
+    would replace a device, a pipe or a link (and not write through it) and cannot replace a folder."""
+    if str(path) == STDOUT:
+        return
+    if not path.parent.is_dir():
+        raise ConfigError(f"{flag} {path}: no directory {path.parent}; create it or choose another path")
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ConfigError(f"{flag} {path}: exists and is not a regular file; give a new file name, or {STDOUT} for "
+                          "standard output")
 
 
 def _profile_help() -> str:

@@ -27,8 +27,10 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished
 def results(
     target: Annotated[Path, typer.Argument(help="a sweep directory, or a store root holding sweeps")],
     sql: Annotated[str | None, typer.Option(help='one DuckDB SELECT over the tables runs, metrics, offsets')] = None,
-    csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="also write it as a Markdown table (for a doc)")] = None,
+    csv: Annotated[Path | None, typer.Option(help="also write the table (or the query result) as CSV; - prints the "
+                                             "CSV alone on standard output")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="also write it as a Markdown table (for a doc); - prints it "
+                                                  "alone on standard output")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
     timeout: Annotated[float, typer.Option(min=0.001, help="--sql: seconds before the query is stopped")]
     = SQL_SECONDS,

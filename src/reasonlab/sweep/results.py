@@ -34,7 +34,6 @@ from reasonlab.store import (
     LOCKS,
     RUN_ID,
     atomic_write_bytes,
-    atomic_write_text,
     file_lock,
     warn,
 )
@@ -284,12 +283,12 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
         con.close()
 
 
-def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> None:
+def csv_text(columns: list[str], rows: list[tuple]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(columns)
     writer.writerows(rows)
-    atomic_write_text(Path(path), buf.getvalue())
+    return buf.getvalue()
 
 
 def format_cell(value: Any) -> str:
@@ -300,16 +299,12 @@ def format_cell(value: Any) -> str:
 
 
 def markdown_table(columns: list[str], rows: list[tuple]) -> str:
-    """The table as GitHub Markdown, cells as printed: what a doc's run table is made of (``write_markdown``,
+    """The table as GitHub Markdown, cells as printed: what a doc's run table is made of (``results --markdown``,
     ``scripts/regenerate_docs.py``), so its figures come from the store rather than being copied by hand."""
     def line(cells: Iterable[Any]) -> str:
         return "| " + " | ".join(format_cell(v).replace("|", "\\|").replace("\n", " ") for v in cells) + " |"
 
     return "\n".join([line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)]) + "\n"
-
-
-def write_markdown(path: Path, columns: list[str], rows: list[tuple]) -> None:
-    atomic_write_text(Path(path), markdown_table(columns, rows))
 
 
 def sweep_axes(sweep_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
