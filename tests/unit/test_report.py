@@ -236,3 +236,21 @@ def test_a_probe_value_that_is_nan_is_null_in_its_json_and_its_headline_does_not
     lenient = SimpleNamespace(probes=strict.probes, headline=lambda name, numbers: f"v {numbers['v'] or '—'}")
     monkeypatch.setattr(probes, "task_kind", lambda kind: lenient)
     assert probes.analyze(tmp_path, ["p"])["p"]["headline"] == "v —"
+
+
+def test_a_run_figure_names_only_the_shape_its_model_has_and_counts_whole_epochs():
+    """The committed demo's Emb-MLP run: no depth in its title (the model has none), the title clear of the panels'
+    own (a layout engine), whole-number epoch ticks, and each source in the colour the demo's figure gives it."""
+    from reasonlab.plots.mixture import SOURCE_COLOURS
+    from reasonlab.plots.run import run_figure
+
+    run = next(p for p in sorted((Path(__file__).resolve().parents[2] / "results" / "demo" / "seed-1").iterdir())
+               if (p / "summary.json").is_file())
+    fig = run_figure(run)
+    assert "depth=" not in fig._suptitle.get_text() and "d_model=400" in fig._suptitle.get_text()
+    assert fig.get_layout_engine() is not None
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert all(float(t).is_integer() for t in ax.get_xticks()), ax.get_title()
+    colours = {line.get_label().split(" (")[-1].rstrip(")"): line.get_color() for line in fig.axes[1].get_lines()}
+    assert colours["reasoning_test_acc"] == SOURCE_COLOURS["reasoning_test"]

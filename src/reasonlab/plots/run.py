@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from reasonlab.plots import save_figure  # noqa: E402
 from reasonlab.records import load_run, run_metrics  # noqa: E402
@@ -31,9 +32,15 @@ def run_figure(run_dir: Path) -> plt.Figure:
     rows = run_metrics(run_dir)
     fig = task_kind(cfg["task"]["kind"]).run_figure(rows, summary)
     model, init = cfg.get("model", {}), cfg.get("init", {})
-    title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} "
-             f"depth={model.get('depth', '-')} d_model={model.get('d_model')} · profile: {summary['profile']}")
+    shape = " ".join(f"{field}={model[field]}" for field in ("depth", "d_model") if model.get(field) is not None)
+    title = (f"run {summary['run_id']} · {summary['label']} · γ={init.get('gamma')} {model.get('kind')} {shape} · "
+             f"profile: {summary['profile']}")
     fig.suptitle("\n".join(textwrap.wrap(printable(title).replace("$", r"\$"), 140)), fontsize=8)  # text, not TeX
+    if fig.get_layout_engine() is None:  # room for the title above the panels' own
+        fig.set_layout_engine("constrained")
+    for ax in fig.axes:
+        if ax.get_xlabel() in ("epoch", "step"):  # whole epochs and steps, never 2.25
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return fig
 
 
