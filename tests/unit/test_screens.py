@@ -193,6 +193,19 @@ def test_a_runs_progress_bar_keeps_its_step_count_and_eta(screen, capsys, width)
     assert lines[1] == "  ep 12/60 loss 0.123 memory 0.98 reasoning_train 0.93 reasoning_test 0.47", lines
 
 
+def test_a_status_too_long_for_the_terminal_breaks_between_its_parts(screen, capsys):
+    """At 80 columns the stored names of a mixture run's figures fill more than a line: the status continues on the
+    next line whole, never ``reasoning_test_acc`` on one line and its value on the next."""
+    from reasonlab.train.progress import Progress
+
+    screen(80, False)
+    parts = ["memory_acc 0.98", "reasoning_train_acc 0.93", "reasoning_test_acc 0.70"]
+    with Progress(46380, 30252, "γ0.8 s2", "bar") as bar:
+        bar.show(9, 9, 2.273, parts)  # the last name ends at column 79, its value would not fit after it
+    status = _fits(plain(capsys.readouterr().out), 80)[1:]
+    assert status == ["  ep 9/9 loss 2.273 memory_acc 0.98 reasoning_train_acc 0.93", "  reasoning_test_acc 0.70"]
+
+
 @pytest.mark.parametrize("width", [0, 5])
 def test_a_terminal_too_narrow_still_gets_the_output_and_its_errors(screen, width):
     """COLUMNS=0 (or a few columns) is drawn at the console's minimum width: a listing prints its rows and a bad

@@ -54,7 +54,7 @@ class Progress:
         """The status after an epoch: ``figures``, the short parts of the task kind's progress line."""
         parts = [f"ep {epoch}/{epochs}", f"loss {loss:.3f}", *figures]
         if self._bar is not None:
-            self._bar.update(self._task, status=" ".join(parts))
+            self._bar.update(self._task, status=parts)
         elif self._lines:
             self._line(parts)
 
@@ -68,15 +68,26 @@ class Progress:
 
 
 class _Bar(RichProgress):
-    """Rich's progress bar with the run's status (epoch, loss, last evaluation) on a line of its own under it: in a
-    terminal of 80 or 100 columns the bar keeps its step count, elapsed time and ETA, and the status wraps rather
-    than being cut."""
+    """Rich's progress bar with the run's status (epoch, loss, last evaluation) on lines of its own under it: in a
+    terminal of 80 or 100 columns the bar keeps its step count, elapsed time and ETA, and the status wraps between
+    its parts (``reasoning_test_acc 0.70`` stays on one line) rather than being cut."""
 
     def get_renderables(self) -> Iterable[RenderableType]:
         yield self.make_tasks_table(self.tasks)
         for task in self.tasks:
-            if task.fields.get("status"):
-                yield Text(f"  {task.fields['status']}")
+            for line in status_lines(task.fields.get("status") or [], self.console.width):
+                yield Text(line, no_wrap=True, overflow="ellipsis")
+
+
+def status_lines(parts: list[str], width: int, indent: str = "  ") -> list[str]:
+    """The status parts packed into lines of at most ``width`` characters, broken only between parts."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += f" {part}"
+        else:
+            lines.append(f"{indent}{part}")
+    return lines
 
 
 def _clock(seconds: float) -> str:
