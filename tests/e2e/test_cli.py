@@ -192,6 +192,8 @@ def test_demo_trajectory_draws_the_shipped_paper_scale_runs_without_training(tmp
     assert result.exit_code == 0, result.output
     assert (tmp_path / "demo-trajectory" / "trajectory.png").is_file()
     assert "At paper scale on this CPU" in " ".join(result.output.split())
+    verdict = result.output.split("At paper scale")[1].split("\nnext:")[0].splitlines()
+    assert len(verdict) > 2  # the verdict wraps at the console's width, not one line of hundreds of characters
     assert not any(p.name.endswith(".partial") or p.name == "sweep.json" for p in tmp_path.rglob("*"))
 
 

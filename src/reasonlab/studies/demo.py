@@ -179,7 +179,7 @@ def trajectory(out: Path, console: Console) -> list[Path]:
     figures = plot_regime({}, authors_log(), authors_lr_sums(), Path(out) / "demo-trajectory" / "trajectory",
                           "no reduced-profile runs (nothing trained here)", AUTHORS_PAIR, paper_scale)
     console.print(f"figure: {figures[0]}", highlight=False)
-    console.print(paper_scale_verdict(paper_scale_tally(paper_scale["runs"])), highlight=False, soft_wrap=True)
+    console.print(paper_scale_verdict(paper_scale_tally(paper_scale["runs"])), highlight=False)  # wrapped to width
     return figures
 
 
