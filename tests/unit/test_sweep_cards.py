@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -106,3 +107,14 @@ def test_an_unfinished_runs_card_names_the_command_that_resumes_it(demo, tmp_pat
     alone = killed_after(tiny_run(), tmp_path / "adhoc", 1, monkeypatch)  # a run of `reasonlab train`
     code, printed = _cli("show", alone)
     assert code == 0 and "the same `reasonlab train` command" in " ".join(printed.split()), printed
+
+
+def test_a_rerun_that_trained_nothing_says_so_instead_of_a_wall_time_of_zero():
+    from reasonlab.sweep.runner import SweepReport
+
+    rerun = SweepReport(Path("s"), total=6, skipped=6, wall_time_s=0.4, run_time_s=1260.0).timing()
+    assert rerun == ("6 runs, all finished before this invocation (which trained none); training time summed over "
+                     "the finished runs: 21.0 min.")
+    fresh = SweepReport(Path("s"), total=6, skipped=2, wall_time_s=600.0, run_time_s=1260.0, workers=2).timing()
+    assert fresh.startswith("6 runs (2 already finished before this invocation, 0 failed); this invocation took "
+                            "10.0 min")

@@ -63,10 +63,14 @@ class SweepReport:
 
     def timing(self) -> str:
         """One line for a study summary. A resumed sweep's own wall time says little about the study's cost, so
-        the summed training time of all its runs is stated beside it."""
-        return (f"{self.total} runs ({self.skipped} already finished before this invocation, {len(self.failed)} "
-                f"failed); this invocation took {self.wall_time_s / 60:.1f} min with {self.workers} worker(s); "
-                f"training time summed over the finished runs: {self.run_time_s / 60:.1f} min.")
+        the summed training time of all its runs is stated beside it (alone, when this invocation trained none)."""
+        summed = f"training time summed over the finished runs: {self.run_time_s / 60:.1f} min."
+        if self.total and self.skipped == self.total:
+            return (f"{terminal.counted(self.total, 'run')}, all finished before this invocation (which trained none); "
+                    f"{summed}")
+        return (f"{terminal.counted(self.total, 'run')} ({self.skipped} already finished before this invocation, "
+                f"{len(self.failed)} failed); this invocation took {self.wall_time_s / 60:.1f} min with "
+                f"{self.workers} worker(s); {summed}")
 
 
 _GAP = "  "  # between the live view's columns
@@ -164,8 +168,8 @@ class Monitor:
 
     def headline(self, running: dict[str, dict], pending: set[str]) -> str:
         failed = sum(o.status == "failed" for o in self.done.values())
-        return (f"sweep {self.name}: {len(self.done) + self.skipped}/{self.total} runs done ({self.skipped} already "
-                f"finished, {failed} failed), {len(running)} running; elapsed "
+        return (f"sweep {self.name}: {len(self.done) + self.skipped}/{terminal.counted(self.total, 'run')} done "
+                f"({self.skipped} already finished, {failed} failed), {len(running)} running; elapsed "
                 f"{_fmt_time(time.monotonic() - self.start)}, ETA {_fmt_time(self.eta(running, pending))}")
 
     def report_progress(self, pending: set[str]) -> None:
@@ -234,8 +238,8 @@ def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list
     """What a sweep would run: one line per run (``describe_run``), finished ones marked as skipped."""
     finished = {p.name for p in run_dirs(sweep_dir)}
     tally = f" ({len(finished & {c.run_id() for c in configs})} finished)" if finished else ""
-    terminal.print_line(console, f"sweep {name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} -> "
-                        f"{sweep_dir}{tally}")
+    terminal.print_line(console, f"sweep {name}: {terminal.counted(len(configs), 'run')} over "
+                        f"{', '.join(axes) or 'no axes'} -> {sweep_dir}{tally}")
     for label in sorted({str(c.profile) for c in configs}):
         terminal.print_line(console, f"  profile {label}")
     for c in configs:
@@ -266,11 +270,11 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     todo = [c for c in configs if c.run_id() not in finished]
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     if report.skipped:  # said on every console: a piped rerun that trains nothing must not look like a failure
-        terminal.print_line(console, f"{report.skipped} of {report.total} runs already finished in {sweep_dir}: "
-                            f"reused, not trained again{'' if todo else '; nothing left to train'}")
+        terminal.print_line(console, f"{report.skipped} of {terminal.counted(report.total, 'run')} already finished "
+                            f"in {sweep_dir}: reused, not trained again{'' if todo else '; nothing left to train'}")
     if resuming := _resume_points(sweep_dir, todo):
-        terminal.print_line(console, f"resuming {len(resuming)} of {len(todo)} runs from their checkpoints: "
-                            + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
+        terminal.print_line(console, f"resuming {len(resuming)} of {terminal.counted(len(todo), 'run')} from their "
+                            "checkpoints: " + ", ".join(f"{rid} at step {step}" for rid, step in resuming[:4])
                             + (f" and {len(resuming) - 4} more" if len(resuming) > 4 else ""))
     monitor = Monitor(name, sweep_dir, todo, axes, report.skipped, report.total, console)
     started = time.monotonic()
@@ -334,10 +338,10 @@ def _interrupted(report: SweepReport, todo: dict[str, RunConfig]) -> Interrupted
     """The one line a stopped sweep ends with: where each run stopped mid-way, and how many finished."""
     stopped = [o for o in report.outcomes if o.status == "interrupted" and o.step is not None]
     where = ", ".join(f"step {o.step} of {o.steps} ({run_label(todo[o.run_id])})" for o in stopped[:4])
-    where += f" and {len(stopped) - 4} more runs" if len(stopped) > 4 else ""
+    where += f" and {terminal.counted(len(stopped) - 4, 'more run')}" if len(stopped) > 4 else ""
     finished = report.skipped + sum(o.status == "finished" for o in report.outcomes)
-    return Interrupted(f"interrupted at {where or 'the start'}; {finished} of {report.total} runs finished; run "
-                       "the same command to resume")
+    return Interrupted(f"interrupted at {where or 'the start'}; {finished} of {terminal.counted(report.total, 'run')} "
+                       "finished; run the same command to resume")
 
 
 def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overrides: list[str] = (),
@@ -347,8 +351,8 @@ def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overr
     them)."""
     configs, axes = sweep_configs(spec, grid=seed_axis(seeds), overrides=list(overrides))
     executor = make_executor(len(configs))
-    console.print(f"{spec.name}: {len(configs)} runs ({' × '.join(axes)}) with {executor.workers} workers × "
-                  f"{executor.threads} threads; store {Path(out) / spec.name}")
+    console.print(f"{spec.name}: {terminal.counted(len(configs), 'run')} ({' × '.join(axes)}) with "
+                  f"{executor.workers} workers × {executor.threads} threads; store {Path(out) / spec.name}")
     report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
     return configs, report, finished_rows(configs, report.sweep_dir)
 
