@@ -117,3 +117,14 @@ def test_the_demo_words_its_figures_by_the_mixture_kinds_labels_and_keys_them_to
     assert set(legends) == {labelled(name, "mixture") for name in demo.FIGURES}
     assert drawn["subtitles"] == ["rule on unseen tuples: 0.47", "rule on unseen tuples: 0.91"]
     assert "Thick line: rule on unseen tuples" in drawn["caption"]
+
+
+def test_an_anchor_cards_held_out_rows_name_the_results_columns_they_show():
+    """A held-out pair's row on the card (its answers' shares at the end) names the columns results and SQL give
+    the same numbers under, ``outcome.4-3.inferential`` and its siblings."""
+    from reasonlab.kinds.anchor.card import card
+
+    _, summary = committed_run("anchor")
+    rows = dict(card(summary))
+    for pair, outcome in summary["outcome"]["pairs"].items():
+        assert f"inferential {outcome['inferential']:.3f}" in rows[f"held-out {pair} (outcome.{pair}.*)"]

@@ -23,12 +23,13 @@ def _escape_text(e: dict) -> str:
 
 
 def card(summary: dict) -> list[tuple[str, str]]:
-    """Train and seen-pair accuracy, one row per held-out pair, then the escape points."""
+    """Train and seen-pair accuracy, one row per held-out pair (named with its results columns: its answers' shares
+    on the train keys at the end, as ``results`` and SQL give them), then the escape points."""
     final = summary["final"]
     rows = [(labelled(name, "anchor"), num(final.get(name))) for name in ("train_acc", "seen_test_acc")]
     for pair, o in (summary["outcome"].get("pairs") or {}).items():
         clean = " (clean)" if o["clean"] else ""
-        rows.append((f"held-out {pair}", f"{o['label']}{clean}: inferential {num(o['inferential'])}, "
-                                         f"symmetric {num(o['symmetric'])} ({o['symmetric_target']}), "
-                                         f"other {num(o['other'])}"))
+        rows.append((f"held-out {pair} (outcome.{pair}.*)",
+                     f"{o['label']}{clean}: inferential {num(o['inferential'])}, symmetric {num(o['symmetric'])} "
+                     f"({o['symmetric_target']}), other {num(o['other'])}"))
     return rows + history(summary)
