@@ -59,6 +59,8 @@ def test_the_report_of_the_demo_holds_its_verdict_and_short_configs(demo):
     assert code == 0, printed
     page = html.unescape((out / "demo" / "report.html").read_text())
     assert "The study's E1 criteria" in page and "Large init: γ 0.3 ended" in page
+    summary = page.split('<div class="summary">')[1].split("</div>")[0]  # summary.md as HTML, not its raw text
+    assert "<h1>" in summary and "<li>" in summary and "\n# " not in summary and "![" not in summary
     configs = re.findall(r"<details><summary>config[^<]*</summary><pre>(.*?)</pre></details>", page, flags=re.S)
     assert len(configs) == 2
     for text in configs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import glob
+import re
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import jinja2
 import matplotlib.pyplot as plt
+from markdown_it import MarkdownIt
 
 from reasonlab.config import ConfigError, changed_yaml
 from reasonlab.errors import StoreError
@@ -27,7 +29,7 @@ from reasonlab.records import finished_runs, load_record, read_analysis, within
 from reasonlab.registry import task_kinds
 from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
-from reasonlab.terminal import printable
+from reasonlab.terminal import counted, printable
 from reasonlab.vocabulary import label, labelled
 
 
@@ -43,6 +45,7 @@ def _uri(png: bytes) -> str:
 # Readable names of analyses and their figures (and each kind's probe_titles); set and figure names are worded by
 # ``reasonlab.vocabulary``
 ANALYSES = {"accuracy": "Accuracy", "dynamics": "Across training"}
+IMAGE_LINE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # a summary line that is an image alone
 FIGURES = {"run": "Training loss, accuracies over training and the held-out answers at the end",
            "phase": "Phase diagram"}
 
@@ -159,14 +162,17 @@ def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) ->
 
 
 def _summary_text(path: Path) -> str:
-    """A study's ``summary.md`` (UTF-8 text inside the sweep), or nothing, said in one line."""
+    """A study's ``summary.md`` (UTF-8 text inside the sweep) as HTML, or nothing, said in one line. Its images are
+    the sweep's figures, which the page embeds on its own; raw HTML in it is shown as text."""
     if not path.is_file() or not within(path.parent, [path]):
         return ""
     try:
-        return path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
         warn(f"{path}: not UTF-8 text (byte {e.start}); left out of the report")
         return ""
+    kept = "\n".join(line for line in text.splitlines() if not IMAGE_LINE.fullmatch(line.strip()))
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(kept)
 
 
 def _section_or_skip(run_dir: Path, axes: list[str]) -> dict[str, Any] | None:
@@ -195,7 +201,7 @@ def write_report(target: Path) -> Path:
         profiles = {r["profile"] for r in runs}
         shared = profiles.pop() if len(profiles) == 1 else None  # then stated once, at the top
         page = template.render(title=f"sweep {target.name}", sweep=_sweep_part(target, rows, axes), runs=runs,
-                               subtitle=f"{len(runs)} finished runs", profile=shared)
+                               subtitle=counted(len(runs), "finished run"), profile=shared)
     else:
         raise ConfigError(f"{target}: neither a finished run (summary.json) nor a sweep (results.parquet)")
     out = target / "report.html"
