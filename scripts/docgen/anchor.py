@@ -38,6 +38,7 @@ from reasonlab.studies.anchor_trajectory import (
 )
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.results import markdown_table
+from reasonlab.terminal import counted
 
 # ---- the anchor trajectory: the figure and its summary.md -------------------------------------------------------
 
@@ -320,8 +321,8 @@ def own_draws_g08(lines: dict[str, dict]) -> str:
     for n, c in composed.items():
         by_seed.setdefault(n.split(" (")[0], set()).add(c)
     split = [s for s, outcomes in by_seed.items() if len(outcomes) > 1]
-    text = (f"on our own draws γ 0.8 composed in {sum(composed.values())} of the {len(composed)} runs followed until "
-            f"they fitted ({len(by_seed)} seeds)")
+    text = (f"on our own draws γ 0.8 composed in {sum(composed.values())} of the {counted(len(composed), 'run')} "
+            f"followed until they fitted ({len(by_seed)} seeds)")
     if split:
         text += (f"; {', '.join(split)} composed in one run and not in its rerun on another machine, so at γ 0.8 "
                  "the landing depends on the draw and, beyond it, on float rounding")

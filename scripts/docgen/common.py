@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reasonlab.config import RunConfig, load_yaml
 from reasonlab.sweep.results import markdown_table, query
+from reasonlab.terminal import counted
 
 REPO = Path(__file__).resolve().parents[2]
 FIGURES = "docs/figures"
@@ -85,7 +86,7 @@ def counts(roots: list[str]) -> str:
     seeds = sorted({load_yaml(d / "config.yaml")["seed"] for d in runs})
     partial = sum(d.name.endswith(".partial") for d in runs)
     where = ", ".join(f"`{r}/`" for r in roots)
-    return (f"{len(runs)} runs" + (f" ({partial} unfinished, as snapshots)" if partial
+    return (counted(len(runs), "run") + (f" ({partial} unfinished, as snapshots)" if partial
                                    else "")
             + f", seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: {where}")
 

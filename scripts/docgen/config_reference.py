@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import types
 import typing
 
@@ -61,7 +62,7 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
 
 
 def _section(title: str, model: type[BaseModel], prefix: str) -> list[str]:
-    doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    doc = " ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n")[0].split())  # one line, no indentation
     return [f"## {title}", "", doc, "", "| field | type | default | meaning | role |", "|---|---|---|---|---|",
             *_rows(model, prefix), ""]
 

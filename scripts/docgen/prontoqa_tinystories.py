@@ -25,6 +25,7 @@ from reasonlab.config import RunConfig
 from reasonlab.store import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.sweep.results import markdown_table, query
+from reasonlab.terminal import counted
 
 
 @cache
@@ -65,7 +66,7 @@ def lm_finished(profile: str) -> str:
     """How many of the study's runs have finished in the committed sweep, and their seeds."""
     measured = _lm(profile)[1]
     seeds = sorted({m["seed"] for m in measured.values()})
-    return f"{len(measured)} finished runs, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    return f"{counted(len(measured), 'finished run')}, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
 
 
 def lm_minutes(profile: str) -> str:
@@ -156,7 +157,7 @@ def _regime_reading() -> str:
     per = _lm_per_gamma("regime")
     runs = "; ".join(f"γ {g}: seed{'s' if len(ms) > 1 else ''} {', '.join(str(m['seed']) for m in ms)}"
                      for g, ms in per.items())
-    lines = [f"- **Committed**: {sum(map(len, per.values()))} finished runs of the main grid's "
+    lines = [f"- **Committed**: {counted(sum(map(len, per.values())), 'finished run')} of the main grid's "
              f"{len(groups['main'])} ({runs}), trained one thread each beside other work in "
              f"{lm_minutes('regime')}; unfinished snapshots (`*.partial`) are not counted."]
     if lost := [c for cs in groups.values() for c in cs if (m := measured.get(c.run_id())) and m["cosine"] is None]:

@@ -17,6 +17,7 @@ from reasonlab.studies import (
 )
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
+from reasonlab.terminal import counted
 
 Finished = tuple[list[RunConfig], list[dict], Path]  # a committed sweep's configs, finished rows and folder
 
@@ -156,8 +157,8 @@ def _cell_arm_table() -> str:
     configs, rows = _cell_arm()
     seeds, lrs = sorted({r["seed"] for r in rows}), len({c.train.lr_multiplier for c in configs})
     return "\n".join([
-        f"Committed: {len(rows)} of the arm's {len(configs)} runs (seeds {', '.join(map(str, seeds))}); the cells and "
-        f"counts below read these alone, and a cell with fewer than its {lrs} peak learning rates × "
+        f"Committed: {len(rows)} of the arm's {counted(len(configs), 'run')} (seeds {', '.join(map(str, seeds))}); "
+        f"the cells and counts below read these alone, and a cell with fewer than its {lrs} peak learning rates × "
         f"{len({c.seed for c in configs})} seeds is a partial reading.", "",
         *anchor_phase.report_lines(configs, rows, 4, over_epochs=True), "",
         *anchor_phase.cell_protocol_lines(configs, rows, 4)]) + "\n"

@@ -30,6 +30,7 @@ from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.terminal import counted
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
 RULE = ("Each claim is read on units (seeds, lines of a phase diagram, training sizes or runs, as its row says); a "
@@ -138,7 +139,8 @@ def _anchor_paper_scale() -> Claim:
         f"depth 2, γ 0.8 composes: (4,3) inferential {logged[-1]['heldout_inferential']:.3f} at epoch "
         f"{logged[-1]['epoch']} (the authors' log, seed 1)",
         f"our step on their seed-1 draw (1 run): {last['heldout_inferential']:.3f} at epoch {last['epoch']} (log "
-        f"{at['heldout_inferential']:.3f}); on our own draws composed in {sum(tested)} of {len(tested)} fitted runs",
+        f"{at['heldout_inferential']:.3f}); on our own draws composed in {sum(tested)} of "
+        f"{counted(len(tested), 'fitted run')}",
         "a γ 0.8 run from our own draws (each seed other than the log's is another draw; one seed trained twice): "
         "held when an evaluation meets the log's outcome (fitted, (4,3) inferential ≥ 0.9, symmetric ≤ 0.05); not "
         "testable when the run was stopped before it fitted",
@@ -250,7 +252,7 @@ def _task_count() -> Claim:
         f"o.o.d. generalization (o.o.d.-test ≥ {GOOD}) appears between 128 and 256 pre-training tasks at α ≥ 0.4 "
         "(p 29, Fig. 1b)",
         f"5-minute `cpu` grid (p {configs[0].task.p}, {tasks[0]}–{tasks[-1]} tasks): highest o.o.d.-test "
-        f"{peak:.3f} of {len(rows)} runs, {seeds_text({r['seed'] for r in rows})}",
+        f"{peak:.3f} of {counted(len(rows), 'run')}, {seeds_text({r['seed'] for r in rows})}",
         f"the `cpu` grid: held when at depth 2 and each α ≥ 0.5 the largest task count reaches {GOOD} on "
         "o.o.d.-test and the smallest stays below, in ≥ 2 seeds; not testable when no run reached "
         f"{GOOD}",

@@ -95,6 +95,12 @@ class SafeConsole(Console):
         Console.size.fset(self, new_size)
 
 
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, in the number the count takes: ``1 run``, ``0 runs``, ``12 runs`` (a noun whose plural
+    adds an s: every count printed with one, "runs" above all)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def print_line(console: Console, text: str) -> None:
     """``text`` as one line of output, unwrapped and unstyled, a line feed in it escaped as any control character:
     a log keeps one line per event, and a stored string cannot start another."""

@@ -1,5 +1,5 @@
 """Command line: ``reasonlab train | show | demo | sweep | results | phase | reproduce | studies | profiles |
-profile show | info | analyze | report | export | pack | restore``.
+profile list | profile show | info | analyze | report | export | pack | restore``.
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written. The commands (``training``, ``reading``, ``analyze``) raise;

@@ -1,5 +1,5 @@
-"""The commands that tell what the built-in profiles are: ``profiles`` lists them, each in one line with its cost,
-and ``profile show NAME`` prints one as written, its comments included."""
+"""The commands that tell what the built-in profiles are: ``profiles`` (or ``profile list``) lists them, each in one
+line with its cost, and ``profile show NAME`` prints one as written, its comments included."""
 
 from __future__ import annotations
 
@@ -48,7 +48,11 @@ def list_profiles() -> None:
 
 
 profile_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                          help="One built-in profile: `reasonlab profile show NAME` prints it with its comments.")
+                          help="One built-in profile: `reasonlab profile show NAME` prints it with its comments; "
+                               "`reasonlab profile list` (or `reasonlab profiles`) lists them all.")
+# ``profile list``, what a reader of ``profile show`` types to find the names: the same list as ``profiles``
+profile_app.command("list", short_help="the built-in profiles, one line each (the same as `reasonlab profiles`)"
+                    )(list_profiles)
 
 
 @profile_app.command("show")

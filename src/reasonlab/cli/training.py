@@ -34,6 +34,7 @@ from reasonlab.cli.common import (
 )
 from reasonlab.config import ConfigError, RunConfig, family_profiles, find_profile, raw_config, resolve, unknown_name
 from reasonlab.sweep.grid import MAX_RUNS
+from reasonlab.terminal import counted
 
 # Parameters × tokens trained (RunConfig.work) from which a run without a profile counts as paper scale: the
 # reduced profiles train at most 3.4e13 (cpu-wide, 2.4e13: 16 min a run on this 2-core CPU), the paper-scale ones
@@ -209,7 +210,7 @@ def sweep(
         raise ConfigError(f"{large}; pass --yes to run it anyway, --dry-run to list its runs, or "
                           f"{reduced(spec.profile, spec.family)} for the reduced setting")
     executor = executor_factory(backend, workers, threads, ensemble)(len(configs))
-    console.print(f"sweep {sweep_name}: {len(configs)} runs over {', '.join(axes) or 'no axes'} with "
+    console.print(f"sweep {sweep_name}: {counted(len(configs), 'run')} over {', '.join(axes) or 'no axes'} with "
                   f"{executor.workers} workers × {executor.threads} threads")
     report = run_sweep(sweep_name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
     print_results(report.sweep_dir, None, show_all=False)

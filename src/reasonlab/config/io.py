@@ -162,7 +162,7 @@ def label_changes(profile_data: dict[str, Any], data: dict[str, Any]) -> dict[st
     if not label or data.get("profile") != label:
         return data  # no built-in profile, or the user named the run's profile themselves
     before, after = _leaves(profile_data), _leaves(data)
-    changed = [f"{k}={json.dumps(v)}" for k, v in after.items()
+    changed = [f"{k}={json.dumps(v, default=str)}" for k, v in after.items()  # default: a YAML date, for its error
                if k not in EXECUTION_FIELDS and (k not in before or before[k] != v)]
     return {**data, "profile": f"{label}; changed: {', '.join(changed)}"} if changed else data
 

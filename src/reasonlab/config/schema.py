@@ -29,8 +29,14 @@ from reasonlab.errors import ConfigError
 class InitConfig(StrictModel):
     """The γ rule (std = d_in^-γ); overrides map a group name or parameter-name glob to its own γ."""
 
-    gamma: float = Field(0.5, ge=0.0, le=4.0)
-    overrides: dict[str, float] = {}
+    gamma: float = Field(0.5, ge=0.0, le=4.0, description="initialization rate γ (0 to 4): every weight is drawn "
+                         "from N(0, std²) with std = d_in^-γ, d_in its input width (d_model for embeddings); larger "
+                         "γ = smaller initialization, which decides whether a model reasons or memorizes (0.5 ≈ "
+                         "LeCun scale)")
+    overrides: dict[str, float] = Field(
+        {}, description="a γ of their own for some weights: a group (embedding, qk, vo, mlp, head, other; attention "
+        "= qk and vo) or a parameter-name glob (blocks.0.*) mapped to its γ, a glob winning over a group; e.g. "
+        "{embedding: 0.8} for an ablation; the rest keep init.gamma")
     bias: Literal["default", "zero"] = Field("default", description="PyTorch's default bias law, or zeros")
     scheme: Literal["gamma", "gpt"] = Field(
         "gamma", description="the γ rule, or GPT-2's N(0, std²) with the MLP output scaled by 1/√(2·depth)",
@@ -54,22 +60,36 @@ class InitConfig(StrictModel):
 class ModelConfig(StrictModel):
     """One configurable decoder transformer; defaults are the anchor study's model (spec §3)."""
 
-    kind: Literal["transformer"] = "transformer"
-    d_model: int = Field(400, ge=1)
-    depth: int = Field(2, ge=1)
-    n_heads: int = Field(1, ge=1)
-    d_k: int = Field(200, ge=1)
-    d_v: int = Field(200, ge=1)
-    d_ff: int = Field(1200, ge=1)
-    activation: Literal["relu", "gelu"] = "relu"
-    norm: Literal["post", "pre", "none"] = "post"
+    kind: Literal["transformer"] = Field("transformer", description="the model kind: a decoder-only transformer "
+                                         "(the default when a model: section names no kind)")
+    d_model: int = Field(400, ge=1, description="width of the residual stream and of the token and position "
+                         "embeddings: the d_in of the embeddings, W_Q, W_K, W_V, the MLP's first layer and the head "
+                         "(std d_model^-γ)")
+    depth: int = Field(2, ge=1, description="number of blocks (attention then MLP), L in the papers: a phase-diagram "
+                       "axis beside γ")
+    n_heads: int = Field(1, ge=1, description="attention heads per block (the anchor paper's model has 1)")
+    d_k: int = Field(200, ge=1, description="query and key width per head (scores scaled by 1/√d_k; even for rope "
+                     "positions)")
+    d_v: int = Field(200, ge=1, description="value width per head; the attention output W_O reads n_heads·d_v, its "
+                     "d_in for the γ rule")
+    d_ff: int = Field(1200, ge=1, description="hidden width of each block's MLP; the d_in of its second layer "
+                      "(std d_ff^-γ)")
+    activation: Literal["relu", "gelu"] = Field("relu", description="the MLP's nonlinearity")
+    norm: Literal["post", "pre", "none"] = Field(
+        "post", description="LayerNorm placement: post = LN(x + sublayer(x)) after each residual add (the anchor "
+        "paper's); pre = x + sublayer(LN x) (GPT-2, the modular reference); none = no LayerNorm")
     final_norm: bool = Field(False, description="LayerNorm before the head (usual for pre-LN)")
-    positions: Literal["learned", "rope", "none"] = "learned"
-    max_positions: int = Field(20, ge=1)
-    block_bias: bool = False
-    head_bias: bool = True
-    tied_head: bool = False
-    ln_eps: float = Field(1e-5, gt=0)
+    positions: Literal["learned", "rope", "none"] = Field(
+        "learned", description="position information: a learned embedding table added to the tokens' (anchor "
+        "paper), rotary embeddings on queries and keys (RoPE, base 10000; modular reference), or none")
+    max_positions: int = Field(20, ge=1, description="longest sequence the model takes (rows of the learned "
+                               "position table, length of the RoPE tables); at least the task's sequence length")
+    block_bias: bool = Field(False, description="biases on the attention and MLP linears (the papers' blocks have "
+                             "none)")
+    head_bias: bool = Field(True, description="a bias on the output head (the anchor paper's head has one)")
+    tied_head: bool = Field(False, description="the head reuses the token embedding (logits = h·Eᵀ), as the "
+                            "modular reference does")
+    ln_eps: float = Field(1e-5, gt=0, description="LayerNorm's ε, added to the variance (PyTorch's default 1e-5)")
 
     @model_validator(mode="after")
     def _fits(self) -> ModelConfig:
@@ -89,9 +109,12 @@ class ModelConfig(StrictModel):
 class EmbMLPConfig(StrictModel):
     """The reasoning-bias study's Emb-MLP: summed embeddings -> W1 -> tanh -> W2, no biases (spec §3)."""
 
-    kind: Literal["emb_mlp"] = "emb_mlp"
-    d_model: int = Field(400, ge=1)
-    d_ff: int = Field(1200, ge=1)
+    kind: Literal["emb_mlp"] = Field("emb_mlp", description="the model kind: summed token embeddings, one tanh "
+                                     "layer, no attention or positions (order-blind)")
+    d_model: int = Field(400, ge=1, description="embedding width (d_m): the d_in of the embedding and of W1, whose "
+                         "std is d_model^-γ")
+    d_ff: int = Field(1200, ge=1, description="hidden width of the tanh layer (d_f): the d_in of the output "
+                      "layer W2, whose std is d_ff^-γ")
 
     @model_validator(mode="after")
     def _fits(self) -> EmbMLPConfig:
@@ -210,9 +233,15 @@ class TrainConfig(StrictModel):
 class ThresholdConfig(StrictModel):
     """Outcome-label thresholds (spec §5, the project's choice)."""
 
-    fit: float = Field(0.9, ge=0, le=1)
-    majority: float = Field(0.5, ge=0, le=1)
-    clean: float = Field(0.9, ge=0, le=1)
+    fit: float = Field(0.9, ge=0, le=1, description="accuracy (0 to 1) a run must reach on what it trained on to "
+                       "count as fitted, else it is labelled not-fitted whatever else it does (the anchor study's "
+                       "shadow: seen-pair test-key accuracy; each kind names its measure); also the level of "
+                       "steps-to-fit")
+    majority: float = Field(0.5, ge=0, le=1, description="accuracy (0 to 1) on unseen data above which a fitted "
+                            "run is labelled by that answer (the anchor held-out pair's inferential or symmetric "
+                            "target, the mixture's reasoning); at 0.5 two answers cannot both win")
+    clean: float = Field(0.9, ge=0, le=1, description="accuracy (0 to 1) at which the winning answer is called "
+                         "clean, not merely a majority (the anchor label's clean flag)")
 
 
 
@@ -263,7 +292,7 @@ def _one_line() -> Iterator[None]:
     try:
         yield
     except ValidationError as e:
-        raise ConfigError(validation_message(e, RunConfig)) from None
+        raise ConfigError(validation_message(e, RunConfig, run=True)) from None
 
 
 class RunConfig(StrictModel):
@@ -299,11 +328,14 @@ class RunConfig(StrictModel):
 
     seed: int = Field(1, ge=0, description="the run's random draws: initial weights, batch order, and the task's "
                       "draws its own seeds do not fix", **roles("member"))
-    task: SerializeAsAny[StrictModel]
-    model: SerializeAsAny[StrictModel] = ModelConfig()
-    init: InitConfig = Field(InitConfig(), **roles("member"))
-    train: TrainConfig = TrainConfig()
-    thresholds: ThresholdConfig = Field(ThresholdConfig(), **roles("member"))
+    task: SerializeAsAny[StrictModel] = Field(description="the data and how it is scored: its kind names a "
+                                              "registered task kind, whose fields the rest of the section sets")
+    model: SerializeAsAny[StrictModel] = Field(ModelConfig(), description="the network: its kind names a registered "
+                                               "model kind (transformer when none), whose fields the rest sets")
+    init: InitConfig = Field(InitConfig(), description="how the weights are drawn (the γ rule)", **roles("member"))
+    train: TrainConfig = Field(TrainConfig(), description="the optimizer, schedule, evaluation and checkpoints")
+    thresholds: ThresholdConfig = Field(ThresholdConfig(), description="the bars that turn accuracies into a run's "
+                                        "label", **roles("member"))
     profile: str = Field("custom", description="name of the profile this run came from, e.g. 'cpu (reduced)'",
                          **roles("execution", "member"))
 

@@ -33,14 +33,39 @@ from reasonlab.vocabulary import labelled
 
 def run_card(run_dir: Path) -> Table:
     """The card of a run directory, finished or not, or of a sweep (its runs); a one-line error (StoreError) for a
-    folder that is none of them, or whose files are not what reasonlab wrote. Print it on a ``reasonlab.terminal``
+    folder that is none of them (naming ``reasonlab results`` for a folder of runs or of sweeps), or whose files are
+    not what reasonlab wrote. Print it on a ``reasonlab.terminal``
     console: its strings are stored text, shown as they are."""
     run_dir = Path(run_dir)
     if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
         return _card(run_dir, _progress_rows(run_dir))
     if not (run_dir / "summary.json").is_file() and (run_dir / "sweep.json").is_file():
         return _card(run_dir, _sweep_rows(run_dir))
+    if not (run_dir / "summary.json").is_file() and (held := _holds(run_dir)):
+        run = run_dir / ("RUN_ID" if held == "runs" else "SWEEP/RUN_ID")
+        tables = "their table" if held == "runs" else "their tables"
+        raise StoreError(f"{run_dir}: a folder of {held}, not a run; `reasonlab results {run_dir}` prints {tables}, "
+                         f"`reasonlab show {run}` one run's card")
     return summary_card(run_dir, load_run(run_dir)[0])
+
+
+def _holds(folder: Path) -> str | None:
+    """What a folder that is no run holds: ``runs`` (run directories, finished or not, as a sweep or a pack holds
+    them), ``sweeps`` (folders of runs: a store root such as ``runs/``), or None."""
+    def children(p: Path) -> list[Path]:
+        try:
+            return [c for c in p.iterdir() if c.is_dir()] if p.is_dir() else []
+        except OSError:
+            return []
+
+    def is_run(p: Path) -> bool:
+        return (p / "summary.json").is_file() or (p / "progress.json").is_file()
+
+    if any(is_run(c) for c in children(folder)):
+        return "runs"
+    if any((c / "sweep.json").is_file() or any(is_run(g) for g in children(c)) for c in children(folder)):
+        return "sweeps"
+    return None
 
 
 def summary_card(run_dir: Path, summary: dict) -> Table:

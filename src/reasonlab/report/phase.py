@@ -21,6 +21,7 @@ import numpy as np
 from reasonlab.errors import ConfigError
 from reasonlab.plots.phase import plot_label_phase
 from reasonlab.registry import KindOption, task_kinds
+from reasonlab.terminal import counted
 
 Drawn = tuple[list[Path], list[str]]
 
@@ -68,7 +69,8 @@ def label_phase(rows: list[dict], out_base: Path, x: str, y: str, options: dict,
         finite = [float(r[column]) for r in runs if r.get(column) is not None]
         values[i, j] = float(np.mean(finite)) if finite else np.nan
         labels[i][j] = classify(runs)
-        lines.append(f"{x}={cx:g} {y}={cy:g}: {labels[i][j]} ({column} {values[i, j]:.3f}; {len(runs)} runs)")
+        lines.append(f"{x}={cx:g} {y}={cy:g}: {labels[i][j]} ({column} {values[i, j]:.3f}; "
+                     f"{counted(len(runs), 'run')})")
     paths = plot_label_phase(xs, ys, values, labels, out_base, options.get("profiles", "") + f"Mean of {column} "
                              "over the runs of each cell." + caption, x, y, column)
     return paths, lines

@@ -16,6 +16,7 @@ from reasonlab.kinds.anchor.config import Pair
 from reasonlab.records import read_summary
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
+from reasonlab.terminal import counted
 
 PROFILES = ("cpu", "cpu-regime", "cpu-wide", "paper")
 # The demo: the reduced profile closest to the study's regime by the escape diagnostics, and the γ pair it
@@ -80,7 +81,7 @@ def paper_scale_verdict(tally: dict[str, tuple[int, int, int]]) -> str:
     """What reasonlab's own paper-scale runs (shipped, drawn in the demo's figure) show, counted from their data."""
     from reasonlab.studies.anchor_trajectory import LOGGED_OUTCOME  # here: it draws figures (matplotlib)
 
-    parts = [f"γ {g} reached the log's {LOGGED_OUTCOME[g]} answer in {met} of {fitted} runs ({seeds} seed"
+    parts = [f"γ {g} reached the log's {LOGGED_OUTCOME[g]} answer in {met} of {counted(fitted, 'run')} ({seeds} seed"
              f"{'s' if seeds != 1 else ''})" for g, (met, fitted, seeds) in sorted(tally.items(),
                                                                                   key=lambda kv: float(kv[0]))]
     return ("At paper scale on this CPU (reasonlab's own runs of the authors' logged settings, thin lines in the "

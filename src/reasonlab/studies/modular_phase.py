@@ -24,6 +24,7 @@ from reasonlab.report.markdown import document, failed_runs, header
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.terminal import counted
 
 GRIDS: dict[str, dict[str, list]] = {
     "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2, 3]},
@@ -134,7 +135,7 @@ def depth_one_claim(rows: list[dict]) -> tuple[bool | None, str]:
     one, deeper = [r for r in rows if r["model.depth"] == 1], [r for r in rows if r["model.depth"] > 1]
     if not one:
         return None, "no depth-1 runs"
-    detail = f"highest o.o.d.-test last-shot of {len(one)} depth-1 runs (final or peak): {peak(one):.3f}"
+    detail = f"highest o.o.d.-test last-shot of {counted(len(one), 'depth-1 run')} (final or peak): {peak(one):.3f}"
     if peak(one) >= GOOD:
         return False, detail
     if not deeper or peak(deeper) < GOOD:
@@ -192,9 +193,9 @@ def report_lines(rows: list[dict], measured: Measured, level: int = 2, figures: 
                      f"{', '.join(f'{v:.2f}' for v in curve)}.")
     transient = [r for r in rows if r.get("best.transient")]
     lines += [f"- Transient o.o.d. generalization (peak ≥ {GOOD}, final ≥ 0.10 below it): {len(transient)} of "
-              f"{len(rows)} runs" + (": " + ", ".join(f"L={r['model.depth']} n={r['task.n_tasks']} "
-                                                        f"α={r['task.alpha']} seed {r['seed']}" for r in transient)
-                                       if transient else "") + ".", ""]
+              f"{counted(len(rows), 'run')}" + (": " + ", ".join(f"L={r['model.depth']} n={r['task.n_tasks']} "
+                                                                f"α={r['task.alpha']} seed {r['seed']}"
+                                                                for r in transient) if transient else "") + ".", ""]
     for (depth, at), cs in sorted(cells.items()):
         lines += [f"{h} Depth {depth}, {'last evaluation' if at == 'final' else 'early-stopped at t*'}", "",
                   *([f"![phase](figures/phase-L{depth}-{at}.png)", ""] if figures else []),

@@ -36,6 +36,7 @@ from reasonlab.report.markdown import header, table
 from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
+from reasonlab.terminal import counted
 
 GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {
@@ -189,8 +190,8 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
     every = list({c.run_id(): c for c in ordered}.values())
     name = f"prontoqa-tinystories-{profile}"
     executor = make_executor(len(every))
-    console.print(f"prontoqa-tinystories, profile {profile}: {len(every)} runs with {executor.workers} workers × "
-                  f"{executor.threads} threads; store {out / name}")
+    console.print(f"prontoqa-tinystories, profile {profile}: {counted(len(every), 'run')} with "
+                  f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
     axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
     report = run_sweep(name, every, out, executor, axes, {"profile": profile}, console)
     measured = measure_sweep(every, report.sweep_dir)

@@ -143,7 +143,7 @@ def reproduce(profile: str, out: Path, make_executor, console: Console, override
                   f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
     report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": profile}, console)
     if report.failed:
-        console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
+        console.print(f"failed runs: {len(report.failed)}; the summary covers the finished ones")
     sweep_dir = report.sweep_dir
     results = measure(cfgs, sweep_dir)
     draw(results, cfgs, sweep_dir / "figures")

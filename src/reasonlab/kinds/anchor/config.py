@@ -90,30 +90,47 @@ class Pair(NamedTuple):
 class AnchorTaskConfig(StrictModel):
     """The anchor-composition task (spec §2); paper values are the defaults."""
 
-    kind: Literal["anchor"] = "anchor"
-    anchors: list[int] = [1, 2, 3, 4]
-    shifts: dict[int, int] = {1: 5, 2: 1, 3: -2, 4: -8}
+    kind: Literal["anchor"] = Field("anchor", description="the task kind: anchor-function composition, a key x "
+                                    "followed by two anchors (a1, a2) whose label is g(g(x; a1); a2)")
+    anchors: list[int] = Field([1, 2, 3, 4], description="the anchor tokens, each an operation g(x; a) on the key: "
+                               "distinct, ≥ 1 (0 is the pad) and outside item_min..item_max")
+    shifts: dict[int, int] = Field({1: 5, 2: 1, 3: -2, 4: -8}, description="anchor -> its additive shift, g(x; a) "
+                                   "= x + shift; a pair's composite is x + shift[a1] + shift[a2] (one per anchor)")
     single_maps: dict[int, dict[int, int]] | None = Field(
         None, description="per-anchor lookup x -> g(x; a); replaces shifts for non-additive anchors"
     )
-    held_out_pairs: list[Pair] = [Pair(4, 3)]
+    held_out_pairs: list[Pair] = Field([Pair(4, 3)], description="ordered anchor pairs never trained: on them a "
+                                       "run shows whether it composes (inferential target) or copies its mirror "
+                                       "pair's answer (symmetric target)")
     non_inferential: dict[str, int] = Field(
         {"3,4": -6}, description="'a1,a2' -> fixed offset y = x + offset replacing the composite"
     )
     complexity_k: int = Field(
         0, ge=0, description="give the first k unordered pairs of complexity_pairs symmetric non-inferential targets"
     )
-    complexity_pairs: list[Pair] = [Pair(1, 2), Pair(1, 3), Pair(1, 4), Pair(2, 3), Pair(2, 4), Pair(3, 4)]
-    complexity_offsets: list[int] = [4, 1, -5, 5, -9, -6]
-    item_min: int = 20
-    item_max: int = 99
-    seq_len: int = Field(9, ge=3)
+    complexity_pairs: list[Pair] = Field(
+        [Pair(1, 2), Pair(1, 3), Pair(1, 4), Pair(2, 3), Pair(2, 4), Pair(3, 4)], description="the unordered pairs, "
+        "in order, whose first complexity_k get a fixed non-inferential target (the inferential-complexity "
+        "experiment)")
+    complexity_offsets: list[int] = Field([4, 1, -5, 5, -9, -6], description="the target offset of each of "
+                                          "complexity_pairs, y = x + offset in both orders (one per pair)")
+    item_min: int = Field(20, description="the smallest key and noise token (the items are item_min..item_max "
+                          "inclusive)")
+    item_max: int = Field(99, description="the largest key and noise token; below vocab_size")
+    seq_len: int = Field(9, ge=3, description="input tokens per sequence: key, a1, a2 at some position among "
+                         "noise items; the label is predicted at the last position")
     key_positions: list[int] | None = Field(None, description="default 0..seq_len-3")
     split_modulus: int | None = Field(None, ge=0, description="default seq_len-2 (paper text); 0 disables the split")
-    split: bool = True
-    n_train_per_pair: int = Field(50_625, ge=1)
-    n_test_per_pair: int = Field(5_625, ge=1)
-    vocab_size: int = Field(201, ge=2)
+    split: bool = Field(True, description="split keys by residue: a train-key sequence has key mod m ≠ its key "
+                        "position mod m (m = split_modulus), a test-key one equality, so generalization to unseen "
+                        "(key, position) is measured; false: every key at every position in both")
+    n_train_per_pair: int = Field(50_625, ge=1, description="train-key sequences per ordered pair (the paper's "
+                                  "50,625): the training set of each trained pair, an evaluation set of each "
+                                  "held-out one")
+    n_test_per_pair: int = Field(5_625, ge=1, description="test-key sequences per ordered pair, never trained: "
+                                 "their accuracy on the trained pairs decides fitted (thresholds.fit)")
+    vocab_size: int = Field(201, ge=2, description="tokens 0..vocab_size-1 (0 the pad, never drawn): above every "
+                            "anchor, item and target; the embedding's and head's rows")
 
     @field_validator("non_inferential", mode="before")
     @classmethod

@@ -19,10 +19,11 @@ class MemoryGroup(StrictModel):
     z − Σa .. z + Σa.
     """
 
-    anchors: list[int]
-    labels: Literal["keys", "range", "near_key"] = "keys"
-    lo: int | None = None
-    hi: int | None = None
+    anchors: list[int] = Field(description="the group's memory anchors; its tuples are formed within them")
+    labels: Literal["keys", "range", "near_key"] = Field("keys", description="where each key–tuple's label is "
+                                                         "drawn from: the key range, lo..hi, or z − Σa .. z + Σa")
+    lo: int | None = Field(None, description="lowest label of a 'range' group")
+    hi: int | None = Field(None, description="highest label of a 'range' group")
 
 
 class MixtureTaskConfig(StrictModel):
@@ -32,20 +33,33 @@ class MixtureTaskConfig(StrictModel):
     formed within the reasoning anchors and within each memory group; ``masked_tuples`` are never trained.
     """
 
-    kind: Literal["mixture"] = "mixture"
-    key_min: int = 21
-    key_max: int = 120
-    rsn_anchors: list[int] = list(range(11, 21))
-    memory_groups: list[MemoryGroup] = [MemoryGroup(anchors=list(range(1, 11)))]
-    q: int = Field(2, ge=1)
-    seq_len: int = Field(9, ge=2)
-    n_samples: int = Field(200_000, ge=1)
-    masked_tuples: list[list[int]] = [[11, 13], [13, 11]]
-    key_stratify: bool = True
-    memory_keying: Literal["ordered", "unordered"] = "ordered"
+    kind: Literal["mixture"] = Field("mixture", description="the task kind: reasoning and memory anchor tuples in "
+                                     "one training set")
+    key_min: int = Field(21, description="the smallest key z (keys are key_min..key_max; noise tokens and 'keys' "
+                         "memory labels come from the same range)")
+    key_max: int = Field(120, description="the largest key z; below vocab_size")
+    rsn_anchors: list[int] = Field(list(range(11, 21)), description="the reasoning anchors: a tuple of them is "
+                                   "labelled by the rule z + Σ anchors, which a model can infer for unseen tuples")
+    memory_groups: list[MemoryGroup] = Field(
+        [MemoryGroup(anchors=list(range(1, 11)))], description="the memory anchors, in groups (anchors, labels: "
+        "keys | range | near_key, lo, hi): a tuple within a group is labelled by a table drawn once, which can only "
+        "be memorized")
+    q: int = Field(2, ge=1, description="anchors per tuple, right after the key in each sequence")
+    seq_len: int = Field(9, ge=2, description="input tokens per sequence (key position uniform, the rest noise); "
+                         "at least q + 1; ignored by emb_mlp_form")
+    n_samples: int = Field(200_000, ge=1, description="sequences in all, masked ones included, split equally over "
+                           "every tuple")
+    masked_tuples: list[list[int]] = Field([[11, 13], [13, 11]], description="reasoning tuples never trained: "
+                                           "accuracy on them is the reasoning test (does the model infer the rule?)")
+    key_stratify: bool = Field(True, description="each key equally often within a tuple; false: keys drawn i.i.d. "
+                               "uniform")
+    memory_keying: Literal["ordered", "unordered"] = Field(
+        "ordered", description="the memory table's key: (z, tuple) in order, or (z, sorted tuple), which the "
+        "order-blind Emb-MLP can fit")
     emb_mlp_form: bool = Field(False, description="input is exactly [key, a1..aq]: no noise, key at position 0")
-    table_seed: int = 1
-    vocab_size: int = Field(201, ge=2)
+    table_seed: int = Field(1, description="seed of the memory label table: the same table whatever the run's seed")
+    vocab_size: int = Field(201, ge=2, description="tokens 0..vocab_size-1 (0 the pad): above every key, anchor and "
+                            "label")
 
     @model_validator(mode="after")
     def _check(self) -> MixtureTaskConfig:

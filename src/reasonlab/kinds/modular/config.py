@@ -27,16 +27,26 @@ class ModularTaskConfig(StrictModel):
     steps: the period of evaluations and checkpoints, and the unit of the schedule's epochs.
     """
 
-    kind: Literal["modular"] = "modular"
+    kind: Literal["modular"] = Field("modular", description="the task kind: in-context linear modular arithmetic, "
+                                     "n_shots examples x y z of one task per sequence")
     p: int = Field(29, ge=3, le=1_000_000, description="a prime: one token per residue")
-    n_shots: int = Field(32, ge=1)
+    n_shots: int = Field(32, ge=1, description="examples x y z per sequence (3·n_shots − 1 input tokens); the "
+                         "last-shot accuracy is the prediction of the last z after n_shots − 1 examples")
     n_tasks: int = Field(512, ge=4, description="pre-training (i.d.) tasks")
-    task_rule: Literal["rectangular", "random", "mixed"] = "rectangular"
+    task_rule: Literal["rectangular", "random", "mixed"] = Field(
+        "rectangular", description="how the i.d. tasks are drawn: rectangular = n_tasks/4 base tasks, each with the "
+        "other three corners of a rectangle in the (a, b) plane (the reference's); random = uniform without "
+        "replacement; mixed = rectangular plus n_random random ones")
     n_random: int = Field(0, ge=0, description="extra random tasks on top of the rectangular set (mixed rule)")
     alpha: float = Field(0.6, gt=0, lt=1, description="fraction of the p² input pairs used in training")
-    n_ood_tasks: int = Field(256, ge=8)
-    allow_zero_components: bool = True
-    batch_mode: Literal["balanced_shared", "balanced_independent"] = "balanced_shared"
+    n_ood_tasks: int = Field(256, ge=8, description="o.o.d. tasks (outside the i.d. set, never trained) scored "
+                             "for o.o.d. generalization: at most this many, a multiple of 8")
+    allow_zero_components: bool = Field(True, description="tasks may have a = 0 or b = 0 (the reference's draws); "
+                                        "false: a, b in 1..p-1")
+    batch_mode: Literal["balanced_shared", "balanced_independent"] = Field(
+        "balanced_shared", description="each batch holds batch_size/n_tasks sequences of every i.d. task; shared: "
+        "every task gets the same rows of input pairs, so its sequences differ only in z (the reference's); "
+        "independent: rows of its own per task")
     pair_draw: Literal["stream", "iid"] = Field(
         "stream", description="training pair ids: shuffled passes over the train pairs (no repeat inside a "
         "sequence), or i.i.d. with replacement as the reference's sampler draws them (repeats that a copying "
@@ -48,13 +58,16 @@ class ModularTaskConfig(StrictModel):
     eval_iid: bool = Field(False, description="also score each set with i.i.d. pair draws (the reference's "
                            "figure, which a copier of repeated pairs inflates), as sets named SET:iid; for "
                            "comparison only, never the phase criterion", **roles("late"))
-    task_seed: int = 1
-    split_seed: int = 0
+    task_seed: int = Field(1, description="seed of the i.d. and o.o.d. task draws: the same tasks whatever the "
+                           "run's seed")
+    split_seed: int = Field(0, description="seed of the α split of the p² input pairs into train and test pairs "
+                            "(the reference's data seed 0)")
     split_draw: Literal["torch", "numpy"] = Field(
         "torch", description="the α split's permutation of the p² pairs: torch's generator, or NumPy's legacy "
         "RandomState(split_seed) as the reference draws it (the same split as the reference's data_seed)",
         **roles("late"))
-    steps_per_epoch: int = Field(1000, ge=1)
+    steps_per_epoch: int = Field(1000, ge=1, description="training steps per 'epoch' (batches are drawn per "
+                                 "step): the unit of train.epochs, warm-up, evaluations and checkpoints")
     eval_batches: int = Field(16, ge=1, description="batches per evaluation set")
     eval_batch_size: int = Field(1024, ge=1, description="i.d. sequences per evaluation batch")
     vocab_size: int | None = Field(None, description="default p; 47 reproduces the reference's logits")

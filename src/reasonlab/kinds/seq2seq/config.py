@@ -22,20 +22,28 @@ class Seq2SeqTaskConfig(StrictModel):
     drawn from ``subset_seed`` (not the run seed), so a smaller set is a subset of every larger one.
     """
 
-    kind: Literal["seq2seq"] = "seq2seq"
-    benchmark: Literal["scan", "cogs", "addition", "prontoqa"] = "scan"
+    kind: Literal["seq2seq"] = Field("seq2seq", description="the task kind: a real benchmark as decoder-only "
+                                     "sequence to sequence, scored by exact match of the greedy decoding")
+    benchmark: Literal["scan", "cogs", "addition", "prontoqa"] = Field(
+        "scan", description="scan: commands to actions (split names the generalization test); cogs: sentences to "
+        "logical forms; addition: a + b = c, tested on a held-out operand box; prontoqa: generated deductions "
+        "(hops), answered true or false")
     split: str = Field("addprim_turn_left", description="SCAN split")
     n_train: int | None = Field(None, ge=1, description="training rows (a nested subset); default the whole pool")
-    subset_seed: int = Field(0, ge=0)
+    subset_seed: int = Field(0, ge=0, description="seed of the nested training subset, the evaluation rows and "
+                             "PrOntoQA's generated examples: the same data whatever the run's seed")
     eval_n: int | None = Field(None, ge=1, description="rows per evaluation set (per category for COGS gen); "
                                "default all")
     loss_on: Literal["target", "all"] = Field("target", description="target tokens, or every token (next-token)")
     # addition: a + b = c, operands 0..max_operand, test = both operands in the held-out box
-    max_operand: int = Field(999, ge=10)
-    held_out: tuple[int, int] = (400, 600)
+    max_operand: int = Field(999, ge=10, description="addition: operands are 0..max_operand, written with its "
+                             "number of digits")
+    held_out: tuple[int, int] = Field((400, 600), description="addition: the box (lo, hi): a pair with both "
+                                      "operands in lo..hi is never trained and forms the o.o.d. test")
     reverse_answer: bool = Field(False, description="answer digits least significant first")
     # prontoqa: generated examples (the reasoning-bias generator)
-    hops: tuple[int, int] = (1, 5)
+    hops: tuple[int, int] = Field((1, 5), description="prontoqa: the range (low, high) of deduction steps per "
+                                  "example, drawn uniformly")
     n_test: int = Field(500, ge=1, description="PrOntoQA test examples (disjoint from training)")
     cot: bool = Field(True, description="PrOntoQA target holds the chain of thought before the answer")
 
