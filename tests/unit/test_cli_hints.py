@@ -92,3 +92,29 @@ def test_a_count_of_runs_takes_the_number_of_its_count(tmp_path):
             {"init.gamma": 0.8, "model.depth": 2, "label": "fitted", "final.acc": 0.7}]
     _, lines = label_phase(rows, tmp_path / "phase", "init.gamma", "model.depth", {}, "")
     assert lines[0].endswith("; 1 run)") and lines[1].endswith("; 2 runs)"), lines
+
+
+@pytest.mark.parametrize("override", ["seed=true", "seed=false", "train.epochs=true", "init.gamma=true",
+                                      "train.base_lr=yes", "train.threads=100000", "train.epochs=100000000"])
+def test_a_truth_value_for_a_number_and_a_count_past_any_machine_are_one_line(override):
+    """true/false is not 1/0 where a number is asked (pydantic would read it so), and thread and epoch counts past
+    any machine are refused before torch sees them (a segfault, a schedule laid out for 10^8 epochs)."""
+    result = CliRunner().invoke(app, ["train", "--profile", "anchor-cpu", "--set", override, "--dry-run"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert override.split("=")[0] in lines[0]
+
+
+def test_booleans_still_set_the_fields_that_are_booleans():
+    from reasonlab.config import raw_config, resolve
+
+    cfg = resolve(raw_config(None, "anchor-cpu", ["train.tf32=true", "model.final_norm=false"]))
+    assert cfg.train.tf32 is True and cfg.model.final_norm is False
+
+
+@pytest.mark.parametrize("args", [["results", "results/demo", "--timeout", "inf", "--sql", "SELECT 1"],
+                                  ["results", "results/demo", "--memory-limit", "1e308", "--sql", "SELECT 1"],
+                                  ["analyze", "results/demo", "--seed", str(10**30)]])
+def test_sql_bounds_and_probe_seeds_past_any_use_are_one_line(args):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output and "less than or equal" in result.output

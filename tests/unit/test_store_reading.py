@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,7 +21,7 @@ import pytest
 from conftest import tiny_run_dict
 from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_sweep is a fixture
 
-from reasonlab.errors import UserError
+from reasonlab.errors import ConfigError, UserError
 from reasonlab.records import finished_runs, read_summary
 from reasonlab.sweep.executors import LocalExecutor
 from reasonlab.sweep.results import query, read_results, sweep_axes, write_results
@@ -313,3 +314,16 @@ def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path
     (tmp_path / "g.npz").write_bytes(b"not a zip")
     with pytest.raises(StoreError, match=r"g\.npz: damaged geometry arrays; rerun it$"):
         read_with_arrays(tmp_path / "g.json", "geometry", "rerun it")
+
+
+def test_an_sql_error_is_one_line_of_bounded_length():
+    """DuckDB's binder can print a whole expression on its error's first line (2 kB, here its star's column list
+    over a committed sweep): the message keeps its start."""
+    from reasonlab.sweep import results
+
+    sweep = Path(__file__).resolve().parents[2] / "results" / "prontoqa-cpu"
+    with pytest.raises(ConfigError) as caught:
+        query(sweep, """SELECT "init.gamma" g, * LIKE 'final.%acc%' FROM runs""")
+    message = str(caught.value)
+    assert "\n" not in message and len(message) <= results.SQL_ERROR_CHARS + 10, len(message)
+    assert message.startswith("--sql: Binder Error") and message.endswith("…")

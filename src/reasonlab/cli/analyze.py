@@ -22,8 +22,8 @@ def analyze(
     checkpoint: Annotated[str | None, typer.Option(
         help="final (the default), best (early stopping) or a saved step; not with --over-time, which analyses "
              "every saved checkpoint")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="seed of the probe inputs (other than 0: written under "
-                                                  ".../seed-<s>/ beside the default's)")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="seed of the probe inputs (other than 0: written "
+                                                                 "under .../seed-<s>/ beside the default's)")] = 0,
     over_time: Annotated[bool, typer.Option("--over-time", help="run the analyses at every saved checkpoint and "
                                             "draw them across training (RUN_DIR/analysis/dynamics/)")] = False,
     every: Annotated[int | None, typer.Option(min=1, help="with --over-time: only the checkpoints whose step is a "

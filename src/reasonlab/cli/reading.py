@@ -32,9 +32,10 @@ def results(
     markdown: Annotated[Path | None, typer.Option(help="also write it as a Markdown table (for a doc); - prints it "
                                                   "alone on standard output")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="every column, not just the axes and outcomes")] = False,
-    timeout: Annotated[float, typer.Option(min=0.001, help="--sql: seconds before the query is stopped")]
+    timeout: Annotated[float, typer.Option(min=0.001, max=1e6, help="--sql: seconds before the query is stopped")]
     = SQL_SECONDS,
-    memory_limit: Annotated[float, typer.Option(min=0.01, help="--sql: GiB the query may hold")] = SQL_MEMORY_GIB,
+    memory_limit: Annotated[float, typer.Option(min=0.01, max=1024, help="--sql: GiB the query may hold")] \
+    = SQL_MEMORY_GIB,
     max_rows: Annotated[int, typer.Option(min=1, help="--sql: most rows returned")] = SQL_ROWS,
 ) -> None:
     """Print a sweep's results table, or the result of SQL over all runs' tables and metrics."""

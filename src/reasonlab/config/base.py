@@ -5,13 +5,38 @@ Layer: config (above ``errors``); imports nothing else of reasonlab.
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # no field means NaN or inf
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_truth_value_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """true / false (YAML's yes / no too) where a number is asked is a mistake, not 1 / 0 as pydantic would read
+        it: ``--set seed=true`` must not train seed 1."""
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and not _admits_bool(field.annotation):
+            raise ValueError("true or false where a number (or a name) is asked; give its value")
+        return value
+
+
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field of this type takes true / false: bool itself, Any, a Literal of them, or a union with one."""
+    if annotation is bool or annotation is Any:
+        return True
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is Literal:
+        return any(isinstance(a, bool) for a in args)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) or typing.get_origin(annotation) is \
+            typing.Annotated:
+        return any(_admits_bool(a) for a in args)
+    return False
 
 
 class TaskSize(NamedTuple):

@@ -25,6 +25,9 @@ from reasonlab.config.base import StrictModel, roles
 from reasonlab.config.messages import validation_message
 from reasonlab.errors import ConfigError
 
+MAX_EPOCHS = 1_000_000  # the longest profile trains 1,000; the schedule is laid out per step before training
+MAX_THREADS = 1024  # beyond any CPU's cores; torch's thread pool fails without a message far past it
+
 
 class InitConfig(StrictModel):
     """The γ rule (std = d_in^-γ); overrides map a group name or parameter-name glob to its own γ."""
@@ -151,8 +154,8 @@ class DecaySwitch(StrictModel):
 class TrainConfig(StrictModel):
     """AdamW with per-batch linear warm-up then cosine (spec §4)."""
 
-    epochs: int = Field(210, ge=1, description="training epochs (of task.steps_per_epoch steps where the task draws "
-                        "its batches per step)")
+    epochs: int = Field(210, ge=1, le=MAX_EPOCHS, description="training epochs (of task.steps_per_epoch steps "
+                        "where the task draws its batches per step)")
     batch_size: int = Field(2048, ge=1, description="sequences per optimizer step")
     base_lr: float = Field(1e-5, gt=0, description="the learning rate the warm-up starts from (and the cosine ends "
                            "at, unless floor_lr); the peak is base_lr × lr_multiplier", **roles("member"))
@@ -208,7 +211,7 @@ class TrainConfig(StrictModel):
         "on CUDA, fp32 on CPU", **roles("late"))
     tf32: bool = Field(False, description="on CUDA, matmuls in TF32 (a 10-bit mantissa: faster, less exact); no "
                        "effect on a CPU")
-    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default all cores",
+    threads: int | None = Field(None, ge=1, le=MAX_THREADS, description="torch intra-op threads; default all cores",
                                 **roles("execution", "member"))
     loggers: list[Literal["tensorboard", "wandb"]] = Field(
         [], description="also send the metrics to TensorBoard (RUN_DIR/tensorboard/; pip install "

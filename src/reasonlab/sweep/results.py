@@ -40,6 +40,8 @@ from reasonlab.store import (
 from reasonlab.sweep.sql_names import name_hint
 from reasonlab.sweep.sql_tables import load_metrics, metrics_readable, no_metrics, offsets_table
 
+SQL_ERROR_CHARS = 300  # of DuckDB's first error line: its binder errors can print a 2 kB expression
+
 RESULTS = "results.parquet"
 # Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
 SQL_SECONDS = 60.0
@@ -276,7 +278,8 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
                           "with more GiB") from None
     except duckdb.Error as e:
         first = str(e).strip().splitlines()[0].rstrip("!") if str(e).strip() else type(e).__name__
-        raise ConfigError(f"--sql: {first}{name_hint(con, sql, first)}") from None
+        shown = first if len(first) <= SQL_ERROR_CHARS else f"{first[:SQL_ERROR_CHARS]}…"  # DuckDB may dump a plan
+        raise ConfigError(f"--sql: {shown}{name_hint(con, sql, first)}") from None
     finally:
         for timer in timers:
             timer.cancel()
