@@ -37,6 +37,14 @@ def link_error(path: Path) -> StoreError:
                       "pack or a store (replace it by the file it points to, or remove it)")
 
 
+def refuse_links(folder: Path) -> None:
+    """A run's or sweep's folder about to be written into: none of its own entries (``checkpoints/``,
+    ``events.log``, ``figures/``, ``analysis/``, records) may be a link, which the write would go through."""
+    for entry in sorted(Path(folder).iterdir()):
+        if entry.is_symlink():
+            raise link_error(entry)
+
+
 def _special_error(path: Path) -> StoreError:
     return StoreError(f"{path}: not a regular file or folder; remove it from the run, pack or store")
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 from conftest import anchor_phase_row as _row
-from conftest import killed_after, tiny_run_dict
+from conftest import killed_after, tiny_run, tiny_run_dict
 
 from reasonlab.config import resolve
 from reasonlab.errors import UserError
@@ -541,3 +541,35 @@ def test_an_ascii_terminal_gets_ascii_spellings_not_an_encoding_error(monkeypatc
     console().print("2 workers × 1 threads · γ ≤ 0.5 β", soft_wrap=True)
     out.flush()
     assert out.buffer.getvalue() == b"2 workers x 1 threads . gamma <= 0.5 \\u03b2\n"
+
+
+@pytest.mark.parametrize("entry", ["checkpoints", "events.log"])
+def test_a_resumed_run_refuses_an_entry_that_is_a_link_and_writes_nothing_through_it(tmp_path, monkeypatch, entry):
+    """An unfinished run whose checkpoints/ or events.log points out of the store: the resume is refused naming it,
+    and the outside target is untouched (the resume would have written its checkpoints and events there)."""
+    from reasonlab.errors import StoreError
+    from reasonlab.train.loop import train_run
+
+    cfg = tiny_run(train={"epochs": 3})
+    partial = killed_after(cfg, tmp_path / "s", 1, monkeypatch)
+    outside = tmp_path / "outside"
+    (partial / entry).rename(outside)
+    (partial / entry).symlink_to(outside)
+    before = sorted(p.name for p in outside.iterdir()) if outside.is_dir() else outside.read_text()
+    with pytest.raises(StoreError, match=f"{entry}: a symbolic link"):
+        train_run(cfg, tmp_path / "s", progress=False, log=lambda _: None)
+    assert (sorted(p.name for p in outside.iterdir()) if outside.is_dir() else outside.read_text()) == before
+
+
+def test_a_figures_folder_that_is_a_link_is_refused_not_written_through(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from reasonlab.errors import StoreError
+    from reasonlab.plots import save_figure
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "figures").symlink_to(outside)
+    with pytest.raises(StoreError, match="a symbolic link"):
+        save_figure(plt.figure(), tmp_path / "figures" / "run")
+    assert not any(outside.iterdir())

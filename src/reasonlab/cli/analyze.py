@@ -33,6 +33,7 @@ def analyze(
     from reasonlab.numerics import flush_denormals
     from reasonlab.records import load_run
     from reasonlab.registry import task_kind
+    from reasonlab.staging import refuse_links
 
     if every is not None and not over_time:
         raise UserError("--every: picks checkpoints of --over-time; add --over-time or drop --every")
@@ -43,6 +44,7 @@ def analyze(
     if options:
         kind = load_run(run_dir)[1].get("task", {}).get("kind")
         refuse_foreign(options, task_kind(kind).probe_options, f"the probes of task kind {kind!r}")
+    refuse_links(run_dir)  # its checkpoints are read and its analysis written inside the run only
     with flush_denormals():
         results = _analyze(run_dir, probe or [], checkpoint or "final", {**options, "seed": seed}, over_time, every)
     for name, numbers in results.items():

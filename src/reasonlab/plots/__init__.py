@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from reasonlab.staging import link_error  # noqa: E402
 from reasonlab.store import atomic_write_bytes  # noqa: E402
 
 
@@ -20,7 +21,11 @@ def figure_bytes(fig: plt.Figure, ext: str, dpi: int = 130) -> bytes:
 
 
 def save_figure(fig: plt.Figure, base: Path) -> list[Path]:
-    """Write ``base.png`` and ``base.svg`` and close the figure."""
+    """Write ``base.png`` and ``base.svg`` and close the figure; a figures folder that is a link is refused (the
+    write would land wherever it points)."""
+    if base.parent.is_symlink():
+        plt.close(fig)
+        raise link_error(base.parent)
     base.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for ext in ("png", "svg"):

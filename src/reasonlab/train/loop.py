@@ -48,6 +48,7 @@ from reasonlab.numerics import describe_machine, flush_denormals, machine
 from reasonlab.records import RunSummary, read_summary, valid, write_progress
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
+from reasonlab.staging import refuse_links
 from reasonlab.store import (
     MetricRow,
     append_event,
@@ -496,6 +497,7 @@ def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
         partial.mkdir(parents=True)
         (partial / "checkpoints").mkdir()
     else:
+        refuse_links(partial)  # a resumed run writes its checkpoints, events and records only inside itself
         remove_temps(partial, recursive=True)  # what a killed run left half-written
     try:
         atomic_write_text(partial / "config.yaml", to_yaml(cfg))
