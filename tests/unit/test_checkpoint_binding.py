@@ -67,6 +67,8 @@ BEST_DAMAGE = {
     "a step of true": ({"step": True}, "step: Input should be a valid integer"),
     "another checksum": ({"sha256": {"weights": "0" * 64}}, "best.safetensors: not the weights best.json was "
                                                             "written for"),
+    "a step the run never reached": ({"step": 999999, "epoch": 999}, "best.json: step 999999, past the run's last "
+                                                                      "checkpoint (step 10)"),
 }
 
 

@@ -73,7 +73,10 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
     if not path.is_file():
         raise ConfigError(f"{path}: missing; this run kept no such checkpoint")
     try:
-        bound_marker(ckpt, path.stem, cfg.run_id())
+        marker = bound_marker(ckpt, path.stem, cfg.run_id())
+        if steps and marker["step"] > steps[-1]:  # a pick the run never reached: not this run's record
+            raise StoreError(f"{ckpt / f'{path.stem}.json'}: step {marker['step']}, past the run's last checkpoint "
+                             f"(step {steps[-1]})")
     except StoreError as e:
         raise StoreError(f"{e}; analyze another checkpoint (--checkpoint final, best or a saved step)") from None
     data = data if data is not None else build_task(cfg)
