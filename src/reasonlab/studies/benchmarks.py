@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from rich.console import Console
-
 from reasonlab.config import raw_config
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.report.markdown import document, header
 from reasonlab.report.markdown import table as md_table
-from reasonlab.store import atomic_write_text
+from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.sweep.runner import SweepReport
 
 LINKED = "init.gamma+train.weight_decay"
 SIZE = "task.n_train+train.epochs+train.eval_every"
@@ -50,31 +48,36 @@ class Plan:
                 SIZE: [list(v) for v in self.sizes], "seed": list(self.seeds)}
 
 
-@dataclass(frozen=True)
-class BenchmarkStudy:
-    name: str
-    plans: dict[str, Plan]
-    what: str  # one line on the benchmark for the summary
+class BenchmarkStudy(Study):
+    """One benchmark: an arm per ``Plan`` (its profile), each writing the benchmark's figure and ``summary.md``;
+    ``about`` is one line on the benchmark for the summary."""
+
+    def __init__(self, *, name: str, plans: dict[str, Plan], about: str) -> None:
+        self.name, self.kind, self.plans, self.about = name, name, plans, about
+        self.arms = {profile: Arm(profile=profile, grid=plan.grid()) for profile, plan in plans.items()}
+        self.what = f"{name}: initialization and weight decay over nested training sizes"
+        self.figures = (name,)
 
     @property
-    def GRIDS(self) -> dict[str, dict[str, list]]:  # noqa: N802 - the attribute every study exposes
-        return {p: plan.grid() for p, plan in self.plans.items()}
+    def GRIDS(self) -> dict[str, dict[str, list]]:  # noqa: N802 - the module-level name of the other studies' grids
+        return self.grids()
 
-    def spec_for(self, profile: str) -> SweepSpec:
-        label = f"{raw_config(None, profile, [], self.name)['profile']}; {self.name}: " + ", ".join(
-            f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[profile].settings().items())
-        return SweepSpec(name=f"{self.name}-{profile}", family=self.name, profile=profile,
-                         config={"profile": label}, grid=self.GRIDS[profile])
+    def spec(self, arm: str) -> SweepSpec:
+        """The arm's sweep, whose label names each setting's γ and weight decay."""
+        label = f"{raw_config(None, arm, [], self.name)['profile']}; {self.name}: " + ", ".join(
+            f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[arm].settings().items())
+        return SweepSpec(name=f"{self.name}-{arm}", family=self.name, profile=self.arms[arm].profile,
+                         config={"profile": label}, grid=self.arms[arm].grid)
 
-    def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-                  seeds: list[int] | None = None) -> Path:
-        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides, seeds)
-        table = runs_table(rows, self.plans[profile])
-        benchmark_figure(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
-        atomic_write_text(report.sweep_dir / "summary.md",
-                          summary_markdown(self, profile, configs[0].profile, table, report))
-        console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-        return report.sweep_dir
+    spec_for = spec
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return benchmark_figure(runs_table(records.rows, self.plans[records.arm]), self.name, out / self.name,
+                                records.configs[0].profile)
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(self, records.arm, records.configs[0].profile,
+                                runs_table(records.rows, self.plans[records.arm]), records.report)
 
 
 def runs_table(rows: list[dict], plan: Plan) -> list[dict]:
@@ -187,7 +190,7 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
-    return document(header(study.name, profile, label, report.timing(), study.what),
+    return document(header(study.name, profile, label, report.timing(), study.about),
                     [f"![{study.name}](figures/{study.name}.png)", ""], report_lines(table))
 
 
@@ -261,24 +264,24 @@ def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str)
 # PrOntoQA pair (γ 0.5, wd 0.01 vs γ 0.7, wd 0.1) at width 400 (std 0.05 vs 0.015) for every benchmark.
 CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
 STUDIES = {
-    "addition": BenchmarkStudy("addition", {
+    "addition": BenchmarkStudy(name="addition", plans={
         "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2))),
         "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1))),
-    }, "a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
+    }, about="a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
        "(40,401 pairs); i.d. test: training-pool pairs outside the subset."),
-    "scan": BenchmarkStudy("scan", {
+    "scan": BenchmarkStudy(name="scan", plans={
         "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2))),
         "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4))),
-    }, "SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
+    }, about="SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
        "test is the 1,208 composite commands that use it."),
-    "cogs": BenchmarkStudy("cogs", {
+    "cogs": BenchmarkStudy(name="cogs", plans={
         "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
         "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8))),
-    }, "COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
-    "prontoqa": BenchmarkStudy("prontoqa", {
+    }, about="COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
+    "prontoqa": BenchmarkStudy(name="prontoqa", plans={
         "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
         "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1))),
-    }, "PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
+    }, about="PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
        "chain of thought and answer; scored on the final true/false judgement of the greedy decoding (chance "
        "0.5) on 500 fresh examples."),
 }

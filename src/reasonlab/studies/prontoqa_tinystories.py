@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
 from rich.console import Console
 from torch import nn
@@ -33,7 +34,8 @@ from reasonlab.kinds.text_mixture.data import SOURCES, TextMixtureTask, load_tok
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
 from reasonlab.records import axis_value, load_run, run_metrics
 from reasonlab.report.markdown import header, table
-from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
+from reasonlab.store import MetricRow, Metrics, read_json, warn, write_json
+from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
 
@@ -181,23 +183,42 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
     return out
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-    groups = study_configs(profile, overrides)
-    # trained group by group and, within a group, seed by seed: the first seed of every γ (the pilot) finishes
-    # before the other seeds start, and the single-seed arms come after the main grid
-    ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
-    every = list({c.run_id(): c for c in ordered}.values())
-    name = f"prontoqa-tinystories-{profile}"
-    executor = make_executor(len(every))
-    console.print(f"prontoqa-tinystories, profile {profile}: {len(every)} runs with {executor.workers} workers × "
-                  f"{executor.threads} threads; store {out / name}")
-    axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
-    report = run_sweep(name, every, out, executor, axes, {"profile": profile}, console)
-    measured = measure_sweep(every, report.sweep_dir)
-    draw_figures(groups["main"], measured, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
+class ProntoqaTinystories(Study):
+    """PrOntoQA reasoning text mixed with TinyStories: each arm trains its groups (``GRIDS``: the main γ × seed
+    grid and the single-seed groups beside it), then draws the ΔL and cosine figures and writes ``summary.md``."""
+
+    name = "prontoqa-tinystories"
+    kind = "mixture"
+    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"]) for arm, groups in GRIDS.items()}
+    what = "PrOntoQA reasoning text mixed with TinyStories, next-token training"
+    figures = ("delta-l", "cosine")
+    takes_seeds = False
+
+    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+              seeds: list[int] | None = None) -> Records:
+        """Every group's runs, trained group by group and, within a group, seed by seed: the first seed of every γ
+        (the pilot) finishes before the other seeds start, and the single-seed groups come after the main grid."""
+        groups = study_configs(arm, overrides)
+        ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
+        every = list({c.run_id(): c for c in ordered}.values())
+        name = f"{self.name}-{arm}"
+        executor = make_executor(len(every))
+        console.print(f"prontoqa-tinystories, profile {arm}: {len(every)} runs with {executor.workers} workers × "
+                      f"{executor.threads} threads; store {out / name}")
+        axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
+        report = run_sweep(name, every, out, executor, axes, {"profile": arm}, console)
+        return Records(arm, every, [], report.sweep_dir, report, tuple(overrides))
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return draw_figures(study_configs(records.arm, records.overrides)["main"], _measured(records), out)
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
+                                records.report.timing())
+
+
+def _measured(records: Records) -> dict[str, dict]:
+    return records.once("measured", lambda: measure_sweep(records.configs, records.folder))
 
 
 def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict[str, dict]:
