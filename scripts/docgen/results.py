@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, trajectory_headline
-from docgen.benchmarks import SWEEPS, bench_found
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -28,13 +27,14 @@ from docgen.prontoqa_tinystories import lm_finished, lm_headline, lm_minutes, re
 from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
 from docgen.route_r3 import GROK, grok_headline
-from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, CpuSweep
+from docgen.sweeps import BENCHMARKS, COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD
 from docgen.verdicts import RULE, claims, seed_mean_lines
 from reasonlab.studies.anchor import STUDY_BAR
+from reasonlab.studies.sections import CommittedSweep
 from reasonlab.sweep.results import markdown_table
 
 
-def _phase_cells(sweep: CpuSweep) -> tuple[str, str]:
+def _phase_cells(sweep: CommittedSweep) -> tuple[str, str]:
     """A reduced phase diagram's committed runs, and what it showed seed by seed and on the paper's cells (best over
     learning rates, mean over seeds)."""
     lines = seed_mean_lines(sweep)
@@ -109,7 +109,8 @@ def _what_reproduces() -> str:
          "run on one thread)", counts([GROK]), grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         counts([sweep.folder for sweep in SWEEPS.values()]), bench_found(),
+         counts([sweep.folder for sweep in BENCHMARKS.values()]),
+         "; ".join(sweep.headline(*sweep.finished()) for sweep in BENCHMARKS.values()),
          "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
@@ -137,7 +138,7 @@ def _verdict_readings() -> str:
 
 def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
-            *(i for sweep in SWEEPS.values() for i in sweep.inputs()),
+            *(i for sweep in BENCHMARKS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
             *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs()), *reference_inputs()]
 

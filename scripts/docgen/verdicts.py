@@ -15,12 +15,11 @@ from functools import cache, partial
 from statistics import mean
 
 from docgen.anchor import own_draws_composed, trajectory
-from docgen.benchmarks import LARGE, SMALL, SWEEPS, _table
 from docgen.common import REGIME_ANCHOR
 from docgen.prontoqa_tinystories import _lm_per_gamma, _lm_window, _regime_early, chain, lm_order, lm_setting
 from docgen.reasoning_bias import _rb_results
 from docgen.route_r3 import GROK, _grok_stats
-from docgen.sweeps import LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, CpuSweep
+from docgen.sweeps import BENCHMARKS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
@@ -30,6 +29,9 @@ from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.studies.benchmarks.docs import ARM, LARGE, SMALL
+from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
+from reasonlab.studies.sections import CommittedSweep
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
 RULE = ("Each claim is read on units (seeds, lines of a phase diagram, training sizes or runs, as its row says); a "
@@ -87,7 +89,7 @@ def seeds_text(seeds: set[int]) -> str:
 
 # ---- anchor composition -------------------------------------------------------------------------------------------
 
-def seed_mean_lines(sweep: CpuSweep) -> dict[float, bool | None]:
+def seed_mean_lines(sweep: CommittedSweep) -> dict[float, bool | None]:
     """Per depth of a reduced phase diagram, on the paper's cells (best over learning rates, mean over seeds):
     whether the transition shows at the study's bar (``anchor_phase.transitions``); None when fewer than two γ
     fitted, so that no order along γ can show."""
@@ -300,22 +302,22 @@ BENCHMARK_CLAIMS = {  # name → (its title, the paper's claim)
 
 
 def _benchmark(name: str) -> Claim:
-    table = _table(name, SWEEPS[name].finished()[1])
-    comp = benchmarks.comparison(table, SMALL, LARGE)
+    table = runs_table(BENCHMARKS[name].finished()[1], benchmarks.STUDIES[name].plans[ARM])
+    comp = comparison(table, SMALL, LARGE)
     units = [None if w.startswith("not testable") else w.startswith("better") for *_, w in comp]
     sizes = "; ".join(f"{n:,} rows: " + ("not testable" if u is None else f"{va:.2f} vs {vb:.2f} ({w.split(';')[0]})")
                       for (n, va, vb, w), u in zip(comp, units, strict=True))
     return Claim(
         f"anchor composition, {BENCHMARK_CLAIMS[name][0]}", "anchor", BENCHMARK_CLAIMS[name][1],
         f"{HEADLINES[table[0]['headline']]}, small vs large init: {sizes}; {seeds_text({t['seed'] for t in table})}",
-        f"a training size of the `cpu` sweep: held when small init + large wd is better by {benchmarks.SAME} or more "
+        f"a training size of the `cpu` sweep: held when small init + large wd is better by {SAME} or more "
         "in the mean and in every seed; not testable when a side did not fit its training data in most seeds",
         units, None, "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)")
 
 
 CLAIMS: list[Callable[[], Claim]] = [
     _anchor_phase, _anchor_paper_scale, partial(_anchor_lr_wd, 0), partial(_anchor_lr_wd, 1),
-    *(partial(_benchmark, name) for name in SWEEPS),
+    *(partial(_benchmark, name) for name in BENCHMARKS),
     _task_count, _depth_one, _grokking,
     partial(_e1, "emb_mlp", "Emb-MLP", "Fig. 3B"), partial(_e1, "transformer", "transformer", "Fig. 3A"),
     _delta_l, _cosines, _fig8,

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from reasonlab.config import RunConfig
 from reasonlab.store import atomic_write_text
+from reasonlab.studies.sections import Sections
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -71,8 +72,8 @@ class Study:
     takes_seeds: ``reproduce --seeds`` may replace an arm's seed axis.
 
     ``spec(arm)`` is the arm's sweep; ``run`` trains it and then calls ``draw(records, out)`` (the figures, returned
-    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections()`` are the blocks of the docs the
-    study renders from its committed records.
+    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(root)`` are the blocks of the docs
+    the study renders from its records committed in a repository (``reasonlab.studies.sections``).
     """
 
     name: ClassVar[str]
@@ -121,6 +122,7 @@ class Study:
         """The text of the arm's ``summary.md``."""
         raise NotImplementedError(f"study {self.name!r} writes no summary")
 
-    def sections(self) -> list[Any]:
-        """The docs blocks (figures and tables) the study renders from its committed records; none by default."""
+    def sections(self, root: Path) -> Sections:
+        """The docs blocks (figures and generated tables, each with its name) the study renders from its records
+        committed in the repository ``root``; none by default."""
         return []

@@ -253,14 +253,14 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     assert (sweep_dir / "figures" / "addition.png").is_file()
     assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
     assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
-    from reasonlab.studies.benchmarks import RULE
+    from reasonlab.studies.benchmarks.report import RULE
 
     assert "Better at" in summary and "tiny addition" in summary and f"(1 seed; {RULE})" in summary
 
     # the docs' section comes back from the finished runs' records alone (checkpoints are never committed)
     import shutil
 
-    from reasonlab.studies.benchmarks import report_lines, runs_table
+    from reasonlab.studies.benchmarks.report import report_lines, runs_table
     from reasonlab.sweep.grid import sweep_configs
     from reasonlab.sweep.runner import finished_rows
 

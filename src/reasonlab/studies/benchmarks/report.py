@@ -1,83 +1,20 @@
-"""``reasonlab reproduce scan | cogs | addition | prontoqa``: the real-task comparisons of the anchor study (spec §8).
-
-Each benchmark runs one grid through the sweep machinery: three settings — large init + small weight decay,
-small init + large weight decay, and small init + small weight decay (γ alone) — over nested training-set sizes.
-The summary states, per size, the headline accuracy of each setting (exact match on the generalization set; the
-true/false judgement for PrOntoQA), the accuracy per category, the steps to converge, and whether small
-initialization generalized better at this scale, with the numbers.
-"""
+"""What a benchmark's runs show: one row per run (``runs_table``), the settings compared size by size under the
+study's rule (``comparison``, ``verdict``), the report's lines and the benchmark's figure."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from reasonlab.config import raw_config
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.report.markdown import document, header
 from reasonlab.report.markdown import table as md_table
-from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.sweep.grid import SweepSpec
+from reasonlab.studies.base import Study
+from reasonlab.studies.benchmarks.plan import SETTINGS, Plan
 from reasonlab.sweep.runner import SweepReport
 
-LINKED = "init.gamma+train.weight_decay"
-SIZE = "task.n_train+train.epochs+train.eval_every"
-SETTINGS = ("large init + small wd", "small init + large wd", "small init + small wd")
 SAME = 0.02  # accuracy differences below this are called "no difference"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One profile of a benchmark study: (γ, weight decay) for large and small init and small and large decay,
-    the nested training sizes, each with its epochs and evaluation period (so that every size trains for about
-    the same number of steps and is evaluated about as often), and the seeds."""
-
-    gammas: tuple[float, float]  # large init (small γ), small init (large γ)
-    decays: tuple[float, float]  # small, large
-    sizes: tuple[tuple[int, int, int], ...]  # (training rows, epochs, evaluate every so many epochs)
-    seeds: tuple[int, ...] = (1, 2, 3)
-
-    def settings(self) -> dict[str, tuple[float, float]]:
-        (g_large, g_small), (wd_small, wd_large) = self.gammas, self.decays
-        return dict(zip(SETTINGS, ((g_large, wd_small), (g_small, wd_large), (g_small, wd_small)), strict=True))
-
-    def grid(self) -> dict[str, list]:
-        return {LINKED: [list(v) for v in self.settings().values()],
-                SIZE: [list(v) for v in self.sizes], "seed": list(self.seeds)}
-
-
-class BenchmarkStudy(Study):
-    """One benchmark: an arm per ``Plan`` (its profile), each writing the benchmark's figure and ``summary.md``;
-    ``about`` is one line on the benchmark for the summary."""
-
-    def __init__(self, *, name: str, plans: dict[str, Plan], about: str) -> None:
-        self.name, self.kind, self.plans, self.about = name, name, plans, about
-        self.arms = {profile: Arm(profile=profile, grid=plan.grid()) for profile, plan in plans.items()}
-        self.what = f"{name}: initialization and weight decay over nested training sizes"
-        self.figures = (name,)
-
-    @property
-    def GRIDS(self) -> dict[str, dict[str, list]]:  # noqa: N802 - the module-level name of the other studies' grids
-        return self.grids()
-
-    def spec(self, arm: str) -> SweepSpec:
-        """The arm's sweep, whose label names each setting's γ and weight decay."""
-        label = f"{raw_config(None, arm, [], self.name)['profile']}; {self.name}: " + ", ".join(
-            f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[arm].settings().items())
-        return SweepSpec(name=f"{self.name}-{arm}", family=self.name, profile=self.arms[arm].profile,
-                         config={"profile": label}, grid=self.arms[arm].grid)
-
-    spec_for = spec
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return benchmark_figure(runs_table(records.rows, self.plans[records.arm]), self.name, out / self.name,
-                                records.configs[0].profile)
-
-    def summarize(self, records: Records) -> str:
-        return summary_markdown(self, records.arm, records.configs[0].profile,
-                                runs_table(records.rows, self.plans[records.arm]), records.report)
 
 
 def runs_table(rows: list[dict], plan: Plan) -> list[dict]:
@@ -188,7 +125,7 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "—" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
+def summary_markdown(study: Study, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
     return document(header(study.name, profile, label, report.timing(), study.about),
                     [f"![{study.name}](figures/{study.name}.png)", ""], report_lines(table))
@@ -258,30 +195,3 @@ def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str)
                         "means": {s: [means[s][c] for c in cats] for s in SETTINGS}}
     head = table[0]["headline"] if table else ""
     return plot_benchmark(settings, sizes, head, per_category, f"{name} — profile: {caption}", out_base)
-
-
-# γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's
-# PrOntoQA pair (γ 0.5, wd 0.01 vs γ 0.7, wd 0.1) at width 400 (std 0.05 vs 0.015) for every benchmark.
-CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
-STUDIES = {
-    "addition": BenchmarkStudy(name="addition", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1))),
-    }, about="a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
-       "(40,401 pairs); i.d. test: training-pool pairs outside the subset."),
-    "scan": BenchmarkStudy(name="scan", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4))),
-    }, about="SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
-       "test is the 1,208 composite commands that use it."),
-    "cogs": BenchmarkStudy(name="cogs", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8))),
-    }, about="COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
-    "prontoqa": BenchmarkStudy(name="prontoqa", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1))),
-    }, about="PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
-       "chain of thought and answer; scored on the final true/false judgement of the greedy decoding (chance "
-       "0.5) on 500 fresh examples."),
-}
