@@ -33,7 +33,6 @@ from docgen import (
     anchor,
     common,
     config_reference,
-    modular,
     prontoqa_tinystories,
     reasoning_bias,
     results,
@@ -47,7 +46,7 @@ from reasonlab.registry import studies
 from reasonlab.studies.sections import Sections
 
 # the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
-MODULES = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, route_r3, results, config_reference)
+MODULES = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, route_r3, results, config_reference)
 
 
 def _module_sections(module: object) -> Sections:

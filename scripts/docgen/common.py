@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 
 from reasonlab.studies import sections
-from reasonlab.studies.sections import FIGURES, Figures, Table, sweep_inputs, train_pack  # noqa: F401 - shared here
+from reasonlab.studies.sections import (  # noqa: F401 - shared by the generators
+    FIGURES,
+    Figures,
+    Table,
+    analyze_pack,
+    sweep_inputs,
+    train_pack,
+)
 from reasonlab.sweep.results import markdown_table, query
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,12 +63,3 @@ def sql_of(root: str) -> str:
 
 def sql_table(target: str, sql_root: str) -> str:
     return markdown_table(*query(REPO / target, sql_of(sql_root)))
-
-
-# ---- the commands that commit runs -------------------------------------------------------------------------------
-
-def analyze_pack(study: str, runs: list[str], probes: str = "") -> str:
-    """Train and pack, then analyze some runs (with ``probes``, or every probe of their kind) and pack again."""
-    return (f"{train_pack(study)}, then " + ", ".join(f"reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run}"
-                                                      f"{' ' + probes if probes else ''}" for run in runs)
-            + " and the same pack again (it adds the analysis files)")

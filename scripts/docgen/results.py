@@ -140,7 +140,7 @@ def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
             *(i for sweep in BENCHMARKS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs()), *reference_inputs()]
+            *rb_inputs(), *(i for sweep in (*CPU_SWEEPS, MODULAR_PHASE) for i in sweep.inputs()), *reference_inputs()]
 
 
 TABLES: dict[str, Table] = {

@@ -12,7 +12,6 @@ from statistics import mean
 import numpy as np
 
 from docgen.common import FIGURES, MODULAR, REPO, Figures, Table
-from docgen.modular import _packed_state, _route_run, _seeds, probe_lines
 from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
 from reasonlab.kinds.modular import figures as modular_figures
@@ -20,31 +19,35 @@ from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
+from reasonlab.studies import modular_phase
+from reasonlab.studies.modular.docs import ModularDocs, packed_state, probe_lines
 from reasonlab.sweep.results import markdown_table
 
 # ---- route R3's seeds, their shot curves and probes (analyses of each seed's final and best checkpoints) -----------
 
+MODULAR_DOCS = ModularDocs(REPO, modular_phase.STUDY)
 GROK = f"{MODULAR}/grok"
 GROK_CHECKPOINTS = ("final", "best")  # the analyses committed per seed: the last weights and the early-stopping pick
 GROK_BAR = 0.5  # the issue's bar for o.o.d.-test (strict, dense last-shot): a second seed, shots and probes past it
 
 
 def _grok_seeds_inputs() -> list[str]:
-    return [f"{run.relative_to(REPO)}/{f}" for run in _seeds(GROK).values() for f in ("config.yaml", "metrics.parquet")]
+    return [f"{run.relative_to(REPO)}/{f}" for run in MODULAR_DOCS.seeds(GROK).values()
+            for f in ("config.yaml", "metrics.parquet")]
 
 
 def _draw_grok_seeds(scratch: Path) -> None:
-    seeds = _seeds(GROK)
+    seeds = MODULAR_DOCS.seeds(GROK)
     runs = {seed: read_metrics(run / "metrics.parquet") for seed, run in seeds.items()}
     cfg = load_yaml(seeds[min(seeds)] / "config.yaml")
-    states = "; ".join(f"seed {s}: {_packed_state(run, runs[s])}" for s, run in sorted(seeds.items()))
+    states = "; ".join(f"seed {s}: {packed_state(run, runs[s])}" for s, run in sorted(seeds.items()))
     fig = modular_figures.seeds_figure(runs, cfg["task"]["p"], f"route R3 ({cfg['profile']}), every seed ({states})")
     save_figure(fig, scratch / "modular-grok-seeds")
 
 
 def _grok_analyses() -> dict[tuple[int, str], Path]:
     """(seed, checkpoint) → the committed analysis folder of each R3 seed at its final and best checkpoints."""
-    return {(seed, cp): run / "analysis" / cp for seed, run in sorted(_seeds(GROK).items())
+    return {(seed, cp): run / "analysis" / cp for seed, run in sorted(MODULAR_DOCS.seeds(GROK).items())
             for cp in GROK_CHECKPOINTS if (run / "analysis" / cp / "shots.json").is_file()}
 
 
@@ -101,13 +104,13 @@ class GrokSeed:
 @cache
 def _grok_stats() -> dict[int, GrokSeed]:
     stats = {}
-    for seed, run in sorted(_seeds(GROK).items()):
+    for seed, run in sorted(MODULAR_DOCS.seeds(GROK).items()):
         metrics = read_metrics(run / "metrics.parquet")
         series = modular_figures.step_series(metrics)
         steps, ood = series["ood_test_last_shot"]
         last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
         peak = max(range(len(ood)), key=ood.__getitem__)
-        stats[seed] = GrokSeed(run, _packed_state(run, metrics),
+        stats[seed] = GrokSeed(run, packed_state(run, metrics),
                                next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None), ood[peak],
                                steps[peak], last, phase_label(last))
     return stats
@@ -199,7 +202,7 @@ def _grok_over_time() -> str:
     o.o.d.-test accuracy on queries ratio matching cannot answer, and of the grid's o.o.d. and i.d. composition
     cells at the last k (the shots probe at the run's own evaluation batches there)."""
     lines = []
-    for seed, run in sorted(_seeds(GROK).items()):
+    for seed, run in sorted(MODULAR_DOCS.seeds(GROK).items()):
         path = run / "analysis" / "dynamics" / "dynamics.json"
         if not path.is_file():
             continue
@@ -300,7 +303,7 @@ def _r3_table() -> str:
 
 
 def _grok_p() -> int:
-    return load_yaml(_route_run("modular-grok") / "config.yaml")["task"]["p"]
+    return load_yaml(MODULAR_DOCS.route_run("modular-grok") / "config.yaml")["task"]["p"]
 
 
 def _grok_grids(folder: Path) -> dict[int, dict]:
@@ -331,6 +334,6 @@ TABLES: dict[str, Table] = {
     "modular-grok-beyond-rm": Table("docs/modular-icl.md", _grok_probes_inputs, _grok_beyond_rm),
     "modular-grok-verdict": Table("docs/modular-icl.md", _grok_probes_inputs, _r3_table),
     "modular-grok-over-time": Table("docs/modular-icl.md", lambda: [
-        str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in _seeds(GROK).values()
+        str((run / "analysis/dynamics/dynamics.json").relative_to(REPO)) for run in MODULAR_DOCS.seeds(GROK).values()
         if (run / "analysis/dynamics/dynamics.json").is_file()], _grok_over_time),
 }

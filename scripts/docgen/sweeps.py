@@ -16,6 +16,7 @@ from reasonlab.studies import (
     modular_phase,
 )
 from reasonlab.studies.benchmarks.docs import committed
+from reasonlab.studies.modular.docs import ModularDocs
 from reasonlab.studies.sections import CommittedSweep, sweep_sections
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
@@ -47,14 +48,6 @@ def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
             f"{anchor_lr_wd.pushes_text(rows, pair, 1)} (paper App. E: both)")
 
 
-def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
-    tasks, _lines = modular_phase.task_count_claim(rows)
-    one, detail = modular_phase.depth_one_claim(rows)
-    return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
-            f"{modular_phase.verdict(tasks)}; depth 1 never generalizing o.o.d.: {modular_phase.verdict(one)} "
-            f"({detail})")
-
-
 def _without_runs(draw: Callable[[list[RunConfig], list[dict], Path], object]) -> Callable[..., object]:
     """A study's ``draw`` that reads its rows only, as a drawer (which is also handed the sweep folder)."""
     return lambda configs, rows, _, scratch: draw(configs, rows, scratch)
@@ -76,13 +69,9 @@ CPU_SWEEPS = (_phase("cpu"),
                              report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr,
                                                                                        3),
                              headline=_lr_wd_headline, drawer=_without_runs(anchor_lr_wd.draw)),
-              CommittedSweep(REPO, modular_phase.STUDY, {"modular-phase-cpu-L2": "phase-L2-final",
-                                                         "modular-phase-cpu-shots": "shots"},
-                             drawer=modular_phase.draw, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
-                             modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
-                             headline=_modular_headline),
               _phase("cpu-wide"), _phase("cpu-wide-wd"))
-PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE, WIDE_WD = CPU_SWEEPS
+PHASE, COMPLEXITY, LR_WD, WIDE, WIDE_WD = CPU_SWEEPS
+MODULAR_PHASE = ModularDocs(REPO, modular_phase.STUDY).sweep  # its study's own section
 BENCHMARKS = {name: committed(study, REPO) for name, study in benchmarks.STUDIES.items()}  # their own sections
 
 

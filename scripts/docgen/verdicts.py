@@ -24,13 +24,14 @@ from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
 from reasonlab.report.markdown import held_in
-from reasonlab.studies import anchor_lr_wd, anchor_phase, benchmarks, modular_phase
+from reasonlab.studies import anchor_lr_wd, anchor_phase, benchmarks
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.studies.benchmarks.docs import ARM, LARGE, SMALL
 from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
+from reasonlab.studies.modular import report as modular_report
 from reasonlab.studies.sections import CommittedSweep
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
@@ -244,7 +245,7 @@ def _modular_peak(rows: list[dict]) -> float:
 
 def _task_count() -> Claim:
     configs, rows, _ = MODULAR_PHASE.finished()
-    held, _ = modular_phase.task_count_claim(rows)
+    held, _ = modular_report.task_count_claim(rows)
     tasks = sorted({c.task.n_tasks for c in configs})
     peak = _modular_peak(rows)
     return Claim(
@@ -261,7 +262,7 @@ def _task_count() -> Claim:
 
 def _depth_one() -> Claim:
     _, rows, _ = MODULAR_PHASE.finished()
-    held, detail = modular_phase.depth_one_claim(rows)
+    held, detail = modular_report.depth_one_claim(rows)
     return Claim(
         "in-context modular arithmetic, depth", "modular",
         "depth 1 never generalizes o.o.d.; depth 2 is the smallest depth that does (abstract)",

@@ -112,7 +112,9 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     (which draws it) does not refuse."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    name = next(iter(importlib.import_module("docgen.modular").ROUTES))
+    from reasonlab.studies.modular.docs import ROUTES
+
+    name = next(iter(ROUTES))
     shown = REPO / docs.FIGURES / f"{name}.png"
     real_is_file = type(shown).is_file
     monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
@@ -120,21 +122,21 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     assert not any(f"figures/{name}.png" in p for p in docs.coverage(check=False))
 
 
-def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(monkeypatch, tmp_path):
+def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(tmp_path):
     """A route's folder may hold several seeds (route R3's second seed beside its first): its figure draws the first;
     two runs of one seed are refused by name rather than one of them drawn."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    docs = importlib.import_module("docgen.modular")
-    first = docs._route_run("modular-grok")
-    folder = tmp_path / "results" / "grok"
+    from reasonlab.errors import UserError
+    from reasonlab.studies import modular_phase
+    from reasonlab.studies.modular.docs import ROUTES, ModularDocs
+
+    first = ModularDocs(REPO, modular_phase.STUDY).route_run("modular-grok")
+    folder = tmp_path / ROUTES["modular-grok"][0]
     shutil.copytree(first, folder / first.name)
-    for module in (docs, importlib.import_module("docgen.common")):  # the route's own paths and the run finder's
-        monkeypatch.setattr(module, "REPO", tmp_path)
-    monkeypatch.setitem(docs.ROUTES, "modular-grok", ("results/grok", "route R3"))
-    assert docs._route_run("modular-grok") == folder / first.name
+    docs = ModularDocs(tmp_path, modular_phase.STUDY)
+    assert docs.route_run("modular-grok") == folder / first.name
     shutil.copytree(first, folder / "again" / first.name)
-    with pytest.raises(docs.UserError, match="two runs of seed 1"):
-        docs._route_run("modular-grok")
+    with pytest.raises(UserError, match="two runs of seed 1"):
+        docs.route_run("modular-grok")
 
 
 def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypatch):

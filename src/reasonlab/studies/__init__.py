@@ -10,10 +10,10 @@ from reasonlab.studies import (
     anchor_phase,
     anchor_trajectory,
     benchmarks,
-    modular_phase,
     prontoqa_tinystories,
     reasoning_bias,
 )
+from reasonlab.studies.modular import phase as modular_phase
 
 for _study in (anchor_phase.AnchorPhase, anchor_trajectory.AnchorTrajectory, anchor_complexity.AnchorComplexity,
                anchor_lr_wd.AnchorLrWd, reasoning_bias.ReasoningBias, prontoqa_tinystories.ProntoqaTinystories,

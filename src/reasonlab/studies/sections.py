@@ -67,6 +67,13 @@ def train_pack(study: str, profile: str = "cpu", results: str = "results") -> st
             f"~/reasonlab-runs/{study}-{profile} {results}/{study}-{profile}")
 
 
+def analyze_pack(study: str, runs: list[str], probes: str = "") -> str:
+    """Train and pack, then analyze some runs (with ``probes``, or every probe of their kind) and pack again."""
+    return (f"{train_pack(study)}, then " + ", ".join(f"reasonlab analyze ~/reasonlab-runs/{study}-cpu/{run}"
+                                                      f"{' ' + probes if probes else ''}" for run in runs)
+            + " and the same pack again (it adds the analysis files)")
+
+
 def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
     """Each run's record in a committed sweep (its results table is rebuilt from them: packs carry none)."""
     return [f"{folder}/{c.run_id()}/{f}" for c in configs for f in ("config.yaml", "summary.json", "metrics.parquet")]
