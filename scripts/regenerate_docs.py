@@ -36,7 +36,6 @@ from docgen import (
     prontoqa_tinystories,
     reasoning_bias,
     results,
-    route_r3,
     sweeps,
 )
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
@@ -46,7 +45,7 @@ from reasonlab.registry import studies
 from reasonlab.studies.sections import Sections
 
 # the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
-MODULES = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, route_r3, results, config_reference)
+MODULES = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, results, config_reference)
 
 
 def _module_sections(module: object) -> Sections:

@@ -26,8 +26,18 @@ from docgen.common import (
 from docgen.prontoqa_tinystories import lm_finished, lm_headline, lm_minutes, regime_inputs
 from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
-from docgen.route_r3 import GROK, grok_headline
-from docgen.sweeps import BENCHMARKS, COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD
+from docgen.sweeps import (
+    BENCHMARKS,
+    COMPLEXITY,
+    CPU_SWEEPS,
+    GROK,
+    LR_WD,
+    MODULAR_PHASE,
+    PHASE,
+    ROUTE_R3,
+    WIDE,
+    WIDE_WD,
+)
 from docgen.verdicts import RULE, claims, seed_mean_lines
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.sections import CommittedSweep
@@ -106,7 +116,7 @@ def _what_reproduces() -> str:
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
          "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about 5 h a "
-         "run on one thread)", counts([GROK]), grok_headline(),
+         "run on one thread)", counts([GROK]), ROUTE_R3.grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
          counts([sweep.folder for sweep in BENCHMARKS.values()]),

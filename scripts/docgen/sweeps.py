@@ -17,6 +17,7 @@ from reasonlab.studies import (
 )
 from reasonlab.studies.benchmarks.docs import committed
 from reasonlab.studies.modular.docs import ModularDocs
+from reasonlab.studies.modular.route_r3 import GROK, RouteR3  # noqa: F401 - GROK shared with the tables
 from reasonlab.studies.sections import CommittedSweep, sweep_sections
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
@@ -71,7 +72,8 @@ CPU_SWEEPS = (_phase("cpu"),
                              headline=_lr_wd_headline, drawer=_without_runs(anchor_lr_wd.draw)),
               _phase("cpu-wide"), _phase("cpu-wide-wd"))
 PHASE, COMPLEXITY, LR_WD, WIDE, WIDE_WD = CPU_SWEEPS
-MODULAR_PHASE = ModularDocs(REPO, modular_phase.STUDY).sweep  # its study's own section
+ROUTE_R3 = RouteR3(ModularDocs(REPO, modular_phase.STUDY))  # the modular study's own sections
+MODULAR_PHASE = ROUTE_R3.docs.sweep
 BENCHMARKS = {name: committed(study, REPO) for name, study in benchmarks.STUDIES.items()}  # their own sections
 
 

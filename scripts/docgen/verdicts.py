@@ -18,8 +18,7 @@ from docgen.anchor import own_draws_composed, trajectory
 from docgen.common import REGIME_ANCHOR
 from docgen.prontoqa_tinystories import _lm_per_gamma, _lm_window, _regime_early, chain, lm_order, lm_setting
 from docgen.reasoning_bias import _rb_results
-from docgen.route_r3 import GROK, _grok_stats
-from docgen.sweeps import BENCHMARKS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD
+from docgen.sweeps import BENCHMARKS, GROK, LR_WD, MODULAR_PHASE, PHASE, ROUTE_R3, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
@@ -273,7 +272,7 @@ def _depth_one() -> Claim:
 
 
 def _grokking() -> Claim:
-    stats = {s: g for s, g in _grok_stats().items() if not g.run.name.endswith(".partial")}
+    stats = {s: g for s, g in ROUTE_R3.stats.items() if not g.run.name.endswith(".partial")}
     per_seed = {s: g.peak >= GOOD for s, g in stats.items()}
     task = load_yaml(next(iter(stats.values())).run / "config.yaml")["task"]
     return Claim(

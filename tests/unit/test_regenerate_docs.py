@@ -155,11 +155,11 @@ def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypa
     assert rb.spec_lr_verdict({k: [] for k in keys}, finished=0).startswith("pending")
 
 
-def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores(monkeypatch):
+def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores():
     """Seeds 3–5 decide route R3: 2 passing → modular regression (counting every scored seed); fewer than 2 that can
     still pass → ratio matching; a seed not yet scored at both checkpoints keeps the verdict pending."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    r3 = importlib.import_module("docgen.route_r3")
+    from reasonlab.studies.modular import route_r3 as r3
+
     assert r3.r3_verdict({1: True, 2: False, 3: True, 4: True}).endswith("3 of 4 seeds")
     assert r3.r3_verdict({3: False, 4: False}).startswith("**ratio matching**")
     assert r3.r3_verdict({3: True, 4: False}).startswith("pending")

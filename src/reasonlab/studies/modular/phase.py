@@ -15,6 +15,7 @@ from pathlib import Path
 from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.studies.modular.docs import ModularDocs
 from reasonlab.studies.modular.report import draw, measure, summary_markdown
+from reasonlab.studies.modular.route_r3 import RouteR3
 from reasonlab.studies.sections import Sections
 
 ARMS: dict[str, Arm] = {
@@ -46,7 +47,8 @@ class ModularPhase(Study):
                                 measure(records.rows, records.folder), records.report)
 
     def sections(self, root: Path) -> Sections:
-        return ModularDocs(root, self).sections()
+        docs = ModularDocs(root, self)
+        return [*docs.sections(), *RouteR3(docs).sections()]
 
 
 STUDY = ModularPhase()
