@@ -3,7 +3,7 @@ arms (each a profile, a grid, the fields it changes and its stated cost); ``run(
 follows — train (or finish) the arm's grid, ``draw`` its figures, write ``summarize``'s text as ``summary.md`` —
 and a study overrides only the steps where it has something of its own.
 
-A study registers keyword-only, as a kind does: ``reasonlab.register_study(ParityGamma)`` with the class (or an
+A study registers keyword-only, as a kind does: ``reasonlab.register_study(ReversalPhase)`` with the class (or an
 instance), whose attributes say everything the command line lists (``reasonlab studies``) and runs
 (``reasonlab reproduce <study> --profile <arm>``).
 """
