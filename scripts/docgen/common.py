@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from reasonlab.config import load_yaml
 from reasonlab.studies import sections
 from reasonlab.studies.sections import (  # noqa: F401 - shared by the generators
     FIGURES,
@@ -23,9 +24,9 @@ TABLE = re.compile(r"<!-- table: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /table 
 IMAGE = re.compile(r"!\[[^\]]*\]\((?P<path>[^)\s]+\.(?:png|svg))\)")
 
 TRAJECTORY = "results/anchor-trajectory"
-TRAJECTORY_RUNS = ("eccb67ef6ca2", "4d2848961e74.partial", "seeds/8732ed9f6031.partial",
-                   "seeds/b2d3e06830da.partial", "seeds/rerun-2026-12-02/8732ed9f6031.partial")
-TRAJECTORY_REPLAYS = ("replay/g0.8-theirs-long-2026-12-03.json", "replay/g0.8-theirs-2threads-2026-12-03.json")
+ANCHOR_PINS = "results/anchor/pins.yaml"  # the run ids the anchor study's docs cite
+TRAJECTORY_RUNS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_runs"])
+TRAJECTORY_REPLAYS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_replays"])
 LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
 LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
 LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
