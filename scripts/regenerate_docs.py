@@ -31,9 +31,7 @@ from pathlib import Path
 
 from docgen import (
     anchor,
-    common,
     config_reference,
-    prontoqa_tinystories,
     reasoning_bias,
     results,
     sweeps,
@@ -42,10 +40,11 @@ from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
 from reasonlab.errors import UserError
 from reasonlab.registry import studies
+from reasonlab.studies import sections
 from reasonlab.studies.sections import Sections
 
 # the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
-MODULES = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, results, config_reference)
+MODULES = (anchor, sweeps, reasoning_bias, results, config_reference)
 
 
 def _module_sections(module: object) -> Sections:
@@ -169,7 +168,7 @@ def main() -> int:
         if args.pending:
             print("\n".join(pending()) or "nothing pending: every generator's inputs are committed")
             return 0
-        common.CHECKING = args.check
+        sections.WRITES = not args.check
         problems = coverage(args.check)
         if args.check:
             if not problems:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from reasonlab.config import load_yaml
 from reasonlab.studies import sections
+from reasonlab.studies.prontoqa_tinystories.docs import DL_SEARCH, LM, LM_REGIME  # noqa: F401 - shared here
 from reasonlab.studies.sections import (  # noqa: F401 - shared by the generators
     FIGURES,
     Figures,
@@ -27,15 +28,10 @@ TRAJECTORY = "results/anchor-trajectory"
 ANCHOR_PINS = "results/anchor/pins.yaml"  # the run ids the anchor study's docs cite
 TRAJECTORY_RUNS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_runs"])
 TRAJECTORY_REPLAYS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_replays"])
-LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
-LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
-LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
-CHECKING = False  # set by main under --check, so that the check writes nothing into results/
 REGIME_ANCHOR = "prontoqa--tinystories-in-the-papers-regime---profile-regime"
 MIXTURE = "results/reasoning-bias"
 MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
 ANCHOR_SEARCH = "results/anchor-search"
-DL_SEARCH = "results/reasoning-bias/dl-search"
 MODULAR = "results/modular"
 CELL = "results/modular/cell"
 DEMO = "results/demo"

@@ -23,7 +23,6 @@ from docgen.common import (
     counts,
     under,
 )
-from docgen.prontoqa_tinystories import lm_finished, lm_headline, lm_minutes, regime_inputs
 from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
 from docgen.sweeps import (
@@ -31,6 +30,7 @@ from docgen.sweeps import (
     COMPLEXITY,
     CPU_SWEEPS,
     GROK,
+    LM_DOCS,
     LR_WD,
     MODULAR_PHASE,
     PHASE,
@@ -101,9 +101,10 @@ def _what_reproduces() -> str:
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",
-         f"`regime` (the spec's optimizer on reduced data and model; {lm_minutes('regime')}); earlier `cpu` and "
-         "a search of 8 settings", f"{lm_finished('regime')}: `{LM_REGIME}/`; earlier "
-         f"{counts([LM, DL_SEARCH])}", lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
+         f"`regime` (the spec's optimizer on reduced data and model; {LM_DOCS.lm_minutes('regime')}); earlier `cpu` "
+         "and a search of 8 settings", f"{LM_DOCS.lm_finished('regime')}: `{LM_REGIME}/`; earlier "
+         f"{counts([LM, DL_SEARCH])}", LM_DOCS.lm_headline(),
+         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
          *_modular_grid(),
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
@@ -147,7 +148,8 @@ def _verdict_readings() -> str:
 
 
 def _what_reproduces_inputs() -> list[str]:
-    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
+    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM,
+            *LM_DOCS.regime_inputs(),
             *(i for sweep in BENCHMARKS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
             *rb_inputs(), *(i for sweep in (*CPU_SWEEPS, MODULAR_PHASE) for i in sweep.inputs()), *reference_inputs()]

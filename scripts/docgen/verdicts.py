@@ -16,9 +16,8 @@ from statistics import mean
 
 from docgen.anchor import own_draws_composed, trajectory
 from docgen.common import REGIME_ANCHOR
-from docgen.prontoqa_tinystories import _lm_per_gamma, _lm_window, _regime_early, chain, lm_order, lm_setting
 from docgen.reasoning_bias import _rb_results
-from docgen.sweeps import BENCHMARKS, GROK, LR_WD, MODULAR_PHASE, PHASE, ROUTE_R3, WIDE, WIDE_WD
+from docgen.sweeps import BENCHMARKS, GROK, LM_DOCS, LR_WD, MODULAR_PHASE, PHASE, ROUTE_R3, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
@@ -31,6 +30,7 @@ from reasonlab.studies.anchor_trajectory import authors_log
 from reasonlab.studies.benchmarks.docs import ARM, LARGE, SMALL
 from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
 from reasonlab.studies.modular import report as modular_report
+from reasonlab.studies.prontoqa_tinystories.docs import chain
 from reasonlab.studies.sections import CommittedSweep
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
@@ -188,22 +188,22 @@ def _e1(model: str, name: str, figure: str) -> Claim:
 
 
 def _delta_l() -> Claim:
-    (order, held), (cpu_order, cpu_held) = lm_order("regime"), lm_order("cpu")
-    window = _lm_window("regime")
-    seeds = {m["seed"] for ms in _lm_per_gamma("regime").values() for m in ms}
+    (order, held), (cpu_order, cpu_held) = LM_DOCS.lm_order("regime"), LM_DOCS.lm_order("cpu")
+    window, cpu_setting = LM_DOCS.window("regime"), LM_DOCS.lm_setting("cpu")
+    seeds = {m["seed"] for ms in LM_DOCS.per_gamma("regime").values() for m in ms}
     return Claim(
         "reasoning bias, PrOntoQA + TinyStories", "bias",
         "ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA rises with γ, 0.3 < 0.5 < 0.8 (Fig. 1, Fig. 7A)",
         f"seed means order {chain(order)} (ΔL̄ " + ", ".join(f"{mean(window[g]):.2f}" for g in order)
-        + f"; {seeds_text(seeds)}); at {lm_setting('cpu')}: {chain(cpu_order)}",
-        f"a sweep (the spec's optimizer regime, `regime`; the earlier `cpu` at {lm_setting('cpu')}): held when the "
+        + f"; {seeds_text(seeds)}); at {cpu_setting}: {chain(cpu_order)}",
+        f"a sweep (the spec's optimizer regime, `regime`; the earlier `cpu` at {cpu_setting}): held when the "
         "seed means of ΔL̄ rise with γ over 0.3, 0.5, 0.8 and neighbouring γ's seed ranges do not overlap",
         [None if u.startswith("not testable") else u == "**held**" for u in (held, cpu_held)], None,
         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})")
 
 
 def _cosines() -> Claim:
-    early = _regime_early()
+    early = LM_DOCS.regime_early()
     small = max(early)
     per_seed = [e["prontoqa"] < e["tinystories"] for e in early[small]]
     paper = lm.PAPER_COSINE

@@ -87,10 +87,12 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     saying so; its figures and both tables registered."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    rb = importlib.import_module("docgen.prontoqa_tinystories")
-    lm = rb.lm
+    from reasonlab.studies import prontoqa_tinystories as lm
+    from reasonlab.studies.prontoqa_tinystories import docs as lm_docs
+
+    rb = lm_docs.LmDocs(REPO)
     groups, measured = rb._lm("regime")
-    sweep = REPO / rb.LM_REGIME
+    sweep = REPO / lm_docs.LM_REGIME
     report = rb._regime_report()
     for group, cfgs in groups.items():
         section = report.split(f"#### {lm.TITLES[group]}\n")[1].split("\n#### ")[0]
@@ -103,7 +105,7 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
             assert row.endswith("| — | — | — | — |") == (m["cosine"] is None), row
             assert f"| {m['delta_L_train_window']:.3f} |" in row
     assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
-    assert set(rb._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
+    assert set(lm_docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
     assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)
 
 

@@ -10,12 +10,12 @@ from reasonlab.studies import (
     anchor_phase,
     anchor_trajectory,
     benchmarks,
-    prontoqa_tinystories,
     reasoning_bias,
 )
 from reasonlab.studies.modular import phase as modular_phase
+from reasonlab.studies.prontoqa_tinystories.study import ProntoqaTinystories
 
 for _study in (anchor_phase.AnchorPhase, anchor_trajectory.AnchorTrajectory, anchor_complexity.AnchorComplexity,
-               anchor_lr_wd.AnchorLrWd, reasoning_bias.ReasoningBias, prontoqa_tinystories.ProntoqaTinystories,
+               anchor_lr_wd.AnchorLrWd, reasoning_bias.ReasoningBias, ProntoqaTinystories,
                modular_phase.ModularPhase, *(benchmarks.STUDIES[b] for b in ("scan", "cogs", "addition", "prontoqa"))):
     register_study(_study)

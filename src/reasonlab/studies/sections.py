@@ -17,6 +17,9 @@ from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 
 FIGURES = "docs/figures"
+# whether a section may keep what it measures beside a committed run (a file under results/ that later readings
+# reuse); ``scripts/regenerate_docs.py --check`` sets it False, so that a check changes nothing
+WRITES = True
 
 
 @dataclass(frozen=True)

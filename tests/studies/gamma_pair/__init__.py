@@ -1,6 +1,7 @@
 """A study of one's own, in one folder shaped like ``reasonlab/studies/<study>/`` but outside the package: its arm,
-its summary and its docs section, registered with ``reasonlab.register_study`` (the fixture of
-``test_gamma_pair.py`` registers it again and removes it)."""
+its summary and its docs section. ``reasonlab.register_study(GammaPair)`` registers it: here the fixture of
+``test_gamma_pair.py`` does, and removes it after the module, since pytest imports this folder to collect the test
+and other tests read every registered study's sections."""
 
 from __future__ import annotations
 
@@ -34,5 +35,3 @@ class GammaPair(reasonlab.Study):
 
         return [("gamma-pair-runs", Table("docs/gamma-pair.md", lambda: [PINS], render))]
 
-
-reasonlab.register_study(GammaPair, replace=True)

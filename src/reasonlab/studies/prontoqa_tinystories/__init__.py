@@ -1,5 +1,6 @@
-"""``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
-E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
+"""The PrOntoQA + TinyStories study (``reasonlab reproduce prontoqa-tinystories``; its class in ``study.py``, its
+docs sections in ``docs.py``): the language-model half of the reasoning-bias study (spec §4, E2–E3): one GPT-style
+model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
 
 Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training, its mean over 5–50 % of the
 steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from statistics import mean
-from typing import Any
 
-from rich.console import Console
 from torch import nn
 
 from reasonlab.analysis.loading import load_trained
@@ -32,12 +31,10 @@ from reasonlab.errors import StoreError
 from reasonlab.kinds.text_mixture import evaluate as text_evaluate
 from reasonlab.kinds.text_mixture.data import SOURCES, TextMixtureTask, load_tokenizer
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
-from reasonlab.records import axis_value, load_run, run_metrics
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header, table
 from reasonlab.store import MetricRow, Metrics, read_json, warn, write_json
-from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import run_sweep
 
 GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {
@@ -181,44 +178,6 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
         cached.parent.mkdir(exist_ok=True)
         write_json(cached, {"run_id": cfg.run_id(), **out})
     return out
-
-
-class ProntoqaTinystories(Study):
-    """PrOntoQA reasoning text mixed with TinyStories: each arm trains its groups (``GRIDS``: the main γ × seed
-    grid and the single-seed groups beside it), then draws the ΔL and cosine figures and writes ``summary.md``."""
-
-    name = "prontoqa-tinystories"
-    kind = "mixture"
-    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"]) for arm, groups in GRIDS.items()}
-    what = "PrOntoQA reasoning text mixed with TinyStories, next-token training"
-    figures = ("delta-l", "cosine")
-    takes_seeds = False
-
-    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Records:
-        """Every group's runs, trained group by group and, within a group, seed by seed: the first seed of every γ
-        (the pilot) finishes before the other seeds start, and the single-seed groups come after the main grid."""
-        groups = study_configs(arm, overrides)
-        ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
-        every = list({c.run_id(): c for c in ordered}.values())
-        name = f"{self.name}-{arm}"
-        executor = make_executor(len(every))
-        console.print(f"prontoqa-tinystories, profile {arm}: {len(every)} runs with {executor.workers} workers × "
-                      f"{executor.threads} threads; store {out / name}")
-        axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
-        report = run_sweep(name, every, out, executor, axes, {"profile": arm}, console)
-        return Records(arm, every, [], report.sweep_dir, report, tuple(overrides))
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return draw_figures(study_configs(records.arm, records.overrides)["main"], _measured(records), out)
-
-    def summarize(self, records: Records) -> str:
-        return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
-                                records.report.timing())
-
-
-def _measured(records: Records) -> dict[str, dict]:
-    return records.once("measured", lambda: measure_sweep(records.configs, records.folder))
 
 
 def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict[str, dict]:
