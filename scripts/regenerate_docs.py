@@ -32,7 +32,6 @@ from pathlib import Path
 from docgen import (
     anchor,
     config_reference,
-    reasoning_bias,
     results,
     sweeps,
 )
@@ -44,7 +43,7 @@ from reasonlab.studies import sections
 from reasonlab.studies.sections import Sections
 
 # the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
-MODULES = (anchor, sweeps, reasoning_bias, results, config_reference)
+MODULES = (anchor, sweeps, results, config_reference)
 
 
 def _module_sections(module: object) -> Sections:

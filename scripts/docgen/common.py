@@ -9,6 +9,7 @@ from pathlib import Path
 from reasonlab.config import load_yaml
 from reasonlab.studies import sections
 from reasonlab.studies.prontoqa_tinystories.docs import DL_SEARCH, LM, LM_REGIME  # noqa: F401 - shared here
+from reasonlab.studies.reasoning_bias.docs import DEMO, MIXTURE, MIXTURE_SWEEPS, RB_CPU  # noqa: F401 - shared here
 from reasonlab.studies.sections import (  # noqa: F401 - shared by the generators
     FIGURES,
     Figures,
@@ -29,13 +30,9 @@ ANCHOR_PINS = "results/anchor/pins.yaml"  # the run ids the anchor study's docs 
 TRAJECTORY_RUNS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_runs"])
 TRAJECTORY_REPLAYS = tuple(load_yaml(REPO / ANCHOR_PINS)["trajectory_replays"])
 REGIME_ANCHOR = "prontoqa--tinystories-in-the-papers-regime---profile-regime"
-MIXTURE = "results/reasoning-bias"
-MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
 ANCHOR_SEARCH = "results/anchor-search"
 MODULAR = "results/modular"
 CELL = "results/modular/cell"
-DEMO = "results/demo"
-RB_CPU = "results/reasoning-bias-cpu"  # the synthetic study's cpu profile, committed
 
 
 def under(root: str, *names: str) -> list[str]:

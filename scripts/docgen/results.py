@@ -23,7 +23,6 @@ from docgen.common import (
     counts,
     under,
 )
-from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
 from docgen.sweeps import (
     BENCHMARKS,
@@ -34,12 +33,14 @@ from docgen.sweeps import (
     LR_WD,
     MODULAR_PHASE,
     PHASE,
+    RB_DOCS,
     ROUTE_R3,
     WIDE,
     WIDE_WD,
 )
 from docgen.verdicts import RULE, claims, seed_mean_lines
 from reasonlab.studies.anchor import STUDY_BAR
+from reasonlab.studies.reasoning_bias.docs import rb_inputs
 from reasonlab.studies.sections import CommittedSweep
 from reasonlab.sweep.results import markdown_table
 
@@ -78,7 +79,7 @@ def _what_reproduces() -> str:
          "`cpu-wide` with wd 0.28", *_phase_cells(WIDE_WD),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
-         counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
+         counts([DEMO]), RB_DOCS.demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
          counts([ANCHOR_SEARCH, DEMO_ANCHOR]), anchor_demo_headline(),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
@@ -92,12 +93,12 @@ def _what_reproduces() -> str:
          *LR_WD.cells(),
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-         counts([RB_CPU]), rb_headline(),
+         counts([RB_CPU]), RB_DOCS.rb_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
          "`transformer-volume` (24–46 min per run)", counts([f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
-         mixture_headline(),
+         RB_DOCS.mixture_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",

@@ -19,6 +19,7 @@ from reasonlab.studies.benchmarks.docs import committed
 from reasonlab.studies.modular.docs import ModularDocs
 from reasonlab.studies.modular.route_r3 import GROK, RouteR3  # noqa: F401 - GROK shared with the tables
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
+from reasonlab.studies.reasoning_bias.docs import RbDocs
 from reasonlab.studies.sections import CommittedSweep, sweep_sections
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
@@ -76,6 +77,7 @@ PHASE, COMPLEXITY, LR_WD, WIDE, WIDE_WD = CPU_SWEEPS
 ROUTE_R3 = RouteR3(ModularDocs(REPO, modular_phase.STUDY))  # the modular study's own sections
 MODULAR_PHASE = ROUTE_R3.docs.sweep
 LM_DOCS = LmDocs(REPO)  # the PrOntoQA + TinyStories study's own sections
+RB_DOCS = RbDocs(REPO)  # the reasoning-bias study's own sections
 BENCHMARKS = {name: committed(study, REPO) for name, study in benchmarks.STUDIES.items()}  # their own sections
 
 

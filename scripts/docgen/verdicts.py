@@ -16,8 +16,7 @@ from statistics import mean
 
 from docgen.anchor import own_draws_composed, trajectory
 from docgen.common import REGIME_ANCHOR
-from docgen.reasoning_bias import _rb_results
-from docgen.sweeps import BENCHMARKS, GROK, LM_DOCS, LR_WD, MODULAR_PHASE, PHASE, ROUTE_R3, WIDE, WIDE_WD
+from docgen.sweeps import BENCHMARKS, GROK, LM_DOCS, LR_WD, MODULAR_PHASE, PHASE, RB_DOCS, ROUTE_R3, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
@@ -172,7 +171,7 @@ RB_LINK = ("[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed
 
 
 def _e1(model: str, name: str, figure: str) -> Claim:
-    mine = {s: c for (m, s), c in _rb_results()["criteria"].items() if m == model}
+    mine = {s: c for (m, s), c in RB_DOCS.results()["criteria"].items() if m == model}
     n = len(mine)
     per_seed = {s: all(c[k] for k in rb.CRITERIA) for s, c in mine.items()}
     missed = [f"{label.split(' (')[0]} in {k} of {n}" for key, label in rb.CRITERIA.items()
@@ -220,7 +219,7 @@ def _cosines() -> Claim:
 
 
 def _fig8() -> Claim:
-    held = rb.fig8_held(_rb_results()["fig8"])
+    held = rb.fig8_held(RB_DOCS.results()["fig8"])
     return Claim(
         "reasoning bias, label distributions", "bias",
         "trained on memory data alone, labels land in range long before they are right; F_mem,2 is learned much "

@@ -141,11 +141,11 @@ def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(tmp_path):
         docs.route_run("modular-grok")
 
 
-def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypatch):
+def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it():
     """The spec-lr mixture's verdict asks every E1 criterion in ≥ 2 of 3 seeds: met → reproduced; a criterion that
     cannot reach 2 with the seeds still running → not reproduced, named; otherwise pending, never a result."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    rb = importlib.import_module("docgen.reasoning_bias")
+    from reasonlab.studies.reasoning_bias import docs as rb
+
     keys = list(rb.reasoning_bias.CRITERIA)
     every = {k: [True, True] for k in keys}
     assert rb.spec_lr_verdict(every, finished=2) == "**reproduced**"

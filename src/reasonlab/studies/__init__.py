@@ -10,12 +10,12 @@ from reasonlab.studies import (
     anchor_phase,
     anchor_trajectory,
     benchmarks,
-    reasoning_bias,
 )
 from reasonlab.studies.modular import phase as modular_phase
 from reasonlab.studies.prontoqa_tinystories.study import ProntoqaTinystories
+from reasonlab.studies.reasoning_bias.study import ReasoningBias
 
 for _study in (anchor_phase.AnchorPhase, anchor_trajectory.AnchorTrajectory, anchor_complexity.AnchorComplexity,
-               anchor_lr_wd.AnchorLrWd, reasoning_bias.ReasoningBias, ProntoqaTinystories,
+               anchor_lr_wd.AnchorLrWd, ReasoningBias, ProntoqaTinystories,
                modular_phase.ModularPhase, *(benchmarks.STUDIES[b] for b in ("scan", "cogs", "addition", "prontoqa"))):
     register_study(_study)

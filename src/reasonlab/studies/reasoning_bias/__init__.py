@@ -5,15 +5,12 @@ The transformer and the Emb-MLP are trained on the reasoning/memory mixture at a
 measures the embedding and attention geometry of the runs: anchor cosine matrices against the label-distribution
 prediction (T2), first-layer attention against 1/i at initialization (T1), W_V's alignment (T3) and the
 theoretical embedding profile (T4), as ``theory.py`` states them. ``summary.md`` states every number and whether
-each claim held.
+each claim held. The study's class is in ``study.py``, its docs sections in ``docs.py``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
 
 from reasonlab.build import build_task
 from reasonlab.config import RunConfig, raw_config
@@ -23,7 +20,7 @@ from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_
 from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import epoch_cell, header, held_in, table
 from reasonlab.store import Metrics
-from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.base import Arm
 from reasonlab.studies.reasoning_bias.theory import (
     GAMMAS,
     GEOMETRY,
@@ -48,7 +45,6 @@ from reasonlab.studies.reasoning_bias.theory import (
     theory_checks,
 )
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import run_sweep
 
 MODELS = ("transformer", "emb-mlp")
 # each arm trains both models' profiles (``transformer-<arm>``, ``emb-mlp-<arm>``) over γ and its seeds
@@ -90,41 +86,6 @@ def is_fig8(cfg: RunConfig) -> str | None:
     """Which Fig. 8 experiment a config is, if any."""
     return next((name for name, groups in FIG8.items()
                  if [g.model_dump(exclude_none=True) for g in cfg.task.memory_groups] == groups), None)
-
-
-class ReasoningBias(Study):
-    """Reasoning and memory anchors in one training set, transformer and Emb-MLP at a large and a small
-    initialization, and Fig. 8's label-distribution runs: the study's figures and its criteria in ``summary.md``."""
-
-    name = "reasoning-bias"
-    kind = "mixture"
-    arms = ARMS
-    what = "reasoning vs memory anchors in one training set, transformer and Emb-MLP"
-    figures = ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*")
-
-    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Records:
-        cfgs = study_configs(arm, overrides, seeds)
-        name = f"{self.name}-{arm}"
-        executor = make_executor(len(cfgs))
-        console.print(f"reasoning-bias, profile {arm}: {len(cfgs)} runs (model × γ × seed, and Fig. 8's two) with "
-                      f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
-        report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": arm},
-                           console)
-        if report.failed:
-            console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
-        return Records(arm, cfgs, [], report.sweep_dir, report, tuple(overrides))
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        draw(_measured(records), records.configs, out)
-        return []
-
-    def summarize(self, records: Records) -> str:
-        return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
-
-
-def _measured(records: Records) -> dict:
-    return records.once("measured", lambda: measure(records.configs, records.folder))
 
 
 def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None) -> dict:
