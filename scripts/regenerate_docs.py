@@ -14,10 +14,11 @@ marker names no generator (or a generator's marker is gone), or a regenerated ta
 text; with ``--draw`` it also draws every figure into a scratch folder. A generator whose inputs are missing is named
 with the command that trains and packs them (its ``command``), which ``--pending`` lists alone.
 
-The generators live in ``scripts/docgen/``, one module per study (and ``sweeps``, the reduced sweeps, ``results``, the
+The generators are the sections of every registered study (``Study.sections``, ``reasonlab.studies.sections``),
+and the modules of ``scripts/docgen/`` that are not a study's yet (``sweeps``, the reduced sweeps, ``results``, the
 README's verdict table and docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its
-verdicts, ``common``, what they share); each module registers its own ``FIGURE_GENERATORS`` and ``TABLES``, and
-this script merges them, so that ``--check`` sees the whole coverage in one place.
+verdicts, ``common``, what they share; each registers its ``SECTIONS``, or its ``FIGURE_GENERATORS`` and
+``TABLES``). This script merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
 from __future__ import annotations
@@ -30,37 +31,40 @@ from pathlib import Path
 
 from docgen import (
     anchor,
-    benchmarks,
-    common,
     config_reference,
-    modular,
-    prontoqa_tinystories,
-    reasoning_bias,
     results,
-    route_r3,
     sweeps,
 )
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
 from reasonlab.errors import UserError
+from reasonlab.registry import studies
+from reasonlab.studies import sections
+from reasonlab.studies.sections import Sections
 
-# each registers its own generators
-SECTIONS = (anchor, sweeps, reasoning_bias, prontoqa_tinystories, modular, route_r3, benchmarks, results,
-            config_reference)
-
-
-def _merged(registry: str) -> dict:
-    """One registry of every section (a section without it registers none), refusing a name registered twice."""
-    merged: dict = {}
-    for section in SECTIONS:
-        for name, entry in getattr(section, registry, {}).items():
-            assert name not in merged, f"{registry}: {name} registered twice"
-            merged[name] = entry
-    return merged
+# the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
+MODULES = (anchor, sweeps, results, config_reference)
 
 
-FIGURE_GENERATORS: dict[str, Figures] = _merged("FIGURE_GENERATORS")
-TABLES: dict[str, Table] = _merged("TABLES")
+def _module_sections(module: object) -> Sections:
+    return getattr(module, "SECTIONS", None) or [*getattr(module, "FIGURE_GENERATORS", {}).items(),
+                                                 *getattr(module, "TABLES", {}).items()]
+
+
+def _merged() -> tuple[dict[str, Figures], dict[str, Table]]:
+    """Every section of every study, then of every module, as the figures and the tables by name, refusing a name
+    registered twice as a figure or twice as a table."""
+    figures: dict[str, Figures] = {}
+    tables: dict[str, Table] = {}
+    for blocks in [study.sections(REPO) for study in studies().values()] + [_module_sections(m) for m in MODULES]:
+        for name, block in blocks:
+            registry = figures if isinstance(block, Figures) else tables
+            assert name not in registry, f"{name} registered twice"
+            registry[name] = block
+    return figures, tables
+
+
+FIGURE_GENERATORS, TABLES = _merged()
 
 
 def _missing(paths: list[str]) -> list[str]:
@@ -95,7 +99,7 @@ def coverage(check: bool = True) -> list[str]:
     outputs = {o for g in FIGURE_GENERATORS.values() for o in g.outputs}
     for png in sorted((REPO / FIGURES).iterdir()):
         if str(png.relative_to(REPO)) not in outputs:
-            problems.append(f"{png.relative_to(REPO)}: no generator in scripts/docgen/")
+            problems.append(f"{png.relative_to(REPO)}: no generator (no study's sections or scripts/docgen/ draw it)")
     problems += pending()
     for doc in DOCS:
         text = (REPO / doc).read_text()
@@ -163,7 +167,7 @@ def main() -> int:
         if args.pending:
             print("\n".join(pending()) or "nothing pending: every generator's inputs are committed")
             return 0
-        common.CHECKING = args.check
+        sections.WRITES = not args.check
         problems = coverage(args.check)
         if args.check:
             if not problems:

@@ -12,7 +12,6 @@ a memorized table.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Literal
 
 import torch
@@ -22,6 +21,7 @@ import reasonlab
 from reasonlab.config import StrictModel, ThresholdConfig
 from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.seeds import subseed
+from reasonlab.studies.base import Arm
 from reasonlab.tasks.base import EvalSet, TaskData
 
 
@@ -78,32 +78,41 @@ class Parity(reasonlab.Kind):
 reasonlab.register_task(Parity, replace=True)
 
 # ---- its study: a γ × depth grid, run with `reasonlab reproduce parity-gamma` ----------------------------------
-GRIDS = {"cpu": {"init.gamma": [0.3, 0.8], "model.depth": [1, 2], "seed": [1]}}
-BASE = ["task.kind=parity", "model.d_model=32", "model.n_heads=2", "model.d_k=16", "model.d_v=16",
+BASE = ("task.kind=parity", "model.d_model=32", "model.n_heads=2", "model.d_k=16", "model.d_v=16",
         "model.d_ff=64", "model.max_positions=16", "train.epochs=3", "train.batch_size=32", "train.warmup_epochs=1",
-        "train.lr_multiplier=100", "train.checkpoint_log=0", "profile=parity (tiny, cpu)"]
+        "train.lr_multiplier=100", "train.checkpoint_log=0", "profile=parity (tiny, cpu)")
 
 
-def reproduce(profile: str, out: Path, make_executor, console, overrides: list[str] = ()) -> Path:
-    """Run the arm, draw its phase diagram and write summary.md with the shared helpers."""
-    from reasonlab.report.markdown import document, failed_runs, header, table
-    from reasonlab.report.phase import label_phase
-    from reasonlab.store import atomic_write_text
-    from reasonlab.sweep.grid import SweepSpec
-    from reasonlab.sweep.runner import run_study
+class ParityGamma(reasonlab.Study):
+    """Its one arm trains the grid; ``run`` then draws the phase diagram and writes summary.md with the shared
+    helpers."""
 
-    spec = SweepSpec(name=f"parity-gamma-{profile}", set=[*BASE, *overrides], grid=GRIDS[profile])
-    configs, report, rows = run_study(spec, out, make_executor, console)
-    figures, _ = label_phase(rows, report.sweep_dir / "figures" / "phase", "init.gamma", "model.depth",
-                             {"value": "final.test_acc"}, "")
-    cells = [[f"{r['init.gamma']:g}", str(r["model.depth"]), f"{r['final.test_acc']:.3f}", r["label"]] for r in rows]
-    atomic_write_text(report.sweep_dir / "summary.md", document(
-        header("parity-gamma", profile, configs[0].profile, report.timing()),
-        ["![phase](figures/phase.png)", ""],
-        table(["γ", "depth", "test accuracy", "label"], cells), failed_runs(report)))
-    console.print(f"figures: {', '.join(map(str, figures))}")
-    return report.sweep_dir
+    name = "parity-gamma"
+    kind = "parity"
+    arms = {"cpu": Arm(profile="cpu", changes=BASE,
+                       grid={"init.gamma": [0.3, 0.8], "model.depth": [1, 2], "seed": [1]})}
+    what = "parity: γ × depth (docs example)"
+    figures = ("phase",)
+
+    def spec(self, arm):  # no built-in profile: the arm's changes say everything
+        from reasonlab.sweep.grid import SweepSpec
+
+        return SweepSpec(name=f"parity-gamma-{arm}", set=list(self.arms[arm].changes), grid=self.arms[arm].grid)
+
+    def draw(self, records, out):
+        from reasonlab.report.phase import label_phase
+
+        return label_phase(records.rows, out / "phase", "init.gamma", "model.depth", {"value": "final.test_acc"},
+                           "")[0]
+
+    def summarize(self, records):
+        from reasonlab.report.markdown import document, failed_runs, header, table
+
+        cells = [[f"{r['init.gamma']:g}", str(r["model.depth"]), f"{r['final.test_acc']:.3f}", r["label"]]
+                 for r in records.rows]
+        return document(header("parity-gamma", records.arm, records.configs[0].profile, records.report.timing()),
+                        ["![phase](figures/phase.png)", ""],
+                        table(["γ", "depth", "test accuracy", "label"], cells), failed_runs(records.report))
 
 
-reasonlab.register_study("parity-gamma", grids=GRIDS, reproduce=reproduce, what="parity: γ × depth (docs example)",
-                         figures=("phase",), replace=True)
+reasonlab.register_study(ParityGamma, replace=True)

@@ -11,6 +11,7 @@ import numpy as np
 from trajectory_figure import committed
 
 from docgen.common import (
+    ANCHOR_PINS,
     ANCHOR_SEARCH,
     FIGURES,
     REPO,
@@ -25,6 +26,7 @@ from docgen.common import (
     under,
 )
 from docgen.sweeps import PHASE
+from reasonlab.config import load_yaml
 from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies import anchor, anchor_phase
@@ -49,7 +51,7 @@ def trajectory() -> tuple[dict, str, str]:
 
 def _trajectory_inputs() -> list[str]:
     return ([f"{TRAJECTORY}/{r}/{f}" for r in TRAJECTORY_RUNS for f in ("config.yaml", "metrics.parquet")]
-            + under(TRAJECTORY, *TRAJECTORY_REPLAYS))
+            + under(TRAJECTORY, *TRAJECTORY_REPLAYS) + [ANCHOR_PINS])
 
 
 def _draw_trajectory(scratch: Path) -> None:
@@ -64,7 +66,7 @@ def _trajectory_summary() -> str:
 
 # ---- the anchor mechanism pair: flow and representations of two cpu-phase runs, from their committed analyses --
 
-ANCHOR_PROBED = {"symmetric": "6481c657be98", "inferential": "628dca9517d0"}  # the docs' pair, by run id
+ANCHOR_PROBED: dict[str, str] = load_yaml(REPO / ANCHOR_PINS)["probed"]  # the docs' pair, by run id
 
 
 def _probed(which: str) -> str:

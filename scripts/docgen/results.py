@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, trajectory_headline
-from docgen.benchmarks import SWEEPS, bench_found
 from docgen.common import (
     ANCHOR_SEARCH,
     DEMO,
@@ -24,17 +23,29 @@ from docgen.common import (
     counts,
     under,
 )
-from docgen.prontoqa_tinystories import lm_finished, lm_headline, lm_minutes, regime_inputs
-from docgen.reasoning_bias import demo_headline, mixture_headline, rb_headline, rb_inputs
 from docgen.reference import reference_cell, reference_inputs
-from docgen.route_r3 import GROK, grok_headline
-from docgen.sweeps import COMPLEXITY, CPU_SWEEPS, LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, CpuSweep
+from docgen.sweeps import (
+    BENCHMARKS,
+    COMPLEXITY,
+    CPU_SWEEPS,
+    GROK,
+    LM_DOCS,
+    LR_WD,
+    MODULAR_PHASE,
+    PHASE,
+    RB_DOCS,
+    ROUTE_R3,
+    WIDE,
+    WIDE_WD,
+)
 from docgen.verdicts import RULE, claims, seed_mean_lines
 from reasonlab.studies.anchor import STUDY_BAR
+from reasonlab.studies.reasoning_bias.docs import rb_inputs
+from reasonlab.studies.sections import CommittedSweep
 from reasonlab.sweep.results import markdown_table
 
 
-def _phase_cells(sweep: CpuSweep) -> tuple[str, str]:
+def _phase_cells(sweep: CommittedSweep) -> tuple[str, str]:
     """A reduced phase diagram's committed runs, and what it showed seed by seed and on the paper's cells (best over
     learning rates, mean over seeds)."""
     lines = seed_mean_lines(sweep)
@@ -68,7 +79,7 @@ def _what_reproduces() -> str:
          "`cpu-wide` with wd 0.28", *_phase_cells(WIDE_WD),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
-         counts([DEMO]), demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
+         counts([DEMO]), RB_DOCS.demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
          counts([ANCHOR_SEARCH, DEMO_ANCHOR]), anchor_demo_headline(),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
@@ -82,18 +93,19 @@ def _what_reproduces() -> str:
          *LR_WD.cells(),
          f"[anchor-composition]({link}#learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper)"),
         ("reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-         counts([RB_CPU]), rb_headline(),
+         counts([RB_CPU]), RB_DOCS.rb_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("the mixture transformer at the spec's volume (`train --family mixture --profile transformer-volume`)",
          "`transformer-volume` (24–46 min per run)", counts([f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]),
-         mixture_headline(),
+         RB_DOCS.mixture_headline(),
          "[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---"
          "profile-cpu)"),
         ("PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",
-         f"`regime` (the spec's optimizer on reduced data and model; {lm_minutes('regime')}); earlier `cpu` and "
-         "a search of 8 settings", f"{lm_finished('regime')}: `{LM_REGIME}/`; earlier "
-         f"{counts([LM, DL_SEARCH])}", lm_headline(), f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
+         f"`regime` (the spec's optimizer on reduced data and model; {LM_DOCS.lm_minutes('regime')}); earlier `cpu` "
+         "and a search of 8 settings", f"{LM_DOCS.lm_finished('regime')}: `{LM_REGIME}/`; earlier "
+         f"{counts([LM, DL_SEARCH])}", LM_DOCS.lm_headline(),
+         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})"),
         ("in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`",
          *_modular_grid(),
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
@@ -106,10 +118,11 @@ def _what_reproduces() -> str:
          "[modular-icl](docs/modular-icl.md#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"),
         ("route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
          "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about 5 h a "
-         "run on one thread)", counts([GROK]), grok_headline(),
+         "run on one thread)", counts([GROK]), ROUTE_R3.grok_headline(),
          "[modular-icl](docs/modular-icl.md#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"),
         ("addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-         counts([sweep.folder for sweep in SWEEPS.values()]), bench_found(),
+         counts([sweep.folder for sweep in BENCHMARKS.values()]),
+         "; ".join(sweep.headline(*sweep.finished()) for sweep in BENCHMARKS.values()),
          "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)"),
     ]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
@@ -136,10 +149,11 @@ def _verdict_readings() -> str:
 
 
 def _what_reproduces_inputs() -> list[str]:
-    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM, *regime_inputs(),
-            *(i for sweep in SWEEPS.values() for i in sweep.inputs()),
+    return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM,
+            *LM_DOCS.regime_inputs(),
+            *(i for sweep in BENCHMARKS.values() for i in sweep.inputs()),
             DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
-            *rb_inputs(), *(i for sweep in CPU_SWEEPS for i in sweep.inputs()), *reference_inputs()]
+            *rb_inputs(), *(i for sweep in (*CPU_SWEEPS, MODULAR_PHASE) for i in sweep.inputs()), *reference_inputs()]
 
 
 TABLES: dict[str, Table] = {

@@ -2,73 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
-from docgen.common import FIGURES, REPO, Figures, Table, counts, sweep_inputs, train_pack
+from docgen.common import REPO, Table, train_pack
 from reasonlab.config import RunConfig
 from reasonlab.report.markdown import held_in
 from reasonlab.studies import (
     anchor_complexity,
     anchor_lr_wd,
     anchor_phase,
+    benchmarks,
     modular_phase,
 )
+from reasonlab.studies.benchmarks.docs import committed
+from reasonlab.studies.modular.docs import ModularDocs
+from reasonlab.studies.modular.route_r3 import GROK, RouteR3  # noqa: F401 - GROK shared with the tables
+from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
+from reasonlab.studies.reasoning_bias.docs import RbDocs
+from reasonlab.studies.sections import CommittedSweep, sweep_sections
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 from reasonlab.terminal import counted
-
-Finished = tuple[list[RunConfig], list[dict], Path]  # a committed sweep's configs, finished rows and folder
-
-
-@dataclass(frozen=True)
-class CpuSweep:
-    """A study's reduced sweep (its ``profile``, cpu unless named): its study (``spec_for``), what draws its
-    figures and which drawn file each docs figure is."""
-    study: object
-    figures: dict[str, str]  # docs figure name → the file ``drawer`` leaves in its folder (no suffix)
-    doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-<profile>``
-    report: Callable[[list[RunConfig], list[dict], Path], list[str]]  # configs, rows, sweep folder → its lines
-    headline: Callable[[list[RunConfig], list[dict], Path], str]  # the results table's line
-    drawer: Callable[[list[RunConfig], list[dict], Path, Path], object]  # configs, rows, sweep folder, scratch
-    profile: str = "cpu"
-
-    @property
-    def folder(self) -> str:
-        return f"results/{self.study.spec_for(self.profile).name}"
-
-    @property
-    def command(self) -> str:
-        """The command that trains the sweep and packs it into its results folder."""
-        return train_pack(self.study.spec_for(self.profile).name.removesuffix(f"-{self.profile}"), self.profile)
-
-    def configs(self) -> list[RunConfig]:
-        return sweep_configs(self.study.spec_for(self.profile))[0]
-
-    def inputs(self) -> list[str]:
-        return sweep_inputs(self.folder, self.configs())
-
-    def finished(self) -> Finished:
-        """The configs, the committed finished rows (its results table, rebuilt from the run folders) and the folder:
-        read once per invocation, though the figure, the docs table and the results tables' rows all use them."""
-        if self.folder not in _FINISHED:
-            configs = self.configs()
-            _FINISHED[self.folder] = configs, finished_rows(configs, REPO / self.folder), REPO / self.folder
-        return _FINISHED[self.folder]
-
-    def draw(self, scratch: Path) -> None:
-        self.drawer(*self.finished(), scratch)
-
-    def table(self) -> str:
-        return "\n".join(self.report(*self.finished())) + "\n"
-
-    def cells(self) -> tuple[str, str]:
-        """The results table's committed-runs and finding cells, counted and computed from the committed sweep."""
-        return counts([self.folder]), self.headline(*self.finished())
-
-
-_FINISHED: dict[str, Finished] = {}  # folder → what ``CpuSweep.finished`` read (a study object may not hash)
 
 
 def _transitions(configs: list[RunConfig], rows: list[dict]) -> str:
@@ -97,39 +52,34 @@ def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
             f"{anchor_lr_wd.pushes_text(rows, pair, 1)} (paper App. E: both)")
 
 
-def _modular_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
-    tasks, _lines = modular_phase.task_count_claim(rows)
-    one, detail = modular_phase.depth_one_claim(rows)
-    return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
-            f"{modular_phase.verdict(tasks)}; depth 1 never generalizing o.o.d.: {modular_phase.verdict(one)} "
-            f"({detail})")
-
-
 def _without_runs(draw: Callable[[list[RunConfig], list[dict], Path], object]) -> Callable[..., object]:
     """A study's ``draw`` that reads its rows only, as a drawer (which is also handed the sweep folder)."""
     return lambda configs, rows, _, scratch: draw(configs, rows, scratch)
 
 
-CPU_SWEEPS = (CpuSweep(anchor_phase, {"anchor-phase-cpu": "phase"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
-                       headline=_phase_headline, drawer=_without_runs(anchor_phase.draw)),
-              CpuSweep(anchor_complexity, {"anchor-complexity-cpu": "complexity"}, drawer=anchor_complexity.draw,
-                       doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, sweep: anchor_complexity.report_lines(
-                           anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
-                       headline=_complexity_headline),
-              CpuSweep(anchor_lr_wd, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
-                       report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr, 3),
-                       headline=_lr_wd_headline, drawer=_without_runs(anchor_lr_wd.draw)),
-              CpuSweep(modular_phase, {"modular-phase-cpu-L2": "phase-L2-final", "modular-phase-cpu-shots": "shots"},
-                       drawer=modular_phase.draw, doc="docs/modular-icl.md", report=lambda configs, rows, sweep:
-                       modular_phase.report_lines(rows, modular_phase.measure(rows, sweep), 4, figures=False),
-                       headline=_modular_headline),
-              *(CpuSweep(anchor_phase, {f"anchor-phase-{arm}": "phase"}, doc="docs/anchor-composition.md",
-                         report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
-                         headline=_phase_headline, drawer=_without_runs(anchor_phase.draw), profile=arm)
-                for arm in ("cpu-wide", "cpu-wide-wd")))
-PHASE, COMPLEXITY, LR_WD, MODULAR_PHASE, WIDE, WIDE_WD = CPU_SWEEPS
+def _phase(arm: str) -> CommittedSweep:
+    return CommittedSweep(REPO, anchor_phase.STUDY, {f"anchor-phase-{arm}": "phase"}, doc="docs/anchor-composition.md",
+                          report=lambda configs, rows, _: anchor_phase.report_lines(configs, rows, 4),
+                          headline=_phase_headline, drawer=_without_runs(anchor_phase.draw), arm=arm)
+
+
+CPU_SWEEPS = (_phase("cpu"),
+              CommittedSweep(REPO, anchor_complexity.STUDY, {"anchor-complexity-cpu": "complexity"},
+                             drawer=anchor_complexity.draw, doc="docs/anchor-composition.md",
+                             report=lambda configs, rows, sweep: anchor_complexity.report_lines(
+                                 anchor_complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
+                             headline=_complexity_headline),
+              CommittedSweep(REPO, anchor_lr_wd.STUDY, {"anchor-lr-wd-cpu": "lr-wd"}, doc="docs/anchor-composition.md",
+                             report=lambda configs, rows, _: anchor_lr_wd.report_lines(rows, configs[0].train.base_lr,
+                                                                                       3),
+                             headline=_lr_wd_headline, drawer=_without_runs(anchor_lr_wd.draw)),
+              _phase("cpu-wide"), _phase("cpu-wide-wd"))
+PHASE, COMPLEXITY, LR_WD, WIDE, WIDE_WD = CPU_SWEEPS
+ROUTE_R3 = RouteR3(ModularDocs(REPO, modular_phase.STUDY))  # the modular study's own sections
+MODULAR_PHASE = ROUTE_R3.docs.sweep
+LM_DOCS = LmDocs(REPO)  # the PrOntoQA + TinyStories study's own sections
+RB_DOCS = RbDocs(REPO)  # the reasoning-bias study's own sections
+BENCHMARKS = {name: committed(study, REPO) for name, study in benchmarks.STUDIES.items()}  # their own sections
 
 
 # ---- the cell protocol's arm: read from what is committed while its 30 runs land ---------------------------------
@@ -170,14 +120,4 @@ CELL_TABLES = {CELL_FOLDER.removeprefix("results/"): Table(
 
 # ---- what this module registers ----------------------------------------------------------------------------------
 
-def register(sweeps: Iterable[CpuSweep]) -> tuple[dict[str, Figures], dict[str, Table]]:
-    """The figures and the docs table (named after its results folder) of each sweep among ``sweeps``."""
-    sweeps = list(sweeps)
-    return ({name: Figures(sweep.inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, sweep.draw, sweep.command)
-             for sweep in sweeps for name, made in sweep.figures.items()},
-            {sweep.folder.removeprefix("results/"): Table(sweep.doc, sweep.inputs, sweep.table, command=sweep.command)
-             for sweep in sweeps})
-
-
-FIGURE_GENERATORS, TABLES = register(CPU_SWEEPS)
-TABLES |= CELL_TABLES
+SECTIONS = [*sweep_sections(CPU_SWEEPS), *CELL_TABLES.items()]

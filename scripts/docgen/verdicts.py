@@ -15,21 +15,22 @@ from functools import cache, partial
 from statistics import mean
 
 from docgen.anchor import own_draws_composed, trajectory
-from docgen.benchmarks import LARGE, SMALL, SWEEPS, _table
 from docgen.common import REGIME_ANCHOR
-from docgen.prontoqa_tinystories import _lm_per_gamma, _lm_window, _regime_early, chain, lm_order, lm_setting
-from docgen.reasoning_bias import _rb_results
-from docgen.route_r3 import GROK, _grok_stats
-from docgen.sweeps import LR_WD, MODULAR_PHASE, PHASE, WIDE, WIDE_WD, CpuSweep
+from docgen.sweeps import BENCHMARKS, GROK, LM_DOCS, LR_WD, MODULAR_PHASE, PHASE, RB_DOCS, ROUTE_R3, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.modular.evaluate import GOOD
 from reasonlab.report.markdown import held_in
-from reasonlab.studies import anchor_lr_wd, anchor_phase, benchmarks, modular_phase
+from reasonlab.studies import anchor_lr_wd, anchor_phase, benchmarks
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.studies.benchmarks.docs import ARM, LARGE, SMALL
+from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
+from reasonlab.studies.modular import report as modular_report
+from reasonlab.studies.prontoqa_tinystories.docs import chain
+from reasonlab.studies.sections import CommittedSweep
 from reasonlab.terminal import counted
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable at this scale")
@@ -88,7 +89,7 @@ def seeds_text(seeds: set[int]) -> str:
 
 # ---- anchor composition -------------------------------------------------------------------------------------------
 
-def seed_mean_lines(sweep: CpuSweep) -> dict[float, bool | None]:
+def seed_mean_lines(sweep: CommittedSweep) -> dict[float, bool | None]:
     """Per depth of a reduced phase diagram, on the paper's cells (best over learning rates, mean over seeds):
     whether the transition shows at the study's bar (``anchor_phase.transitions``); None when fewer than two γ
     fitted, so that no order along γ can show."""
@@ -172,7 +173,7 @@ RB_LINK = ("[reasoning-bias](docs/reasoning-bias.md#what-the-cpu-profiles-showed
 
 
 def _e1(model: str, name: str, figure: str) -> Claim:
-    mine = {s: c for (m, s), c in _rb_results()["criteria"].items() if m == model}
+    mine = {s: c for (m, s), c in RB_DOCS.results()["criteria"].items() if m == model}
     n = len(mine)
     per_seed = {s: all(c[k] for k in rb.CRITERIA) for s, c in mine.items()}
     missed = [f"{label.split(' (')[0]} in {k} of {n}" for key, label in rb.CRITERIA.items()
@@ -188,22 +189,22 @@ def _e1(model: str, name: str, figure: str) -> Claim:
 
 
 def _delta_l() -> Claim:
-    (order, held), (cpu_order, cpu_held) = lm_order("regime"), lm_order("cpu")
-    window = _lm_window("regime")
-    seeds = {m["seed"] for ms in _lm_per_gamma("regime").values() for m in ms}
+    (order, held), (cpu_order, cpu_held) = LM_DOCS.lm_order("regime"), LM_DOCS.lm_order("cpu")
+    window, cpu_setting = LM_DOCS.window("regime"), LM_DOCS.lm_setting("cpu")
+    seeds = {m["seed"] for ms in LM_DOCS.per_gamma("regime").values() for m in ms}
     return Claim(
         "reasoning bias, PrOntoQA + TinyStories", "bias",
         "ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA rises with γ, 0.3 < 0.5 < 0.8 (Fig. 1, Fig. 7A)",
         f"seed means order {chain(order)} (ΔL̄ " + ", ".join(f"{mean(window[g]):.2f}" for g in order)
-        + f"; {seeds_text(seeds)}); at {lm_setting('cpu')}: {chain(cpu_order)}",
-        f"a sweep (the spec's optimizer regime, `regime`; the earlier `cpu` at {lm_setting('cpu')}): held when the "
+        + f"; {seeds_text(seeds)}); at {cpu_setting}: {chain(cpu_order)}",
+        f"a sweep (the spec's optimizer regime, `regime`; the earlier `cpu` at {cpu_setting}): held when the "
         "seed means of ΔL̄ rise with γ over 0.3, 0.5, 0.8 and neighbouring γ's seed ranges do not overlap",
         [None if u.startswith("not testable") else u == "**held**" for u in (held, cpu_held)], None,
         f"[reasoning-bias](docs/reasoning-bias.md#{REGIME_ANCHOR})")
 
 
 def _cosines() -> Claim:
-    early = _regime_early()
+    early = LM_DOCS.regime_early()
     small = max(early)
     per_seed = [e["prontoqa"] < e["tinystories"] for e in early[small]]
     paper = lm.PAPER_COSINE
@@ -220,7 +221,7 @@ def _cosines() -> Claim:
 
 
 def _fig8() -> Claim:
-    held = rb.fig8_held(_rb_results()["fig8"])
+    held = rb.fig8_held(RB_DOCS.results()["fig8"])
     return Claim(
         "reasoning bias, label distributions", "bias",
         "trained on memory data alone, labels land in range long before they are right; F_mem,2 is learned much "
@@ -244,7 +245,7 @@ def _modular_peak(rows: list[dict]) -> float:
 
 def _task_count() -> Claim:
     configs, rows, _ = MODULAR_PHASE.finished()
-    held, _ = modular_phase.task_count_claim(rows)
+    held, _ = modular_report.task_count_claim(rows)
     tasks = sorted({c.task.n_tasks for c in configs})
     peak = _modular_peak(rows)
     return Claim(
@@ -261,7 +262,7 @@ def _task_count() -> Claim:
 
 def _depth_one() -> Claim:
     _, rows, _ = MODULAR_PHASE.finished()
-    held, detail = modular_phase.depth_one_claim(rows)
+    held, detail = modular_report.depth_one_claim(rows)
     return Claim(
         "in-context modular arithmetic, depth", "modular",
         "depth 1 never generalizes o.o.d.; depth 2 is the smallest depth that does (abstract)",
@@ -272,7 +273,7 @@ def _depth_one() -> Claim:
 
 
 def _grokking() -> Claim:
-    stats = {s: g for s, g in _grok_stats().items() if not g.run.name.endswith(".partial")}
+    stats = {s: g for s, g in ROUTE_R3.stats.items() if not g.run.name.endswith(".partial")}
     per_seed = {s: g.peak >= GOOD for s, g in stats.items()}
     task = load_yaml(next(iter(stats.values())).run / "config.yaml")["task"]
     return Claim(
@@ -302,22 +303,22 @@ BENCHMARK_CLAIMS = {  # name → (its title, the paper's claim)
 
 
 def _benchmark(name: str) -> Claim:
-    table = _table(name, SWEEPS[name].finished()[1])
-    comp = benchmarks.comparison(table, SMALL, LARGE)
+    table = runs_table(BENCHMARKS[name].finished()[1], benchmarks.STUDIES[name].plans[ARM])
+    comp = comparison(table, SMALL, LARGE)
     units = [None if w.startswith("not testable") else w.startswith("better") for *_, w in comp]
     sizes = "; ".join(f"{n:,} rows: " + ("not testable" if u is None else f"{va:.2f} vs {vb:.2f} ({w.split(';')[0]})")
                       for (n, va, vb, w), u in zip(comp, units, strict=True))
     return Claim(
         f"anchor composition, {BENCHMARK_CLAIMS[name][0]}", "anchor", BENCHMARK_CLAIMS[name][1],
         f"{HEADLINES[table[0]['headline']]}, small vs large init: {sizes}; {seeds_text({t['seed'] for t in table})}",
-        f"a training size of the `cpu` sweep: held when small init + large wd is better by {benchmarks.SAME} or more "
+        f"a training size of the `cpu` sweep: held when small init + large wd is better by {SAME} or more "
         "in the mean and in every seed; not testable when a side did not fit its training data in most seeds",
         units, None, "[benchmarks](docs/benchmarks.md#what-the-cpu-profiles-show-in-one-paragraph)")
 
 
 CLAIMS: list[Callable[[], Claim]] = [
     _anchor_phase, _anchor_paper_scale, partial(_anchor_lr_wd, 0), partial(_anchor_lr_wd, 1),
-    *(partial(_benchmark, name) for name in SWEEPS),
+    *(partial(_benchmark, name) for name in BENCHMARKS),
     _task_count, _depth_one, _grokking,
     partial(_e1, "emb_mlp", "Emb-MLP", "Fig. 3B"), partial(_e1, "transformer", "transformer", "Fig. 3A"),
     _delta_l, _cosines, _fig8,

@@ -2,9 +2,8 @@
 
 The public API (docs/api.md): ``make_config``, ``run``, ``load``, ``Run``, ``MetricTable``, ``open_store``,
 ``build_task``, ``build_model``, ``score``, ``TaskDataset``, ``apply_init_rate``, ``RunConfig`` and ``ConfigError``;
-``Kind`` with
-``register_task``, ``register_model`` and ``register_study`` for one's own task, model or study
-(docs/extending.md).
+``Kind`` and ``Study`` with ``register_task``, ``register_model`` and ``register_study`` for one's own task, model
+or study (docs/extending.md).
 
 The built-in kinds and studies register from their own folders when imported; this facade installs the loader
 that imports them on the registry's first lookup, so ``import reasonlab`` stays light. The built-in kinds'
@@ -18,9 +17,9 @@ from reasonlab import registry
 from reasonlab.registry import register_model, register_study, register_task
 from reasonlab.version import __version__
 
-__all__ = ["ConfigError", "Kind", "MetricTable", "Run", "RunConfig", "TaskDataset", "__version__", "apply_init_rate",
-           "build_model", "build_task", "load", "make_config", "open_store", "register_model", "register_study",
-           "register_task", "run", "score"]
+__all__ = ["ConfigError", "Kind", "MetricTable", "Run", "RunConfig", "Study", "TaskDataset", "__version__",
+           "apply_init_rate", "build_model", "build_task", "load", "make_config", "open_store", "register_model",
+           "register_study", "register_task", "run", "score"]
 _API = {"make_config", "run", "load", "Run", "MetricTable", "open_store", "build_task", "build_model", "score",
         "TaskDataset"}
 
@@ -34,6 +33,10 @@ def __getattr__(name: str):  # noqa: ANN202 - the API, imported on first use (``
         from reasonlab.kinds.base import Kind
 
         return Kind
+    if name == "Study":
+        from reasonlab.studies.base import Study
+
+        return Study
     if name in ("RunConfig", "ConfigError"):
         from reasonlab import config
 

@@ -2,13 +2,14 @@
 
 A task kind is a ``reasonlab.kinds.base.Kind``: everything reasonlab needs to know about a task, in one class
 (built-in ones each live in one folder, ``reasonlab/kinds/<kind>/``, whose ``__init__`` declares and registers
-it, beside its ``profiles/``); a study is its arms (profiles, grids), its ``reproduce`` and the figures it draws; a
-model kind is its config section and the module it builds.
+it, beside its ``profiles/``); a study is a ``reasonlab.Study`` (``reasonlab/studies/base.py``): its kind, its arms
+and what each arm draws and summarizes; a model kind is its config section and the module it builds.
 
 Your own task registers from your own package, with no edit inside reasonlab::
 
     import reasonlab
     reasonlab.register_task(Reversal)      # class Reversal(reasonlab.Kind): name = "reversal"; config = ...
+    reasonlab.register_study(ReversalPhase)  # class ReversalPhase(reasonlab.Study): name, kind, arms = ...
 
 or, installed, by an entry point in the group ``reasonlab.tasks`` (or ``reasonlab.studies``, ``reasonlab.models``)
 naming a callable that registers (or an entry to register); entry points are loaded on the first lookup. A kind's
@@ -113,40 +114,9 @@ class ModelKind:
     build: Callable[..., Any]
 
 
-@dataclass(frozen=True)
-class Study:
-    """One study: its arms and its figures.
-
-    profiles: the profile family its arms use (profiles named ``<profiles>-<arm>``).
-    grids: arm (profile name) -> grid axes, e.g. ``{"cpu": {"init.gamma": [0.3, 0.5]}}``.
-    reproduce: ``(profile, out, make_executor, console, overrides) -> sweep directory``: runs the arm and writes
-        its figures and ``summary.md``; with a ``seeds`` parameter it also takes ``reproduce --seeds`` (the arm's
-        seed axis replaced).
-    figures: the figure names it writes under ``<sweep>/figures/`` (for listings and docs).
-    what: one line for ``reasonlab studies``.
-    runs_on_cpu: its paper-scale arms are meant to train on a CPU (so ``reproduce`` does not ask for ``--yes``).
-    """
-
-    name: str
-    grids: dict[str, dict[str, list]]
-    reproduce: Callable[..., Any]
-    what: str = ""
-    figures: tuple[str, ...] = ()
-    profiles: str | None = None
-    default_profile: str | None = None
-    runs_on_cpu: bool = False
-
-    def arms(self) -> dict[str, dict[str, list]]:
-        return dict(self.grids)
-
-    def default_arm(self) -> str:
-        arms = self.arms()
-        return self.default_profile or ("cpu" if "cpu" in arms else next(iter(arms)))
-
-
 _TASKS: dict[str, Any] = {}  # name -> its Kind
 _MODELS: dict[str, ModelKind] = {}
-_STUDIES: dict[str, Study] = {}
+_STUDIES: dict[str, Any] = {}  # name -> its Study
 _PROFILES: dict[Path, None] = {}  # the registered folders of <family>-<name>.yaml profiles, in order
 _LOADERS: list[Callable[[], None]] = []
 _entry_points_loaded: set[str] = set()
@@ -251,13 +221,18 @@ def unregister_model(name: str) -> None:
     _MODELS.pop(name, None)
 
 
-def register_study(name: str | Study, replace: bool = False, **parts: Any) -> Study:
-    """Register a study: ``register_study("reversal-phase", grids=..., reproduce=..., what=...)`` or a ``Study``."""
-    entry = name if isinstance(name, Study) else Study(name=name, **parts)
-    if not callable(entry.reproduce):
-        raise ConfigError(f"study {entry.name!r}: reproduce is {type(entry.reproduce).__name__}, not a function of "
-                          "(profile, out, make_executor, console, overrides)")
-    _note_source(entry.reproduce)
+def register_study(study: Any, replace: bool = False) -> Any:
+    """Register a study: a ``reasonlab.Study`` subclass (or an instance of one), which states its name, kind and
+    arms and runs an arm with ``run``. A name already taken is refused unless ``replace``."""
+    if not all(hasattr(study, part) for part in ("name", "kind", "arms", "run")):
+        named = getattr(study, "name", getattr(study, "__name__", study))
+        raise ConfigError(f"study {named!r}: not a reasonlab.Study (a study states its name, kind and arms, and runs "
+                          "an arm with run)")
+    entry = study() if isinstance(study, type) else study
+    if not isinstance(entry.arms, dict) or not entry.arms:
+        raise ConfigError(f"study {entry.name!r}: arms is {type(entry.arms).__name__}, not a dict of arm -> "
+                          "reasonlab.studies.base.Arm")
+    _note_source(type(entry))
     return _put(_STUDIES, "study", entry, replace)
 
 
@@ -286,7 +261,7 @@ def profile_folders(load: bool = False) -> list[Path]:
     return list(_PROFILES)
 
 
-_REGISTER = {ModelKind: register_model, Study: register_study}
+_REGISTER = {ModelKind: register_model}
 
 
 def _entry_points(group: str) -> None:
@@ -300,6 +275,8 @@ def _entry_points(group: str) -> None:
         obj = ep.load()
         if type(obj) in _REGISTER:
             _REGISTER[type(obj)](obj, replace=True)
+        elif group == "reasonlab.studies" and hasattr(obj, "arms"):  # a Study, or its class
+            register_study(obj, replace=True)
         elif group == "reasonlab.tasks" and hasattr(obj, "summarize"):  # a Kind, or its class
             register_task(obj, replace=True)
         else:
@@ -330,6 +307,6 @@ def model_kind(name: str) -> ModelKind:
     return _lookup(model_kinds(), "model.kind", name)
 
 
-def studies() -> dict[str, Study]:
+def studies() -> dict[str, Any]:
     _entry_points("reasonlab.studies")
     return dict(_STUDIES)

@@ -1,4 +1,4 @@
-"""The modular side by side's comparison (reasonlab.studies.modular_side_by_side): plateau exits and o.o.d. accuracy
+"""The modular side by side's comparison (reasonlab.studies.modular.side_by_side): plateau exits and o.o.d. accuracy
 of the reference code's runs (``ICL_Modular_Arithmetic``, as scripts/reference/modular_side_by_side.py stores them)
 against reasonlab's, on histories built here."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from reasonlab.errors import StoreError
 from reasonlab.store import MetricRow, write_metrics
-from reasonlab.studies.modular_side_by_side import (
+from reasonlab.studies.modular.side_by_side import (
     History,
     compare,
     draw,

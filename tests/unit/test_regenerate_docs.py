@@ -70,7 +70,7 @@ def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_t
     assert docs.main() == 0
     listed = {line.split(": ", 1)[0]: line for line in capsys.readouterr().out.splitlines() if line not in before}
     assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "verdicts", "verdict-readings"}
-    sweep = docs.benchmarks.SWEEPS["addition"]
+    sweep = docs.sweeps.BENCHMARKS["addition"]
     assert listed["addition-cpu"] == (
         f"addition-cpu: {3 * len(sweep.configs())} input(s) missing from the repository (first: results/addition-cpu/"
         f"{sweep.configs()[0].run_id()}/config.yaml); to commit them: reasonlab reproduce addition --profile cpu "
@@ -87,10 +87,12 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     saying so; its figures and both tables registered."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    rb = importlib.import_module("docgen.prontoqa_tinystories")
-    lm = rb.lm
+    from reasonlab.studies import prontoqa_tinystories as lm
+    from reasonlab.studies.prontoqa_tinystories import docs as lm_docs
+
+    rb = lm_docs.LmDocs(REPO)
     groups, measured = rb._lm("regime")
-    sweep = REPO / rb.LM_REGIME
+    sweep = REPO / lm_docs.LM_REGIME
     report = rb._regime_report()
     for group, cfgs in groups.items():
         section = report.split(f"#### {lm.TITLES[group]}\n")[1].split("\n#### ")[0]
@@ -103,7 +105,7 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
             assert row.endswith("| — | — | — | — |") == (m["cosine"] is None), row
             assert f"| {m['delta_L_train_window']:.3f} |" in row
     assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
-    assert set(rb._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
+    assert set(lm_docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
     assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)
 
 
@@ -112,7 +114,9 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     (which draws it) does not refuse."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    name = next(iter(importlib.import_module("docgen.modular").ROUTES))
+    from reasonlab.studies.modular.docs import ROUTES
+
+    name = next(iter(ROUTES))
     shown = REPO / docs.FIGURES / f"{name}.png"
     real_is_file = type(shown).is_file
     monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
@@ -120,28 +124,28 @@ def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_p
     assert not any(f"figures/{name}.png" in p for p in docs.coverage(check=False))
 
 
-def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(monkeypatch, tmp_path):
+def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(tmp_path):
     """A route's folder may hold several seeds (route R3's second seed beside its first): its figure draws the first;
     two runs of one seed are refused by name rather than one of them drawn."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    docs = importlib.import_module("docgen.modular")
-    first = docs._route_run("modular-grok")
-    folder = tmp_path / "results" / "grok"
+    from reasonlab.errors import UserError
+    from reasonlab.studies import modular_phase
+    from reasonlab.studies.modular.docs import ROUTES, ModularDocs
+
+    first = ModularDocs(REPO, modular_phase.STUDY).route_run("modular-grok")
+    folder = tmp_path / ROUTES["modular-grok"][0]
     shutil.copytree(first, folder / first.name)
-    for module in (docs, importlib.import_module("docgen.common")):  # the route's own paths and the run finder's
-        monkeypatch.setattr(module, "REPO", tmp_path)
-    monkeypatch.setitem(docs.ROUTES, "modular-grok", ("results/grok", "route R3"))
-    assert docs._route_run("modular-grok") == folder / first.name
+    docs = ModularDocs(tmp_path, modular_phase.STUDY)
+    assert docs.route_run("modular-grok") == folder / first.name
     shutil.copytree(first, folder / "again" / first.name)
-    with pytest.raises(docs.UserError, match="two runs of seed 1"):
-        docs._route_run("modular-grok")
+    with pytest.raises(UserError, match="two runs of seed 1"):
+        docs.route_run("modular-grok")
 
 
-def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypatch):
+def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it():
     """The spec-lr mixture's verdict asks every E1 criterion in ≥ 2 of 3 seeds: met → reproduced; a criterion that
     cannot reach 2 with the seeds still running → not reproduced, named; otherwise pending, never a result."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    rb = importlib.import_module("docgen.reasoning_bias")
+    from reasonlab.studies.reasoning_bias import docs as rb
+
     keys = list(rb.reasoning_bias.CRITERIA)
     every = {k: [True, True] for k in keys}
     assert rb.spec_lr_verdict(every, finished=2) == "**reproduced**"
@@ -153,11 +157,11 @@ def test_the_spec_lr_verdict_waits_for_seeds_that_could_still_decide_it(monkeypa
     assert rb.spec_lr_verdict({k: [] for k in keys}, finished=0).startswith("pending")
 
 
-def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores(monkeypatch):
+def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores():
     """Seeds 3–5 decide route R3: 2 passing → modular regression (counting every scored seed); fewer than 2 that can
     still pass → ratio matching; a seed not yet scored at both checkpoints keeps the verdict pending."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    r3 = importlib.import_module("docgen.route_r3")
+    from reasonlab.studies.modular import route_r3 as r3
+
     assert r3.r3_verdict({1: True, 2: False, 3: True, 4: True}).endswith("3 of 4 seeds")
     assert r3.r3_verdict({3: False, 4: False}).startswith("**ratio matching**")
     assert r3.r3_verdict({3: True, 4: False}).startswith("pending")

@@ -30,7 +30,7 @@ def test_benchmark_figure_from_plain_records(tmp_path):
 
 
 def _benchmark_table(values: dict[tuple[str, int], tuple[float, ...]]) -> list[dict]:
-    """A runs table as ``studies.benchmarks.runs_table`` makes it: (setting, size) → headline per seed 1, 2, …; a run
+    """A runs table as ``benchmarks.report.runs_table`` makes it: (setting, size) → headline per seed 1, 2, …; a run
     below 0.3 is labelled not fitted."""
     return [{"setting": s, "n": n, "seed": seed, "value": v, "label": "not-fitted" if v < 0.3 else "x",
              "headline": "ood_exact", "converge_step": None, "fit_step": 10.0, "categories": {"len:≤8": v}}
@@ -41,7 +41,7 @@ def test_benchmark_verdict_means_over_seeds_and_counts_each_seed(tmp_path):
     """The headline compares the means; a side that did not fit in most seeds makes the size not testable, and
     seeds that disagree make it mixed; beside it, in how many seeds small init was better on its own, how many runs
     did not fit, and the seed counts where the sides differ; the figure draws every run."""
-    from reasonlab.studies.benchmarks import RULE, SETTINGS, benchmark_figure, verdict
+    from reasonlab.studies.benchmarks.report import RULE, SETTINGS, benchmark_figure, verdict
 
     large, small = SETTINGS[0], SETTINGS[1]
     table = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),

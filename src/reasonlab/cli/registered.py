@@ -108,7 +108,7 @@ def _phase(command: Any) -> None:
 
 def _reproduce(command: Any) -> None:
     known = studies()
-    arms = dict.fromkeys(arm for study in known.values() for arm in study.arms())
+    arms = dict.fromkeys(arm for study in known.values() for arm in study.arms)
     _param(command, "experiment").help = f"a study (`reasonlab studies` lists them): {', '.join(known)}"
     _param(command, "profile").help = (f"the study's arm (default: its default arm, cpu where it has one): "
                                        f"{', '.join(arms)}")

@@ -5,7 +5,6 @@ share."""
 from __future__ import annotations
 
 import hashlib
-import inspect
 import re
 import sys
 from pathlib import Path
@@ -244,24 +243,20 @@ def reproduce(
         raise unknown_name(f"reproduce {experiment!r}", experiment, known)
     study = known[experiment]
     profile = profile if profile is not None else study.default_arm()
-    if profile not in study.arms():
-        raise unknown_name(f"--profile {profile!r} of {experiment}", profile, study.arms())
+    if profile not in study.arms:
+        raise unknown_name(f"--profile {profile!r} of {experiment}", profile, study.arms)
     if not study.runs_on_cpu and large_on_cpu(profile) and not (yes or dry_run):
         raise ConfigError(f"--profile {profile}: paper (or GPU) scale and no CUDA device is visible, so days of CPU "
                           "time; pass --yes to run it anyway, --dry-run to list its runs, or --profile cpu for the "
                           "reduced setting")
     # only the seed axis: every study's summary reads seeds as spread, whereas another axis would fall outside its
-    # tables; a study that declares no ``seeds`` parameter (several seed grids, or a plug-in) is refused
-    extra: dict[str, list[int]] = {}
-    if seeds is not None:
-        params = inspect.signature(study.reproduce).parameters
-        if "seeds" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            raise ConfigError(f"--seeds: reproduce {experiment} takes no --seeds; drop it, or train other seeds "
-                              "with `reasonlab sweep --grid seed=...`")
-        extra["seeds"] = parse_seeds(seeds)
+    # tables; a study whose arms have several seed grids says so (``takes_seeds``) and is refused
+    if seeds is not None and not study.takes_seeds:
+        raise ConfigError(f"--seeds: reproduce {experiment} takes no --seeds; drop it, or train other seeds "
+                          "with `reasonlab sweep --grid seed=...`")
     try:
-        study.reproduce(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run),
-                        console, overrides or [], **extra)
+        study.run(profile, out, executor_factory(backend, workers, threads, ensemble, dry_run), console,
+                  overrides or [], None if seeds is None else parse_seeds(seeds))
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
 
@@ -284,5 +279,5 @@ def list_studies() -> None:
     for col in ("study", "arms (--profile)", "figures", "what"):
         table.add_column(col, overflow="fold")
     for name, study in studies().items():
-        table.add_row(name, ", ".join(study.arms()), ", ".join(study.figures) or "—", study.what)
+        table.add_row(name, ", ".join(study.arms), ", ".join(study.figures) or "—", study.what)
     console.print(table)

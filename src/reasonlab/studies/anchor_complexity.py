@@ -12,22 +12,23 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from rich.console import Console
-
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.report.markdown import document, header, held_in
 from reasonlab.report.markdown import table as table_lines
-from reasonlab.store import Metrics, atomic_write_text
+from reasonlab.store import Metrics
 from reasonlab.studies.anchor_figures import plot_complexity
+from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.sweep.runner import SweepReport
 
 # All 16 pairs trained, nothing held out, no extra non-inferential pair: only the first k complexity pairs break
 # the composition rule.
 TASK = {"held_out_pairs": [], "non_inferential": {}}
-GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.6, 0.8], "seed": [2, 3, 4]},
-    "paper": {"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.8], "seed": list(range(2, 10))},
+ARMS: dict[str, Arm] = {
+    "cpu": Arm(profile="cpu", grid={"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.6, 0.8],
+                                    "seed": [2, 3, 4]}),
+    "paper": Arm(profile="paper", grid={"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.8],
+                                        "seed": list(range(2, 10))}),
 }
 # The code setting of the source (spec §7): 100k sequences, batch 300, 21 epochs, multiplier 10, depth 2.
 SETTINGS = {
@@ -39,28 +40,40 @@ SETTINGS = {
 }
 
 
-def spec_for(profile: str) -> SweepSpec:
-    settings = {k: v for k, v in SETTINGS[profile].items() if k != "label"}
-    label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-complexity: all 16 pairs trained, " \
-            f"{SETTINGS[profile]['label']}"
-    config = {**settings, "task": {**TASK, **settings.get("task", {})}, "profile": label}
-    return SweepSpec(name=f"anchor-complexity-{profile}", family="anchor", profile=profile, config=config,
-                     grid=GRIDS[profile])
+class AnchorComplexity(Study):
+    """Anchor outcomes as more pairs break the composition rule: the complexity figure and ``summary.md``."""
+
+    name = "anchor-complexity"
+    kind = "anchor"
+    arms = ARMS
+    what = "anchor outcomes as more pairs get symmetric non-inferential targets"
+    figures = ("complexity",)
+
+    def spec(self, arm: str) -> SweepSpec:
+        """The arm's sweep with every pair trained and the arm's training setting (``SETTINGS``) in its label."""
+        settings = {k: v for k, v in SETTINGS[arm].items() if k != "label"}
+        label = f"{raw_config(None, arm, [], 'anchor')['profile']}; anchor-complexity: all 16 pairs trained, " \
+                f"{SETTINGS[arm]['label']}"
+        config = {**settings, "task": {**TASK, **settings.get("task", {})}, "profile": label}
+        return SweepSpec(name=f"anchor-complexity-{arm}", family="anchor", profile=ARMS[arm].profile, config=config,
+                         grid=ARMS[arm].grid)
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return draw(records.configs, records.rows, records.folder, out)[2]
+
+    def summarize(self, records: Records) -> str:
+        table, epochs = fit_table(records.rows, records.folder), records.configs[0].train.epochs
+        return summary_markdown(records.arm, records.configs[0].profile, table, epochs, records.report)
+
+
+STUDY = AnchorComplexity()
+GRIDS = STUDY.grids()
+spec_for = STUDY.spec
 
 
 def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:
     """The first evaluated epoch whose pooled training accuracy reaches ``level``; None when none does."""
     return Metrics.read(run_dir / "metrics.parquet").first_epoch("pooled", "train_acc", level)
-
-
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    table, epochs = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, table, epochs,
-                                                                          report))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
 
 
 def fit_table(rows: list[dict], sweep_dir: Path) -> list[dict]:
@@ -72,12 +85,13 @@ def fit_table(rows: list[dict], sweep_dir: Path) -> list[dict]:
              "test_keys": r["final.seen_test_acc"], "run": r["run_id"]} for r in rows]
 
 
-def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> tuple[list[dict], int]:
+def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path
+         ) -> tuple[list[dict], int, list[Path]]:
     """Epochs to fit per run (``fit_table``) and the complexity figure into ``figures``; the table and the horizon,
-    for the summary."""
+    for the summary, and the figure's files."""
     table, epochs = fit_table(rows, sweep_dir), configs[0].train.epochs
-    plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
-    return table, epochs
+    drawn = plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
+    return table, epochs, drawn
 
 
 def _by_gamma(table: list[dict], epochs: int) -> dict[float, dict[int, tuple[float, float]]]:

@@ -11,31 +11,53 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from rich.console import Console
-
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.report.markdown import document, header, held_in, table
-from reasonlab.store import atomic_write_text
 from reasonlab.studies.anchor_figures import plot_lr_wd
+from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.sweep.runner import SweepReport
 
 CONFIG = {"task": {"held_out_pairs": [[3, 4], [4, 3]], "non_inferential": {}}, "model": {"depth": 3, "n_heads": 1},
           "init": {"gamma": 0.5}}
-GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"train.lr_multiplier": [25, 50, 100], "train.weight_decay": [0.01, 0.1, 1.0], "seed": [1, 2, 3]},
-    "paper": {"train.lr_multiplier": [5, 10, 20, 40, 60], "train.weight_decay": [0.003, 0.01, 0.03, 0.1, 0.3],
-              "seed": list(range(1, 10))},
+ARMS: dict[str, Arm] = {
+    "cpu": Arm(profile="cpu", grid={"train.lr_multiplier": [25, 50, 100], "train.weight_decay": [0.01, 0.1, 1.0],
+                                    "seed": [1, 2, 3]}),
+    "paper": Arm(profile="paper", grid={"train.lr_multiplier": [5, 10, 20, 40, 60],
+                                        "train.weight_decay": [0.003, 0.01, 0.03, 0.1, 0.3],
+                                        "seed": list(range(1, 10))}),
 }
 PAIRS = (Pair(4, 3), Pair(3, 4))  # both held out (CONFIG): the figure and tables show (4,3) first
 
 
-def spec_for(profile: str) -> SweepSpec:
-    label = f"{raw_config(None, profile, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, " \
-            f"{' and '.join(p.caption for p in reversed(PAIRS))} held out"
-    return SweepSpec(name=f"anchor-lr-wd-{profile}", family="anchor", profile=profile,
-                     config={**CONFIG, "profile": label}, grid=GRIDS[profile])
+class AnchorLrWd(Study):
+    """Anchor outcomes over peak learning rate × weight decay: the two maps and ``summary.md``."""
+
+    name = "anchor-lr-wd"
+    kind = "anchor"
+    arms = ARMS
+    what = "anchor outcomes over learning rate × weight decay"
+    figures = ("lr-wd",)
+
+    def spec(self, arm: str) -> SweepSpec:
+        """The arm's sweep with both pairs held out (``CONFIG``), named in its label."""
+        label = f"{raw_config(None, arm, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, " \
+                f"{' and '.join(p.caption for p in reversed(PAIRS))} held out"
+        return SweepSpec(name=f"anchor-lr-wd-{arm}", family="anchor", profile=ARMS[arm].profile,
+                         config={**CONFIG, "profile": label}, grid=ARMS[arm].grid)
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return draw(records.configs, records.rows, out)
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(records.arm, records.configs[0].profile, records.rows,
+                                records.configs[0].train.base_lr, records.report)
+
+
+STUDY = AnchorLrWd()
+GRIDS = STUDY.grids()
+spec_for = STUDY.spec
 
 
 def cell_means(rows: list[dict], pair: Pair) -> dict[tuple[float, float], float]:
@@ -81,20 +103,9 @@ def pushes_text(rows: list[dict], pair: Pair, axis: int) -> str:
         f"{rise:+.3f}" for _, rise in sorted(by.items())) + ")"
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    base_lr = configs[0].train.base_lr
-    draw(configs, rows, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md",
-                      summary_markdown(profile, configs[0].profile, rows, base_lr, report))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
-
-
-def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> None:
+def draw(configs: list[RunConfig], rows: list[dict], figures: Path) -> list[Path]:
     """The learning rate × weight decay maps of the finished rows into ``figures`` (a store's or a scratch folder)."""
-    plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS],
+    return plot_lr_wd([(f"{p.caption} inferential accuracy (mean over seeds)", cell_means(rows, p)) for p in PAIRS],
                configs[0].train.base_lr, figures / "lr-wd", configs[0].profile)
 
 

@@ -16,35 +16,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-
 from reasonlab.config import RunConfig
 from reasonlab.kinds.anchor.cells import SEEN, Cell, phase_cells
 from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.schedule import lr_sums
-from reasonlab.store import atomic_write_text
 from reasonlab.studies.anchor import STUDY_BAR
-from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.sweep.runner import SweepReport
 
-GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4], "seed": [1, 2, 3]},
-    "cpu-wide": {"init.gamma": [0.5, 0.7, 0.75, 0.8], "model.depth": [2], "seed": [1, 2, 3]},
-    "cpu-wide-wd": {"init.gamma": [0.5, 0.8], "model.depth": [2], "seed": [1, 2, 3]},
-    "cpu-wide-cell": {"seed": [1, 2, 3], "init.gamma": [0.5, 0.8], "model.depth": [2],
-                      "train.lr_multiplier": [10, 15, 20, 25, 30]},
-    "cpu-wide-long": {"seed": [1, 2, 3], "init.gamma": [0.8, 0.5], "model.depth": [2]},
-    "paper": {"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
-              "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30], "seed": [1, 2, 3]},
+ARMS: dict[str, Arm] = {
+    "cpu": Arm(profile="cpu", grid={"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4],
+                                    "seed": [1, 2, 3]}),
+    "cpu-wide": Arm(profile="cpu-wide", grid={"init.gamma": [0.5, 0.7, 0.75, 0.8], "model.depth": [2],
+                                              "seed": [1, 2, 3]}),
+    "cpu-wide-wd": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28",),
+                       grid={"init.gamma": [0.5, 0.8], "model.depth": [2], "seed": [1, 2, 3]}),
+    "cpu-wide-cell": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28",),
+                         grid={"seed": [1, 2, 3], "init.gamma": [0.5, 0.8], "model.depth": [2],
+                               "train.lr_multiplier": [10, 15, 20, 25, 30]}),
+    "cpu-wide-long": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28", "train.lr_multiplier=30",
+                                                      "train.epochs=42"),
+                         grid={"seed": [1, 2, 3], "init.gamma": [0.8, 0.5], "model.depth": [2]}),
+    "paper": Arm(profile="paper", grid={"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
+                                        "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30],
+                                        "seed": [1, 2, 3]}),
 }
-
-
-# an arm that is a profile with changed fields: the profile it runs and the changes (its runs' labels name them)
-ARM_CHANGES: dict[str, tuple[str, list[str]]] = {
-    "cpu-wide-wd": ("cpu-wide", ["train.weight_decay=0.28"]),
-    "cpu-wide-cell": ("cpu-wide", ["train.weight_decay=0.28"]),
-    "cpu-wide-long": ("cpu-wide", ["train.weight_decay=0.28", "train.lr_multiplier=30", "train.epochs=42"])}
 
 
 # arms whose cells take the paper's statistic in full: per seed the max over peak learning rates AND evaluated epochs
@@ -55,23 +52,39 @@ OVER_EPOCHS = {"cpu-wide-cell", "cpu-wide-long"}
 AUTHORS_ESCAPE_LR_SUM = (1.0, 1.4)
 
 
-def spec_for(profile: str) -> SweepSpec:
-    base, changes = ARM_CHANGES.get(profile, (profile, []))
-    return SweepSpec(name=f"anchor-phase-{profile}", family="anchor", profile=base, set=changes, grid=GRIDS[profile])
+class AnchorPhase(Study):
+    """The γ × depth phase diagram: each arm writes the phase figure and ``summary.md`` beside its results table."""
+
+    name = "anchor-phase"
+    kind = "anchor"
+    arms = ARMS
+    what = "γ × depth phase diagram of the anchor task (paper Fig. 2a,b)"
+    figures = ("phase",)
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return draw(records.configs, records.rows, out, records.arm in OVER_EPOCHS)[2]
+
+    def summarize(self, records: Records) -> str:
+        over_epochs = records.arm in OVER_EPOCHS
+        return summary_markdown(records.arm, records.configs[0].profile, records.configs, records.rows,
+                                records.report, caption(records.configs, over_epochs), over_epochs)
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    """Run (or finish) the grid, then write the phase figure and ``summary.md`` beside the results table."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    over_epochs = profile in OVER_EPOCHS
-    _, caption, figures = draw(configs, rows, report.sweep_dir / "figures", over_epochs)
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, configs[0].profile, configs, rows,
-                                                                          report, caption, over_epochs))
-    for p in figures:
-        console.print(f"figure: {p}")
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
+STUDY = AnchorPhase()
+GRIDS = STUDY.grids()
+spec_for = STUDY.spec
+
+
+def caption(configs: list[RunConfig], over_epochs: bool = False) -> str:
+    """The phase figure's caption: the profile and the protocol its cells read."""
+    pair = configs[0].task.held_out_pairs[0]
+    epochs = "evaluated epochs and " if over_epochs else ""
+    return (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "
+            f"accuracy over {epochs}"
+            f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "
+            f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
+            f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
+            f"{configs[0].model.d_model}^-γ.")
 
 
 def draw(configs: list[RunConfig], rows: list[dict], figures: Path, over_epochs: bool = False
@@ -80,14 +93,8 @@ def draw(configs: list[RunConfig], rows: list[dict], figures: Path, over_epochs:
     or a scratch folder); ``over_epochs``: each run's held-out answers are its best over evaluated epochs."""
     pair = configs[0].task.held_out_pairs[0]  # the profile's held-out pair (overrides may change it)
     cells = phase_cells(rows, pair, over_epochs=over_epochs)
-    epochs = "evaluated epochs and " if over_epochs else ""
-    caption = (f"Profile: {configs[0].profile}. Protocol: per (γ, depth) cell and seed, the best {pair.caption} "
-               f"accuracy over {epochs}"
-               f"peak learning rates {sorted({c.train.base_lr * c.train.lr_multiplier for c in configs})}, "
-               f"mean over seeds {sorted({c.seed for c in configs})}; hatched = seen-pair test-key accuracy < "
-               f"{configs[0].thresholds.fit}. d_model {configs[0].model.d_model}, so std = "
-               f"{configs[0].model.d_model}^-γ.")
-    return cells, caption, plot_phase(cells, figures / "phase", caption, pair, fit=configs[0].thresholds.fit)
+    text = caption(configs, over_epochs)
+    return cells, text, plot_phase(cells, figures / "phase", text, pair, fit=configs[0].thresholds.fit)
 
 
 def describe_depth(cells: list[Cell], depth: float) -> str:

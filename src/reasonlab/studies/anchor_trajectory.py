@@ -14,21 +14,20 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from rich.console import Console
-
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.store import Metrics, atomic_write_text
 from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_trajectory
+from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import run_study
 
 PAIR = AUTHORS_PAIR  # the study retraces the authors' logged runs, which hold out (4,3)
 AUTHORS_STEPS_PER_EPOCH = 370  # 759,375 training sequences in batches of 2048, as their logs' setting states
-GRIDS: dict[str, dict[str, list]] = {
-    "paper": {"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]},
-    "seeds": {"init.gamma+train.epochs+seed": [[0.5, 9, 1], [0.8, 27, 1], [0.8, 27, 2], [0.8, 27, 3]]},
+ARMS: dict[str, Arm] = {
+    "paper": Arm(profile="trajectory", grid={"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}),
+    "seeds": Arm(profile="trajectory", grid={"init.gamma+train.epochs+seed": [[0.5, 9, 1], [0.8, 27, 1],
+                                                                             [0.8, 27, 2], [0.8, 27, 3]]}),
 }
 
 
@@ -157,16 +156,33 @@ def authors_lr_sums() -> dict[int, float]:
     return {e: sums[e * AUTHORS_STEPS_PER_EPOCH] for e in range(last + 1)}
 
 
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    """Train (or resume, or skip) the arm's runs, then draw them beside the authors' log and write summary.md."""
-    spec = SweepSpec(name="anchor-trajectory", family="anchor", profile="trajectory", grid=GRIDS[profile])
-    configs, report, rows = run_study(spec, out, make_executor, console, overrides, seeds)
-    done = {r["run_id"] for r in rows}
-    ours = trajectories([report.sweep_dir / c.run_id() for c in configs if c.run_id() in done])
-    for p in draw(ours, report.sweep_dir, configs[0].profile):
-        console.print(f"written: {p}")
-    return report.sweep_dir
+class AnchorTrajectory(Study):
+    """Paper-scale anchor runs retraced on a CPU: every evaluation beside the authors' logged points, in a figure
+    and in ``summary.md``. Both arms train into one store (``anchor-trajectory``), so that they share runs."""
+
+    name = "anchor-trajectory"
+    kind = "anchor"
+    arms = ARMS
+    what = "two paper-scale anchor runs beside the authors' logged trajectory"
+    figures = ("trajectory",)
+    runs_on_cpu = True
+
+    def spec(self, arm: str) -> SweepSpec:
+        return SweepSpec(name=self.name, family=self.kind, profile=ARMS[arm].profile, grid=ARMS[arm].grid)
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return plot_trajectory(_ours(records), authors_log(), out / "trajectory", records.configs[0].profile, "")
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(_ours(records), authors_log(), records.configs[0].profile)
+
+
+def _ours(records: Records) -> dict[str, dict[str, dict]]:
+    done = {r["run_id"] for r in records.rows}
+    return trajectories([records.folder / c.run_id() for c in records.configs if c.run_id() in done])
+
+
+STUDY = AnchorTrajectory()
 
 
 def draw(ours: dict[str, dict[str, dict]], out_dir: Path, profile: str, note: str = "") -> list[Path]:

@@ -428,7 +428,7 @@ def _row(depth, n, alpha, seed, ood, peak=None, **extra):
 
 
 def test_modular_phase_claims_on_constructed_rows():
-    from reasonlab.studies.modular_phase import depth_one_claim, rising_claim, task_count_claim
+    from reasonlab.studies.modular.report import depth_one_claim, rising_claim, task_count_claim
 
     rows = [_row(2, n, a, s, acc) for a in (0.5, 0.7) for s in (1, 2) for n, acc in ((8, 0.1), (64, 0.9))]
     held, lines = task_count_claim(rows)
@@ -471,12 +471,13 @@ def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
 
     # the docs' section from the records alone: the summary's body at another heading level, without its figures
     from reasonlab.studies import modular_phase
+    from reasonlab.studies.modular import report
     from reasonlab.sweep.grid import sweep_configs
     from reasonlab.sweep.runner import finished_rows, seed_axis
 
     configs = sweep_configs(modular_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
     finished = finished_rows(configs, sweep_dir)
-    measured = modular_phase.measure(finished, sweep_dir)
-    assert "\n".join(modular_phase.report_lines(finished, measured)) in summary
-    docs = "\n".join(modular_phase.report_lines(finished, measured, 4, False))
+    measured = report.measure(finished, sweep_dir)
+    assert "\n".join(report.report_lines(finished, measured)) in summary
+    docs = "\n".join(report.report_lines(finished, measured, 4, False))
     assert "#### Depth 2, early-stopped at t*" in docs and "](figures/" not in docs

@@ -243,24 +243,24 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
     from reasonlab.studies.benchmarks import BenchmarkStudy, Plan
     from reasonlab.sweep.executors import LocalExecutor
 
-    study = BenchmarkStudy("addition", {"cpu": Plan((0.3, 0.7), (0.01, 0.1), sizes=((128, 2, 1), (256, 1, 1)),
-                                                  seeds=(1,))},
-                           "tiny addition")
+    study = BenchmarkStudy(name="addition", plans={"cpu": Plan((0.3, 0.7), (0.01, 0.1),
+                                                               sizes=((128, 2, 1), (256, 1, 1)), seeds=(1,))},
+                           about="tiny addition")
     tiny = ["task.max_operand=99", "task.held_out=[40,60]", "task.eval_n=64", "model.d_model=16", "model.d_k=8",
             "model.d_v=8", "model.d_ff=32", "train.batch_size=64", "train.checkpoint_every=1"]
-    sweep_dir = study.reproduce("cpu", tmp_path, lambda n: LocalExecutor(2, 1), Console(file=io.StringIO()), tiny)
+    sweep_dir = study.run("cpu", tmp_path, lambda n: LocalExecutor(2, 1), Console(file=io.StringIO()), tiny)
     summary = (sweep_dir / "summary.md").read_text()
     assert (sweep_dir / "figures" / "addition.png").is_file()
     assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
     assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
-    from reasonlab.studies.benchmarks import RULE
+    from reasonlab.studies.benchmarks.report import RULE
 
     assert "Better at" in summary and "tiny addition" in summary and f"(1 seed; {RULE})" in summary
 
     # the docs' section comes back from the finished runs' records alone (checkpoints are never committed)
     import shutil
 
-    from reasonlab.studies.benchmarks import report_lines, runs_table
+    from reasonlab.studies.benchmarks.report import report_lines, runs_table
     from reasonlab.sweep.grid import sweep_configs
     from reasonlab.sweep.runner import finished_rows
 

@@ -1,12 +1,6 @@
-"""``reasonlab reproduce modular-phase``: phase diagrams of in-context modular arithmetic over the number of
-pre-training tasks × the fraction α of input pairs, per depth (modular-icl spec §5–§6, paper Fig. 1b/1c).
-
-``paper`` is the reference recipe over the spec's 7 × 7 grid at depth 4 (~1.5e18 FLOPs per run: a GPU cluster).
-``gpu`` is a one-GPU reduction (never run by the project: no GPU was lent; its cost is an estimate). ``cpu`` is
-the reduced profile found by experiment on a 2-core machine; every figure and summary says it is reduced. The
-summary checks the three claims the spec names: o.o.d. generalization appearing with the task count at depth 2,
-depth 1 never generalizing o.o.d., and the o.o.d. shot curve rising with k.
-"""
+"""What the modular grid shows: its cells per depth (final and early-stopped) and shot curves (``measure``), the
+phase and shot figures (``draw``), the three claims the spec names, each with its verdict, and the report's
+lines."""
 
 from __future__ import annotations
 
@@ -14,43 +8,18 @@ from pathlib import Path
 from statistics import mean
 
 import numpy as np
-from rich.console import Console
 
 from reasonlab.analysis.geometry import spearman
 from reasonlab.config import RunConfig
 from reasonlab.kinds.modular.evaluate import GOOD, ModularCell, modular_cells
 from reasonlab.kinds.modular.figures import plot_modular_phase, plot_shot_curves
 from reasonlab.report.markdown import document, failed_runs, header
-from reasonlab.store import Metrics, atomic_write_text
-from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.store import Metrics
+from reasonlab.sweep.runner import SweepReport
 from reasonlab.terminal import counted
 
-GRIDS: dict[str, dict[str, list]] = {
-    "cpu": {"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2], "seed": [1, 2, 3]},
-    "gpu": {"task.n_tasks": [32, 64, 128, 256, 512], "task.alpha": [0.4, 0.6, 0.8], "model.depth": [1, 2],
-            "seed": [1, 2]},
-    "paper": {"task.n_tasks": [8, 16, 32, 64, 128, 256, 512], "task.alpha": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
-              "model.depth": [4], "seed": [1]},
-}
 SENSITIVITY = (0.6, 0.9)  # τ_good re-classifications (spec §5)
 RISING_GAIN = 0.5  # the shot curve "rises": its last third at least this far above its 0-shot accuracy
-
-
-def spec_for(profile: str) -> SweepSpec:
-    return SweepSpec(name=f"modular-phase-{profile}", family="modular", profile=profile, grid=GRIDS[profile])
-
-
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    """Run (or finish) the grid, then write one phase figure per depth (final and early-stopped), the o.o.d. shot
-    curves, and ``summary.md`` with a verdict per claim."""
-    configs, report, rows = run_study(spec_for(profile), out, make_executor, console, overrides, seeds)
-    label = configs[0].profile
-    measured = draw(configs, rows, report.sweep_dir, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, label, rows, measured, report))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
 
 
 Measured = tuple[dict[tuple[int, str], list[ModularCell]], dict[str, np.ndarray], dict[str, np.ndarray]]
@@ -64,22 +33,23 @@ def measure(rows: list[dict], sweep_dir: Path) -> Measured:
     return cells, shot_curves(rows, sweep_dir), shot_curves(rows, sweep_dir, "id/train")
 
 
-def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> Measured:
+def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> list[Path]:
     """One phase figure per depth (final and early-stopped) and the shot curves of the finished rows, drawn into
-    ``figures`` (a store's or a scratch folder); what ``measure`` read, for the summary."""
+    ``figures`` (a store's or a scratch folder); the files drawn."""
     label = configs[0].profile
     cells, curves, identification = measure(rows, sweep_dir)
+    drawn: list[Path] = []
     for (depth, at), depth_cells in cells.items():
         when = "last evaluation" if at == "final" else "early-stopped (t*)"
         seeds = sorted({r["seed"] for r in rows if r["model.depth"] == depth})
         caption = (f"Profile: {label}. Depth {depth}; {when}; cells average seeds {seeds}; thresholds: fitted = "
                    f"i.d.-train last-shot ≥ {configs[0].thresholds.fit}, ✓ = last-shot ≥ {GOOD}.")
-        plot_modular_phase(depth_cells, figures / f"phase-L{depth}-{at}", caption)
+        drawn += plot_modular_phase(depth_cells, figures / f"phase-L{depth}-{at}", caption)
     if curves:
-        plot_shot_curves({**curves, **identification}, {}, figures / "shots",
+        drawn += plot_shot_curves({**curves, **identification}, {}, figures / "shots",
                          f"{label}: accuracy per shot of the best run per depth on o.o.d.-test and on i.d.-train "
                          "(final evaluation)")
-    return cells, curves, identification
+    return drawn
 
 
 def final_shot_curve(run_dir: Path, split: str = "ood/test") -> np.ndarray:

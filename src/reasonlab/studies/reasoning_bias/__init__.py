@@ -4,36 +4,51 @@ The transformer and the Emb-MLP are trained on the reasoning/memory mixture at a
 (γ 0.8) initialization. The command overlays the per-source curves (Fig. 3A/3B), reads the t50 criteria, and
 measures the embedding and attention geometry of the runs: anchor cosine matrices against the label-distribution
 prediction (T2), first-layer attention against 1/i at initialization (T1), W_V's alignment (T3) and the
-theoretical embedding profile (T4). ``summary.md`` states every number and whether each claim held.
+theoretical embedding profile (T4), as ``theory.py`` states them. ``summary.md`` states every number and whether
+each claim held. The study's class is in ``study.py``, its docs sections in ``docs.py``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import torch
-from rich.console import Console
-
-from reasonlab.analysis import geometry as geo
-from reasonlab.analysis.loading import load_at_fraction
-from reasonlab.build import build_model, build_task
+from reasonlab.build import build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
 from reasonlab.kinds.mixture.evaluate import label_law_criteria, reasoning_bias_criteria, t50
 from reasonlab.plots.mixture import plot_cosine_matrices, plot_label_laws, plot_pca, plot_profiles, plot_source_curves
 from reasonlab.records import load_record, run_metrics
 from reasonlab.report.markdown import epoch_cell, header, held_in, table
-from reasonlab.store import Metrics, atomic_write_text, read_with_arrays, write_with_arrays
+from reasonlab.store import Metrics
+from reasonlab.studies.base import Arm
+from reasonlab.studies.reasoning_bias.theory import (
+    GAMMAS,
+    GEOMETRY,
+    LARGE_INIT,
+    SMALL_INIT,
+    T1_LARGE_INIT,
+    T1_SMALL_INIT,
+    T2_MEMORY_MEAN,
+    T2_MEMORY_STD,
+    T2_PEARSON,
+    T2_SPEARMAN,
+    T3_REASONING_OVER_MEMORY,
+    T3_SIGMA_RATIO,
+    T4_PC1_SPEARMAN,
+    T4_PROFILE_PEARSON,
+    anchor_tokens,
+    attention_at_init,
+    geometry_of,
+    load_geometry,
+    save_geometry,
+    t1_passed,
+    theory_checks,
+)
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import run_sweep
-from reasonlab.tasks.base import TaskData
 
-GAMMAS = (0.3, 0.8)
-LARGE_INIT, SMALL_INIT = min(GAMMAS), max(GAMMAS)  # a larger γ is a smaller initialization
 MODELS = ("transformer", "emb-mlp")
-GRIDS = {"cpu": {"seed": [1, 2, 3]}, "paper": {"seed": [1, 2, 3]}}
-EARLY = 0.05  # "early" = this fraction of training (spec §4)
+# each arm trains both models' profiles (``transformer-<arm>``, ``emb-mlp-<arm>``) over γ and its seeds
+ARMS = {"cpu": Arm(profile="cpu", grid={"seed": [1, 2, 3]}), "paper": Arm(profile="paper", grid={"seed": [1, 2, 3]})}
 
 
 # Label-distribution experiments (spec §2, Fig. 8): memory data only, transformer at γ 0.8, one run each per seed.
@@ -48,7 +63,7 @@ GROUP_NAMES = {"ranges": [f"labels in [30, {29 + 20 * i}]" for i in (1, 2, 3, 4)
 
 def study_configs(profile: str, overrides: list[str] = (), seeds: list[int] | None = None) -> list[RunConfig]:
     """Model × γ × seed (the arm's seeds, or ``seeds``) on the mixture, then the two Fig. 8 runs per seed."""
-    seeds = list(seeds or GRIDS[profile]["seed"])
+    seeds = list(seeds or ARMS[profile].grid["seed"])
     cfgs = []
     for model in MODELS:
         base = raw_config(None, f"{model}-{profile}", list(overrides), "mixture")
@@ -71,85 +86,6 @@ def is_fig8(cfg: RunConfig) -> str | None:
     """Which Fig. 8 experiment a config is, if any."""
     return next((name for name, groups in FIG8.items()
                  if [g.model_dump(exclude_none=True) for g in cfg.task.memory_groups] == groups), None)
-
-
-def anchor_tokens(cfg: RunConfig) -> tuple[list[int], list[int]]:
-    return [a for g in cfg.task.memory_groups for a in g.anchors], list(cfg.task.rsn_anchors)
-
-
-def geometry_of(cfg: RunConfig, run_dir: Path, data: TaskData) -> dict[str, object]:
-    """T2 (and T3/T4 for the transformer) at the early checkpoint and at the end of one run."""
-    memory, reasoning = anchor_tokens(cfg)
-    tokens = memory + reasoning
-    c_pred = geo.predicted_cosine(data.train_inputs, data.train_targets, tokens, data.vocab_size)
-    iu = np.triu_indices(len(tokens), k=1)
-    out: dict[str, object] = {}
-    for when, fraction in (("early", EARLY), ("final", 1.0)):
-        epoch, model = load_at_fraction(run_dir, fraction, data)
-        c = geo.cosine_matrix(model.embed.weight[tokens])
-        stats = geo.block_statistics(c, list(range(len(memory))), list(range(len(memory), len(tokens))))
-        entry = {"epoch": epoch, **stats, "pearson_vs_prediction": geo.pearson(c[iu], c_pred[iu]), "cosine": c}
-        ordinal = list(range(min(reasoning), cfg.task.key_max + 1))  # reasoning anchors and keys: 11..120
-        scores, explained = geo.pca(model.embed.weight[ordinal])
-        entry["pc1_spearman"] = abs(geo.spearman(scores[:, 0], np.array(ordinal, dtype=float)))
-        entry["pca"] = (ordinal, scores, explained)
-        if cfg.model.kind == "transformer":
-            entry.update(geo.wv_alignment(model.blocks[0].attn.W_V.weight, model.embed.weight, reasoning, memory))
-            span = list(range(min(reasoning), min(reasoning) + 30))
-            theory = geo.theoretical_embeddings(span, set(reasoning), cfg.model.d_model, cfg.init.gamma,
-                                                torch.Generator().manual_seed(0))
-            centre = span[4]
-            entry["profile_pearson"] = geo.profile_correlation(model.embed.weight[span], theory, span, centre)
-            entry["profile"] = (span, centre, geo.cosine_matrix(model.embed.weight[span])[4],
-                                geo.cosine_matrix(theory)[4])
-        out[when] = entry
-    out["predicted"] = c_pred
-    return out
-
-
-GEOMETRY = Path("analysis") / "geometry"  # under a run: the geometry its checkpoints gave, so that no figure needs them
-
-
-def save_geometry(run_dir: Path, geometry: dict) -> None:
-    """Keep a run's geometry (``geometry_of``) beside its record: numbers in JSON, matrices in npz."""
-    (run_dir / GEOMETRY).mkdir(parents=True, exist_ok=True)
-    write_with_arrays(run_dir / GEOMETRY / "geometry.json", geometry)
-
-
-def load_geometry(run_dir: Path) -> dict | None:
-    """A run's kept geometry, or None when it has none."""
-    if not (run_dir / GEOMETRY / "geometry.json").is_file():
-        return None
-    return read_with_arrays(run_dir / GEOMETRY / "geometry.json", "geometry",
-                            "delete the folder and rerun the study's reproduce command while the run's checkpoints "
-                            "exist")
-
-
-def attention_at_init(cfg: RunConfig, data: TaskData, n: int = 256, inits: int = 5) -> float:
-    """T1: max |A_ij − 1/i| of the first layer at initialization over ``inits`` init seeds."""
-    worst = 0.0
-    for s in range(inits):
-        model = build_model(cfg.model_copy(update={"seed": cfg.seed + 1000 * s}), data)
-        worst = max(worst, geo.attention_deviation(model, data.train_inputs[:n]))
-    return worst
-
-
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-              seeds: list[int] | None = None) -> Path:
-    cfgs = study_configs(profile, overrides, seeds)
-    name = f"reasoning-bias-{profile}"
-    executor = make_executor(len(cfgs))
-    console.print(f"reasoning-bias, profile {profile}: {len(cfgs)} runs (model × γ × seed, and Fig. 8's two) with "
-                  f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
-    report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": profile}, console)
-    if report.failed:
-        console.print(f"failed runs: {len(report.failed)}; the summary covers the finished ones")
-    sweep_dir = report.sweep_dir
-    results = measure(cfgs, sweep_dir)
-    draw(results, cfgs, sweep_dir / "figures")
-    atomic_write_text(sweep_dir / "summary.md", summary_markdown(profile, cfgs, results, report.timing()))
-    console.print(f"summary: {sweep_dir / 'summary.md'}")
-    return sweep_dir
 
 
 def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None) -> dict:
@@ -199,36 +135,6 @@ def measure(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict:
             "checks": theory_checks(geometry)}
 
 
-# Pass thresholds of the theory checks (spec §5, its starting values).
-T1_SMALL_INIT, T1_LARGE_INIT = 1e-3, 0.05  # max |A_ij − 1/i| below the first at small init, above the second at large
-T2_MEMORY_MEAN, T2_MEMORY_STD, T2_SPEARMAN, T2_PEARSON = 0.8, 0.1, -0.8, 0.7
-T3_SIGMA_RATIO, T3_REASONING_OVER_MEMORY = 2.0, 3.0
-T4_PROFILE_PEARSON, T4_PC1_SPEARMAN = 0.7, 0.9
-
-
-def theory_checks(geometry: dict[tuple[str, float, int], dict]) -> dict[tuple[str, str], dict[int, bool]]:
-    """(check, model) → seed → passed, for every small-init run with geometry: T2 at the early checkpoint (its four
-    thresholds), and for the transformer T3 at the end and T4 (profile) early and at the end; Fig. 5B (PC1) too."""
-    out: dict[tuple[str, str], dict[int, bool]] = {}
-    for (m, g, s), gr in sorted(geometry.items()):
-        if g != SMALL_INIT:
-            continue
-        early, final = gr["early"], gr["final"]
-        checks = {"T2 (early)": early["memory_mean"] >= T2_MEMORY_MEAN and early["memory_std"] <= T2_MEMORY_STD
-                  and early["reasoning_spearman_vs_distance"] <= T2_SPEARMAN
-                  and early["pearson_vs_prediction"] >= T2_PEARSON,
-                  "Fig. 5B PC1 (end)": final["pc1_spearman"] >= T4_PC1_SPEARMAN}
-        if "sigma_ratio" in final:
-            checks["T3 (end)"] = (final["sigma_ratio"] >= T3_SIGMA_RATIO
-                                  and final["reasoning_over_memory"] >= T3_REASONING_OVER_MEMORY)
-            for when in ("early", "final"):
-                checks[f"T4 ({'end' if when == 'final' else when})"] = (gr[when]["profile_pearson"]
-                                                                       >= T4_PROFILE_PEARSON)
-        for name, passed in checks.items():
-            out.setdefault((name, m), {})[s] = bool(passed)
-    return out
-
-
 def draw(results: dict, cfgs: list[RunConfig], figures: Path) -> None:
     """The study's figures from what ``measure`` read (the first seed's runs) into ``figures``: a store's, or a
     scratch folder for a committed sweep."""
@@ -267,13 +173,6 @@ def _ratio(criteria: dict, which: str) -> str:
     """A t50 ratio, "< x" when memory never reached 0.5 (x from the last evaluated epoch)."""
     value = _num(criteria[f"t50_ratio_{which}_init"])
     return f"< {value}" if criteria[f"t50_ratio_{which}_init_bound"] else value
-
-
-def t1_passed(attention: dict[float, float]) -> bool | None:
-    """T1 on the attention at initialization per γ (``measure``'s): None without both γ."""
-    if SMALL_INIT not in attention or LARGE_INIT not in attention:
-        return None
-    return attention[SMALL_INIT] < T1_SMALL_INIT and attention[LARGE_INIT] > T1_LARGE_INIT
 
 
 CRITERIA = {"small_init_reasons_first": "small init reasons first (t50 ratio ≤ 0.5)",

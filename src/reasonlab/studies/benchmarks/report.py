@@ -1,80 +1,20 @@
-"""``reasonlab reproduce scan | cogs | addition | prontoqa``: the real-task comparisons of the anchor study (spec §8).
-
-Each benchmark runs one grid through the sweep machinery: three settings — large init + small weight decay,
-small init + large weight decay, and small init + small weight decay (γ alone) — over nested training-set sizes.
-The summary states, per size, the headline accuracy of each setting (exact match on the generalization set; the
-true/false judgement for PrOntoQA), the accuracy per category, the steps to converge, and whether small
-initialization generalized better at this scale, with the numbers.
-"""
+"""What a benchmark's runs show: one row per run (``runs_table``), the settings compared size by size under the
+study's rule (``comparison``, ``verdict``), the report's lines and the benchmark's figure."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from rich.console import Console
-
-from reasonlab.config import raw_config
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.report.markdown import document, header
 from reasonlab.report.markdown import table as md_table
-from reasonlab.store import atomic_write_text
-from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import SweepReport, run_study
+from reasonlab.studies.base import Study
+from reasonlab.studies.benchmarks.plan import SETTINGS, Plan
+from reasonlab.sweep.runner import SweepReport
 
-LINKED = "init.gamma+train.weight_decay"
-SIZE = "task.n_train+train.epochs+train.eval_every"
-SETTINGS = ("large init + small wd", "small init + large wd", "small init + small wd")
 SAME = 0.02  # accuracy differences below this are called "no difference"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One profile of a benchmark study: (γ, weight decay) for large and small init and small and large decay,
-    the nested training sizes, each with its epochs and evaluation period (so that every size trains for about
-    the same number of steps and is evaluated about as often), and the seeds."""
-
-    gammas: tuple[float, float]  # large init (small γ), small init (large γ)
-    decays: tuple[float, float]  # small, large
-    sizes: tuple[tuple[int, int, int], ...]  # (training rows, epochs, evaluate every so many epochs)
-    seeds: tuple[int, ...] = (1, 2, 3)
-
-    def settings(self) -> dict[str, tuple[float, float]]:
-        (g_large, g_small), (wd_small, wd_large) = self.gammas, self.decays
-        return dict(zip(SETTINGS, ((g_large, wd_small), (g_small, wd_large), (g_small, wd_small)), strict=True))
-
-    def grid(self) -> dict[str, list]:
-        return {LINKED: [list(v) for v in self.settings().values()],
-                SIZE: [list(v) for v in self.sizes], "seed": list(self.seeds)}
-
-
-@dataclass(frozen=True)
-class BenchmarkStudy:
-    name: str
-    plans: dict[str, Plan]
-    what: str  # one line on the benchmark for the summary
-
-    @property
-    def GRIDS(self) -> dict[str, dict[str, list]]:  # noqa: N802 - the attribute every study exposes
-        return {p: plan.grid() for p, plan in self.plans.items()}
-
-    def spec_for(self, profile: str) -> SweepSpec:
-        label = f"{raw_config(None, profile, [], self.name)['profile']}; {self.name}: " + ", ".join(
-            f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[profile].settings().items())
-        return SweepSpec(name=f"{self.name}-{profile}", family=self.name, profile=profile,
-                         config={"profile": label}, grid=self.GRIDS[profile])
-
-    def reproduce(self, profile: str, out: Path, make_executor, console: Console, overrides: list[str] = (),
-                  seeds: list[int] | None = None) -> Path:
-        configs, report, rows = run_study(self.spec_for(profile), out, make_executor, console, overrides, seeds)
-        table = runs_table(rows, self.plans[profile])
-        benchmark_figure(table, self.name, report.sweep_dir / "figures" / self.name, configs[0].profile)
-        atomic_write_text(report.sweep_dir / "summary.md",
-                          summary_markdown(self, profile, configs[0].profile, table, report))
-        console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-        return report.sweep_dir
 
 
 def runs_table(rows: list[dict], plan: Plan) -> list[dict]:
@@ -185,9 +125,9 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "—" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def summary_markdown(study: BenchmarkStudy, profile: str, label: str, table: list[dict],
+def summary_markdown(study: Study, profile: str, label: str, table: list[dict],
                      report: SweepReport) -> str:
-    return document(header(study.name, profile, label, report.timing(), study.what),
+    return document(header(study.name, profile, label, report.timing(), study.about),
                     [f"![{study.name}](figures/{study.name}.png)", ""], report_lines(table))
 
 
@@ -255,30 +195,3 @@ def benchmark_figure(table: list[dict], name: str, out_base: Path, caption: str)
                         "means": {s: [means[s][c] for c in cats] for s in SETTINGS}}
     head = table[0]["headline"] if table else ""
     return plot_benchmark(settings, sizes, head, per_category, f"{name} — profile: {caption}", out_base)
-
-
-# γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's
-# PrOntoQA pair (γ 0.5, wd 0.01 vs γ 0.7, wd 0.1) at width 400 (std 0.05 vs 0.015) for every benchmark.
-CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
-STUDIES = {
-    "addition": BenchmarkStudy("addition", {
-        "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1))),
-    }, "a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
-       "(40,401 pairs); i.d. test: training-pool pairs outside the subset."),
-    "scan": BenchmarkStudy("scan", {
-        "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4))),
-    }, "SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
-       "test is the 1,208 composite commands that use it."),
-    "cogs": BenchmarkStudy("cogs", {
-        "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8))),
-    }, "COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
-    "prontoqa": BenchmarkStudy("prontoqa", {
-        "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1))),
-    }, "PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
-       "chain of thought and answer; scored on the final true/false judgement of the greedy decoding (chance "
-       "0.5) on 500 fresh examples."),
-}

@@ -1,5 +1,6 @@
-"""``reasonlab reproduce prontoqa-tinystories``: the language-model half of the reasoning-bias study (spec §4,
-E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
+"""The PrOntoQA + TinyStories study (``reasonlab reproduce prontoqa-tinystories``; its class in ``study.py``, its
+docs sections in ``docs.py``): the language-model half of the reasoning-bias study (spec §4, E2–E3): one GPT-style
+model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
 
 Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training, its mean over 5–50 % of the
 steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and
@@ -20,7 +21,6 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from rich.console import Console
 from torch import nn
 
 from reasonlab.analysis.loading import load_trained
@@ -31,12 +31,10 @@ from reasonlab.errors import StoreError
 from reasonlab.kinds.text_mixture import evaluate as text_evaluate
 from reasonlab.kinds.text_mixture.data import SOURCES, TextMixtureTask, load_tokenizer
 from reasonlab.plots.language import Band, plot_delta_l, plot_embedding_cosine
-from reasonlab.records import axis_value, load_run, run_metrics
+from reasonlab.records import load_run, run_metrics
 from reasonlab.report.markdown import header, table
-from reasonlab.store import MetricRow, Metrics, atomic_write_text, read_json, warn, write_json
+from reasonlab.store import MetricRow, Metrics, read_json, warn, write_json
 from reasonlab.sweep.grid import expand
-from reasonlab.sweep.runner import run_sweep
-from reasonlab.terminal import counted
 
 GAMMAS = [0.3, 0.5, 0.8]
 GRIDS = {
@@ -180,25 +178,6 @@ def embedding_cosines(cfg: RunConfig, run_dir: Path, keep: bool = True) -> dict:
         cached.parent.mkdir(exist_ok=True)
         write_json(cached, {"run_id": cfg.run_id(), **out})
     return out
-
-
-def reproduce(profile: str, out: Path, make_executor, console: Console, overrides: list[str] = ()) -> Path:
-    groups = study_configs(profile, overrides)
-    # trained group by group and, within a group, seed by seed: the first seed of every γ (the pilot) finishes
-    # before the other seeds start, and the single-seed arms come after the main grid
-    ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
-    every = list({c.run_id(): c for c in ordered}.values())
-    name = f"prontoqa-tinystories-{profile}"
-    executor = make_executor(len(every))
-    console.print(f"prontoqa-tinystories, profile {profile}: {counted(len(every), 'run')} with "
-                  f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
-    axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
-    report = run_sweep(name, every, out, executor, axes, {"profile": profile}, console)
-    measured = measure_sweep(every, report.sweep_dir)
-    draw_figures(groups["main"], measured, report.sweep_dir / "figures")
-    atomic_write_text(report.sweep_dir / "summary.md", summary_markdown(profile, groups, measured, report.timing()))
-    console.print(f"summary: {report.sweep_dir / 'summary.md'}")
-    return report.sweep_dir
 
 
 def measure_sweep(cfgs: list[RunConfig], sweep_dir: Path, keep: bool = True) -> dict[str, dict]:

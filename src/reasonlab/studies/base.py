@@ -1,0 +1,128 @@
+"""``Study``: the whole contract of a study in one class. A study states its name, the kind its runs are of, and its
+arms (each a profile, a grid, the fields it changes and its stated cost); ``run(arm)`` is the template every arm
+follows — train (or finish) the arm's grid, ``draw`` its figures, write ``summarize``'s text as ``summary.md`` —
+and a study overrides only the steps where it has something of its own.
+
+A study registers keyword-only, as a kind does: ``reasonlab.register_study(ReversalPhase)`` with the class (or an
+instance), whose attributes say everything the command line lists (``reasonlab studies``) and runs
+(``reasonlab reproduce <study> --profile <arm>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.console import Console
+
+from reasonlab.config import RunConfig
+from reasonlab.store import atomic_write_text
+from reasonlab.studies.sections import Sections
+from reasonlab.sweep.grid import SweepSpec
+from reasonlab.sweep.runner import SweepReport, run_study
+
+
+@dataclass(frozen=True, kw_only=True)
+class Arm:
+    """One arm of a study: the ``profile`` it runs (of the study's kind), the ``grid`` of axes it sweeps, the
+    ``changes`` (``field=value`` overrides) it makes to that profile, which its runs' labels name, and its stated
+    ``cost`` (one line, shown where the arm is listed)."""
+
+    profile: str
+    grid: dict[str, list] = field(default_factory=dict)
+    changes: tuple[str, ...] = ()
+    cost: str = ""
+
+
+@dataclass(frozen=True)
+class Records:
+    """What one arm's runs left: their configs, the results rows of the finished ones, the folder that holds them,
+    the overrides they were trained with and, right after training, the sweep's report (None when the records are
+    read from a committed folder)."""
+
+    arm: str
+    configs: list[RunConfig]
+    rows: list[dict]
+    folder: Path
+    report: SweepReport | None = None
+    overrides: tuple[str, ...] = ()
+    read: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def once(self, name: str, reader: Callable[[], Any]) -> Any:
+        """``reader()``, called once per records: what the figures and the summary both read from the runs."""
+        if name not in self.read:
+            self.read[name] = reader()
+        return self.read[name]
+
+    @property
+    def figures(self) -> Path:
+        return self.folder / "figures"
+
+
+class Study:
+    """One study. Required: ``name``, ``kind`` (the family of the profiles its arms run) and ``arms`` (arm name ->
+    ``Arm``); the rest is optional:
+
+    what: one line for ``reasonlab studies``.
+    figures: the figure names ``draw`` writes (for listings and docs).
+    default: the arm ``reproduce`` runs without ``--profile`` (else ``cpu`` where the study has one, else its first).
+    runs_on_cpu: its large arms are meant to train on a CPU (``reproduce`` asks no ``--yes`` for them).
+    takes_seeds: ``reproduce --seeds`` may replace an arm's seed axis.
+
+    ``spec(arm)`` is the arm's sweep; ``run`` trains it and then calls ``draw(records, out)`` (the figures, returned
+    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(root)`` are the blocks of the docs
+    the study renders from its records committed in a repository (``reasonlab.studies.sections``).
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    arms: ClassVar[dict[str, Arm]]
+    what: ClassVar[str] = ""
+    figures: ClassVar[tuple[str, ...]] = ()
+    default: ClassVar[str | None] = None
+    runs_on_cpu: ClassVar[bool] = False
+    takes_seeds: ClassVar[bool] = True
+
+    def default_arm(self) -> str:
+        return self.default or ("cpu" if "cpu" in self.arms else next(iter(self.arms)))
+
+    def grids(self) -> dict[str, dict[str, list]]:
+        """Arm -> its grid axes."""
+        return {name: arm.grid for name, arm in self.arms.items()}
+
+    def spec(self, arm: str) -> SweepSpec:
+        """The arm's sweep: ``<study>-<arm>``, its profile, changes and grid."""
+        a = self.arms[arm]
+        return SweepSpec(name=f"{self.name}-{arm}", family=self.kind, profile=a.profile, set=list(a.changes),
+                         grid=a.grid)
+
+    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+              seeds: list[int] | None = None) -> Records:
+        """Run (or finish) the arm's grid in the store ``out`` (``seeds`` in place of its seed axis)."""
+        configs, report, rows = run_study(self.spec(arm), out, make_executor, console, overrides, seeds)
+        return Records(arm, configs, rows, report.sweep_dir, report, tuple(overrides))
+
+    def run(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+            seeds: list[int] | None = None) -> Path:
+        """The template of every arm: train, draw the figures, write ``summary.md``; returns the sweep's folder."""
+        records = self.train(arm, out, make_executor, console, overrides, seeds)
+        for path in self.draw(records, records.figures):
+            console.print(f"figure: {path}")
+        atomic_write_text(records.folder / "summary.md", self.summarize(records))
+        console.print(f"summary: {records.folder / 'summary.md'}")
+        return records.folder
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        """Draw the arm's figures into ``out``; none by default."""
+        return []
+
+    def summarize(self, records: Records) -> str:
+        """The text of the arm's ``summary.md``."""
+        raise NotImplementedError(f"study {self.name!r} writes no summary")
+
+    def sections(self, root: Path) -> Sections:
+        """The docs blocks (figures and generated tables, each with its name) the study renders from its records
+        committed in the repository ``root``; none by default."""
+        return []

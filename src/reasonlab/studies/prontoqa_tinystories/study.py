@@ -1,0 +1,64 @@
+"""``reasonlab reproduce prontoqa-tinystories``: the study's class — its arms (each a profile and its groups), how an
+arm trains, draws and summarizes, and its sections of the docs (``docs.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from reasonlab.records import axis_value
+from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.prontoqa_tinystories import (
+    AXES,
+    GRIDS,
+    draw_figures,
+    measure_sweep,
+    study_configs,
+    summary_markdown,
+)
+from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
+from reasonlab.studies.sections import Sections
+from reasonlab.sweep.runner import run_sweep
+
+
+class ProntoqaTinystories(Study):
+    """PrOntoQA reasoning text mixed with TinyStories: each arm trains its groups (``GRIDS``: the main γ × seed
+    grid and the single-seed groups beside it), then draws the ΔL and cosine figures and writes ``summary.md``."""
+
+    name = "prontoqa-tinystories"
+    kind = "mixture"
+    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"]) for arm, groups in GRIDS.items()}
+    what = "PrOntoQA reasoning text mixed with TinyStories, next-token training"
+    figures = ("delta-l", "cosine")
+    takes_seeds = False
+
+    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+              seeds: list[int] | None = None) -> Records:
+        """Every group's runs, trained group by group and, within a group, seed by seed: the first seed of every γ
+        (the pilot) finishes before the other seeds start, and the single-seed groups come after the main grid."""
+        groups = study_configs(arm, overrides)
+        ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
+        every = list({c.run_id(): c for c in ordered}.values())
+        name = f"{self.name}-{arm}"
+        executor = make_executor(len(every))
+        console.print(f"prontoqa-tinystories, profile {arm}: {len(every)} runs with {executor.workers} workers × "
+                      f"{executor.threads} threads; store {out / name}")
+        axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
+        report = run_sweep(name, every, out, executor, axes, {"profile": arm}, console)
+        return Records(arm, every, [], report.sweep_dir, report, tuple(overrides))
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        return draw_figures(study_configs(records.arm, records.overrides)["main"], _measured(records), out)
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
+                                records.report.timing())
+
+    def sections(self, root: Path) -> Sections:
+        return LmDocs(root).sections()
+
+
+def _measured(records: Records) -> dict[str, dict]:
+    return records.once("measured", lambda: measure_sweep(records.configs, records.folder))

@@ -1,0 +1,53 @@
+"""``reasonlab reproduce reasoning-bias``: the study's class — its arms, how an arm trains (both models' profiles
+over γ and seeds, and Fig. 8's runs), draws and summarizes, and its sections of the docs (``docs.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from reasonlab.studies.base import Records, Study
+from reasonlab.studies.reasoning_bias import ARMS, draw, measure, study_configs, summary_markdown
+from reasonlab.studies.reasoning_bias.docs import RbDocs
+from reasonlab.studies.sections import Sections
+from reasonlab.sweep.runner import run_sweep
+
+
+class ReasoningBias(Study):
+    """Reasoning and memory anchors in one training set, transformer and Emb-MLP at a large and a small
+    initialization, and Fig. 8's label-distribution runs: the study's figures and its criteria in ``summary.md``."""
+
+    name = "reasoning-bias"
+    kind = "mixture"
+    arms = ARMS
+    what = "reasoning vs memory anchors in one training set, transformer and Emb-MLP"
+    figures = ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*")
+
+    def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+              seeds: list[int] | None = None) -> Records:
+        cfgs = study_configs(arm, overrides, seeds)
+        name = f"{self.name}-{arm}"
+        executor = make_executor(len(cfgs))
+        console.print(f"reasoning-bias, profile {arm}: {len(cfgs)} runs (model × γ × seed, and Fig. 8's two) with "
+                      f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
+        report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": arm},
+                           console)
+        if report.failed:
+            console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
+        return Records(arm, cfgs, [], report.sweep_dir, report, tuple(overrides))
+
+    def draw(self, records: Records, out: Path) -> list[Path]:
+        draw(_measured(records), records.configs, out)
+        return []
+
+    def summarize(self, records: Records) -> str:
+        return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
+
+    def sections(self, root: Path) -> Sections:
+        return RbDocs(root).sections()
+
+
+def _measured(records: Records) -> dict:
+    return records.once("measured", lambda: measure(records.configs, records.folder))
