@@ -16,6 +16,7 @@ Layer: ground (imports nothing of reasonlab).
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import sys
 from contextvars import ContextVar
@@ -74,6 +75,14 @@ def plain_encoding() -> None:
 
 
 MIN_WIDTH = 40  # the narrowest console the command line draws on
+
+
+def narrowest() -> None:
+    """A ``COLUMNS`` below ``MIN_WIDTH`` (0, 1, negative) is raised to it for every console this process makes,
+    ``--help``'s included (its console is not ours): at a few columns they would print nothing or cut words."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.lstrip("-").isdigit() and int(columns) < MIN_WIDTH:
+        os.environ["COLUMNS"] = str(MIN_WIDTH)
 
 
 class SafeConsole(Console):

@@ -215,3 +215,16 @@ def test_a_terminal_too_narrow_still_gets_the_output_and_its_errors(screen, widt
     assert code == 0 and "anchor" in out and out.count("\n") > 10
     code, out = _cli("train", "--profile", "nope")
     assert code == 2 and "unknown; choose one of" in out
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "5"])
+def test_help_at_a_few_columns_is_drawn_at_the_narrowest_width(columns):
+    """--help's console is typer's, not the command line's: COLUMNS of 0–5 gave a blank line, box corners or words
+    cut three characters a line; it draws at the command line's narrowest width instead."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "reasonlab", "pack", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": columns}, timeout=120)
+    assert done.returncode == 0 and "Usage:" in done.stdout and "Copy runs' records" in done.stdout, done.stdout

@@ -61,10 +61,11 @@ class _Commands(TyperGroup):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         from reasonlab.store import forget_warnings
-        from reasonlab.terminal import command_line, plain_encoding
+        from reasonlab.terminal import command_line, narrowest, plain_encoding
 
         forget_warnings()  # each command says each of its warnings once
         plain_encoding()  # an ASCII terminal gets 'x' for '×', not a UnicodeEncodeError
+        narrowest()  # --help's own console too draws at no fewer columns than the command line's
         given = kwargs.get("args", args[0] if args else None)
         argv = [str(a) for a in (sys.argv[1:] if given is None else given)]
         typed = command_line.set(shlex.join(["reasonlab", *argv]))  # a sweep records it: what resumes its runs
