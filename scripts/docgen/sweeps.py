@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 from docgen.common import REPO, Table, train_pack
@@ -88,6 +89,7 @@ CELL_ARM = "cpu-wide-cell"
 CELL_FOLDER = f"results/{anchor_phase.spec_for(CELL_ARM).name}"
 
 
+@cache
 def _cell_arm() -> tuple[list[RunConfig], list[dict]]:
     """The arm's configs and its committed finished rows: its own folder's, and those of its runs committed with
     the wd 0.28 arm (the same run ids at peak 2.5e-4)."""

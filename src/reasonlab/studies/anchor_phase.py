@@ -146,17 +146,17 @@ def report_lines(configs: list[RunConfig], rows: list[dict], level: int = 2, ove
     cell_rows = [[f"{c.x:g}", f"{c.y:g}", f"{c.inferential:.3f}", "—" if c.symmetric is None else f"{c.symmetric:.3f}",
                   f"{c.seen:.3f}", c.label + (" (clean)" if c.clean else "") + (" — shadow" if c.shadow else ""),
                   c.n_seeds, c.n_runs] for c in cells]
+    cells_part = [*lines, "", f"{h} Cells", "", *table(
+        ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
+         "seeds", "runs"], cell_rows)]
+    if over_epochs:  # several learning rates per (γ, depth, seed): cell_protocol_lines lists every run
+        return cells_part
     seeds = sorted({r["seed"] for r in rows})
     by = {(r["init.gamma"], r["model.depth"], r["seed"]): r for r in rows}
     run_rows = [[f"{g:g}", f"{d:g}", *(f"{r['label']} {r[f'outcome.{pair.key}.inferential']:.3f} / "
                                       f"{r[f'outcome.{pair.key}.symmetric']:.3f}, {r[SEEN]:.3f}"
                                       if (r := by.get((g, d, s))) else "—" for s in seeds)]
                 for d in sorted({k[1] for k in by}) for g in sorted({k[0] for k in by})]
-    cells_part = [*lines, "", f"{h} Cells", "", *table(
-        ["γ", "depth", f"{pair.caption} inferential", f"{pair.caption} symmetric", "seen-pair test acc", "label",
-         "seeds", "runs"], cell_rows)]
-    if over_epochs:  # several learning rates per (γ, depth, seed): cell_protocol_lines lists every run
-        return cells_part
     return [*cells_part, "", f"{h} Runs", "",
             *table(["γ", "depth", *(f"seed {s}: label, {pair.caption} inf / sym, seen-pair acc" for s in seeds)],
                    run_rows)]
