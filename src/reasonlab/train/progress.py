@@ -26,7 +26,7 @@ class Progress:
         if mode == "bar":
             self._bar = _Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False)
-            self._task = self._bar.add_task(label, total=total, completed=done, status="")
+            self._task = self._bar.add_task(label, total=total, completed=done, status=[])
         self._lines = mode == "lines"
         self._last_line = float("-inf")  # the first step's line comes at once
 
@@ -75,7 +75,7 @@ class _Bar(RichProgress):
     def get_renderables(self) -> Iterable[RenderableType]:
         yield self.make_tasks_table(self.tasks)
         for task in self.tasks:
-            for line in status_lines(task.fields.get("status") or [], self.console.width):
+            for line in status_lines(task.fields["status"], self.console.width):
                 yield Text(line, no_wrap=True, overflow="ellipsis")
 
 
