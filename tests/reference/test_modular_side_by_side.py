@@ -14,6 +14,8 @@ import pytest
 from reasonlab.errors import StoreError
 from reasonlab.store import MetricRow, write_metrics
 from reasonlab.studies.modular.side_by_side import (
+    FOLDER,
+    Committed,
     History,
     compare,
     draw,
@@ -62,19 +64,32 @@ def test_one_code_alone_is_refused():
         compare([history("reference", 1, 4000, 0.3)], P)
 
 
-def test_stored_histories_are_read_and_drawn(tmp_path):
-    ref = tmp_path / "reference-s1"
-    ref.mkdir()
-    (ref / "config.json").write_text(json.dumps({"args": {"seed": 1}}))
+def reference_run(folder, seed: int, p: int = P):
+    """A reference run as scripts/reference/modular_side_by_side.py stores it."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"args": {"seed": seed, "p": p}, "wall_seconds": 5400.0,
+                                                    "cpu": "AMD EPYC"}))
     pq.write_table(pa.table({"step": [1, 1000, 2000], "tr_loss": [2.4, 2.3, 1.0], "test_acc": [0.1, 0.1, 0.5],
-                             "ood_val_last_acc": [0.09, 0.1, 0.4]}), ref / "metrics.parquet")
-    ours = tmp_path / "run"
-    ours.mkdir()
-    (ours / "config.yaml").write_text("seed: 2\n")
-    write_metrics(ours / "metrics.parquet", [
+                             "ood_val_last_acc": [0.09, 0.1, 0.4]}), folder / "metrics.parquet")
+    return folder
+
+
+def reasonlab_run(folder, seed: int, p: int = P):
+    """A finished reasonlab run's records, as far as the side by side reads them."""
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(f"seed: {seed}\ntask:\n  p: {p}\n")
+    (folder / "summary.json").write_text(json.dumps({"config": {"seed": seed}, "wall_time_s": 3600.0,
+                                                     "machine": {"cpu": "AMD EPYC"}}))
+    write_metrics(folder / "metrics.parquet", [
         MetricRow(e, 1000 * e, split, metric, v) for e, loss, acc in ((1, 2.35, 0.1), (2, 1.2, 0.45))
         for split, metric, v in (("id/train:iid", "loss", loss), ("ood/test:iid", "acc_pos_15", acc),
                                  ("ood/test", "acc_pos_15", 0.0))])
+    return folder
+
+
+def test_stored_histories_are_read_and_drawn(tmp_path):
+    ref = reference_run(tmp_path / "reference-s1", 1)
+    ours = reasonlab_run(tmp_path / "run", 2)
     runs = [reference_history(ref), reasonlab_history(ours)]
     assert runs[0].plateau_exit(P) == 2000 and runs[0].ood[1] == 0.09 and runs[0].seed == 1
     assert runs[1].seed == 2 and runs[1].ood == {1000: 0.1, 2000: 0.45} and runs[1].plateau_exit(P) == 2000
@@ -83,3 +98,21 @@ def test_stored_histories_are_read_and_drawn(tmp_path):
     (ref / "metrics.parquet").write_bytes(b"not parquet")
     with pytest.raises(StoreError, match="reference-s1/metrics.parquet: not a reference history"):
         reference_history(ref)
+
+
+def test_the_docs_table_grows_with_the_committed_runs_and_gives_a_verdict_once_both_codes_have_one(tmp_path):
+    committed = Committed(tmp_path)
+    assert committed.inputs() == [] and committed.render().startswith("Not committed yet")
+    reference_run(tmp_path / FOLDER / "reference-s1", 1)
+    reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abc.partial", 1)  # a packed unfinished run is not compared
+    text = committed.render()
+    assert not committed.both_codes() and "needs runs of both codes (1 reference, 0 reasonlab" in text
+    assert "| reference | 1 | 2,000 | 2,000 | 0.400 | 1.5 h, AMD EPYC |" in text
+    reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abc", 1)
+    text = committed.render()
+    assert committed.both_codes() and "Partial: reference 1 of 2, reasonlab 1 of 2 seeds committed" in text
+    assert "**the two codes agree**" in text and "figures/modular-side-by-side.png" in text
+    assert len(committed.inputs()) == 5
+    reasonlab_run(tmp_path / FOLDER / "reasonlab" / "def", 2, p=13)
+    with pytest.raises(StoreError, match="not one p"):
+        committed.render()

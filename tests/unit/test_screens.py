@@ -6,6 +6,7 @@ progress bar (step count and ETA kept, evaluations wrapped rather than cut), and
 from __future__ import annotations
 
 import os
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -51,12 +52,11 @@ def _fits(output: str, width: int) -> list[str]:
 
 
 # ---- reasonlab results ----------------------------------------------------------------------------------------------
-@TTY
 @pytest.mark.parametrize("width", WIDTHS)
-def test_results_shows_whole_names_and_values_side_by_side(screen, demo_sweep, width, tty):
+def test_results_shows_whole_names_and_values_side_by_side(screen, demo_sweep, width):
     """The demo's table is ~230 columns wide: squeezed into 80 or 120 its headers broke into 4-character pieces and
     its values folded (``memo/rizi/ng``); turned on its side, each figure is one line with both runs' values."""
-    screen(width, tty)
+    screen(width, True)
     code, output = _cli("results", demo_sweep)
     assert code == 0, output
     lines = _fits(output, width)
@@ -66,11 +66,10 @@ def test_results_shows_whole_names_and_values_side_by_side(screen, demo_sweep, w
     assert any("memorizing" in line and "reasoning" in line for line in lines), output
 
 
-@TTY
 @pytest.mark.parametrize("width", WIDTHS)
-def test_select_star_prints_every_column_and_value(screen, demo_sweep, width, tty):
-    """``SELECT * FROM runs`` piped once printed 74 empty zero-width columns and no data, exit 0."""
-    screen(width, tty)
+def test_select_star_prints_every_column_and_value(screen, demo_sweep, width):
+    """``SELECT * FROM runs`` once printed 74 empty zero-width columns and no data, exit 0."""
+    screen(width, True)
     code, output = _cli("results", demo_sweep, "--sql", "SELECT * FROM runs")
     assert code == 0, output
     lines = _fits(output, width)
@@ -81,8 +80,29 @@ def test_select_star_prints_every_column_and_value(screen, demo_sweep, width, tt
     assert any("final.reasoning_test_acc" in line and "0.47" in line for line in lines), output
 
 
-def test_a_table_that_fits_is_printed_as_it_is(screen, demo_sweep):
+@pytest.mark.parametrize("sql", [None, "SELECT * FROM runs"])
+def test_a_piped_table_is_plain_text_one_line_per_run_whatever_its_width(screen, demo_sweep, sql):
+    """Piped, a wide table was drawn in boxes and turned on its side in blocks of a few runs: for ``grep``, ``less -S``
+    or a file it is one header line and one whole line per run, columns aligned, no rules."""
     screen(80, False)
+    code, output = _cli("results", demo_sweep, *(["--sql", sql] if sql else []))
+    assert code == 0, output
+    header, *runs = output.splitlines()
+    assert len(runs) == 2 and not set("┃│┏└━─") & set(output), output
+    starts = [m.start() for m in re.finditer(r"\S+", header)]  # each column starts under its name
+    names = header.split()
+    assert {"run_id", "final.reasoning_test_acc", "label"} <= set(names)
+    assert (sql is not None) == ("task.field_55" in names)
+    for run, (run_id, label, acc) in zip(runs, (("aaa0338cd67a", "memorizing", "0.47"),
+                                                ("0c4035dd302a", "reasoning", "0.91")), strict=True):
+        spans = zip(starts, [*starts[1:], None], strict=True)
+        cells = dict(zip(names, (run[a:b].strip() for a, b in spans), strict=True))
+        assert (cells["run_id"], cells["label"], cells["final.reasoning_test_acc"]) == (run_id, label, acc), run
+        assert sql is None or cells["profile"].startswith("cpu (reduced Emb-MLP:"), run
+
+
+def test_a_table_that_fits_is_printed_as_it_is(screen, demo_sweep):
+    screen(80, True)
     code, output = _cli("results", demo_sweep, "--sql", 'SELECT run_id, "init.gamma", label FROM runs')
     assert code == 0, output
     assert "┃ run_id       ┃ init.gamma ┃ label      ┃" in output

@@ -62,7 +62,7 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
                   markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
     """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
     prints it, and ``sweep`` once its runs are done."""
-    from reasonlab.report.table import results_view
+    from reasonlab.report.table import plain_view, results_view
     from reasonlab.store import atomic_write_text
     from reasonlab.sweep.results import csv_text, markdown_table, query, table_view
 
@@ -73,8 +73,10 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
         raise ConfigError(f"--csv {STDOUT} and --markdown {STDOUT}: only one of them can go to standard output")
     columns, rows = query(target, sql, *bounds, overrun=end_now) if sql else table_view(target, show_all)
     texts = {"--csv": csv_text, "--markdown": markdown_table}
-    if STDOUT not in map(str, outputs.values()):
+    if STDOUT not in map(str, outputs.values()) and console.is_terminal:
         console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
+    elif STDOUT not in map(str, outputs.values()):  # piped: every run on its own line, nothing folded
+        sys.stdout.write(plain_view(columns, rows))
     for flag, path in outputs.items():
         if str(path) == STDOUT:  # the table alone, as plain text a pipe can take
             sys.stdout.write(texts[flag](columns, rows))

@@ -5,7 +5,8 @@ A results table is wide (a sweep's axes and figures: ``final.reasoning_train_acc
 every field of every run) and a screen is 80 to 120 columns. Squeezed into it, a table's headers break into
 4-character pieces, its values fold (``memo/rizi/ng``) and, with enough columns, every column is cut to nothing.
 So a table is printed as it is only when it fits unfolded; otherwise it is turned on its side: a row per field, a
-column per run (headed by its run id), as many runs side by side as fit, the rest in further blocks.
+column per run (headed by its run id), as many runs side by side as fit, the rest in further blocks. Piped, it is
+plain aligned text, one line per run, whatever its width.
 
 Layer: report.
 """
@@ -19,6 +20,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 
 from reasonlab.sweep.results import format_cell
+from reasonlab.terminal import printable
 
 # A run's column in the turned table, when runs are packed side by side: a longer value folds inside it.
 PACKED_WIDTH = 20
@@ -38,6 +40,16 @@ def results_view(columns: list[str], rows: list[tuple[Any, ...]], width: int, ti
     if not rows:
         tables[-1].caption = "no rows"
     return Group(*tables)
+
+
+def plain_view(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    """The table as plain text for a pipe or a file: a header line, then one line per row, columns aligned by spaces,
+    no rule, nothing folded or turned (a pipe has no width; ``less -S`` scrolls it, ``grep`` keeps a run's line
+    whole). Cells as ``format_cell`` prints them, control characters escaped; an empty table prints its header."""
+    lines = [[printable(c) for c in columns], *([printable(format_cell(v)) for v in row] for row in rows)]
+    widths = [max(cell_len(line[i]) for line in lines) for i in range(len(columns))]
+    return "".join("  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(line, widths, strict=True)).rstrip()
+                   + "\n" for line in lines)
 
 
 def _width(lines: list[list[str]]) -> int:

@@ -20,7 +20,7 @@ from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies.base import Study
-from reasonlab.studies.modular import report
+from reasonlab.studies.modular import report, side_by_side
 from reasonlab.studies.sections import (
     FIGURES,
     CommittedSweep,
@@ -115,9 +115,19 @@ class ModularDocs:
     def _memorizer_probes(self) -> str:
         return "\n".join([f"`{self.memorizer}/`:", "", *probe_lines(self.root / self.memorizer)]) + "\n"
 
+    def side_by_side(self) -> Sections:
+        """The side by side with the reference's own script: its table, and its figure once both codes have a run."""
+        committed = side_by_side.Committed(self.root)
+        table = ("modular-side-by-side", Table(DOC, committed.inputs, committed.render, command=side_by_side.COMMAND))
+        if not committed.both_codes():
+            return [table]
+        figure = f"{side_by_side.FIGURE}.png"
+        return [table, (side_by_side.FIGURE, Figures(committed.inputs, {f"{FIGURES}/{figure}": figure},
+                                                     committed.draw, side_by_side.COMMAND))]
+
     def sections(self) -> Sections:
         command = self._memorizer_command()
-        return [*sweep_sections([self.sweep]),
+        return [*sweep_sections([self.sweep]), *self.side_by_side(),
                 *((name, Figures(partial(self._route_inputs, name), {f"{FIGURES}/{name}.png": f"{name}.png"},
                                  partial(self._draw_route, name))) for name in ROUTES),
                 ("modular-grid-id-cpu", Figures(lambda: [PINS, f"{self.memorizer}/grid.json",

@@ -146,3 +146,87 @@ def draw(histories: list[History], p: int, out_base: Path) -> list[Path]:
                title="o.o.d. last-shot accuracy (grey: chance)")
     ood_ax.legend(fontsize=8)
     return save_figure(fig, out_base)
+
+
+FOLDER = "results/modular/reference"  # reference-s<S>/ (the reference's runs) and reasonlab/<run_id>/ (reasonlab's)
+FIGURE = "modular-side-by-side"
+RUNS_PER_CODE = 2
+COMMAND = ("for S in 1 2: `python scripts/reference/modular_side_by_side.py --reference REF --seed $S --out "
+           "RUNS/reference-icl/s$S` (its config.json and metrics.parquet copied to "
+           f"{FOLDER}/reference-s$S/), and `reasonlab sweep --family modular --profile reference --grid "
+           "'seed+task.task_seed=[$S,$S]' --name modular-reference --out RUNS` (packed with `reasonlab pack RUN "
+           f"{FOLDER}/reasonlab`)")
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The side by side's runs committed in a repository: the reference's (``reference-s<S>/``, whose history the
+    script writes only once the run is finished) and reasonlab's finished ones (``reasonlab/<run_id>/``; a packed
+    unfinished run is not compared)."""
+    root: Path
+
+    def reference_folders(self) -> list[Path]:
+        return sorted(d for d in (self.root / FOLDER).glob("reference-s*") if (d / "metrics.parquet").is_file())
+
+    def reasonlab_folders(self) -> list[Path]:
+        return sorted(d for d in (self.root / FOLDER / "reasonlab").glob("*")
+                      if (d / "summary.json").is_file() and not d.name.endswith(".partial"))
+
+    def inputs(self) -> list[str]:
+        files = [d / name for d in self.reference_folders() for name in ("config.json", "metrics.parquet")]
+        files += [d / name for d in self.reasonlab_folders() for name in ("config.yaml", "summary.json",
+                                                                         "metrics.parquet")]
+        return [str(f.relative_to(self.root)) for f in files]
+
+    def histories(self) -> list[History]:
+        return ([reference_history(d) for d in self.reference_folders()]
+                + [reasonlab_history(d) for d in self.reasonlab_folders()])
+
+    def walls(self) -> dict[tuple[str, int], str]:
+        """(code, seed) → the run's wall time and CPU, as each code recorded them."""
+        out = {}
+        for d in self.reference_folders():
+            config = read_json(d / "config.json", "reference run config")
+            out["reference", int(config["args"]["seed"])] = f"{config['wall_seconds'] / 3600:.1f} h, {config['cpu']}"
+        for d in self.reasonlab_folders():
+            summary = read_json(d / "summary.json", "run summary")
+            cpu = summary.get("machine", {}).get("cpu", "?")
+            out["reasonlab", int(summary["config"]["seed"])] = f"{summary['wall_time_s'] / 3600:.1f} h, {cpu}"
+        return out
+
+    def p(self) -> int:
+        """The modulus every committed run trained at (one, or the comparison means nothing)."""
+        ps = {int(read_json(d / "config.json", "reference run config")["args"]["p"]) for d in self.reference_folders()}
+        ps |= {int(load_yaml(d / "config.yaml")["task"]["p"]) for d in self.reasonlab_folders()}
+        if len(ps) != 1:
+            raise StoreError(f"{self.root / FOLDER}: the side by side's runs trained at p {sorted(ps)}, not one p")
+        return ps.pop()
+
+    def both_codes(self) -> bool:
+        return bool(self.reference_folders()) and bool(self.reasonlab_folders())
+
+    def render(self) -> str:
+        """The runs committed so far, one row each, then (once both codes have a run) the verdict and the figure."""
+        histories = self.histories()
+        if not histories:
+            return f"Not committed yet; to commit it: {COMMAND}.\n"
+        walls, p = self.walls(), self.p()
+        lines = ["| code | seed | last logged step | plateau exit | o.o.d. last-shot accuracy at the last step | "
+                 "wall time (shared cores) |", "|---|---|---|---|---|---|"]
+        for h in histories:
+            last = max(h.ood)
+            exit_step = h.plateau_exit(p)
+            lines.append(f"| {h.code} | {h.seed} | {last:,} | {'never' if exit_step is None else f'{exit_step:,}'} | "
+                         f"{h.ood[last]:.3f} | {walls.get((h.code, h.seed), '—')} |")
+        counts = {code: sum(h.code == code for h in histories) for code in ("reference", "reasonlab")}
+        if not self.both_codes():
+            return "\n".join([*lines, "", f"The verdict needs runs of both codes ({counts['reference']} reference, "
+                              f"{counts['reasonlab']} reasonlab committed); to commit the rest: {COMMAND}.", ""])
+        short = [f"{code} {n} of {RUNS_PER_CODE}" for code, n in counts.items() if n < RUNS_PER_CODE]
+        note = ([f"Partial: {', '.join(short)} seeds committed; the verdict below is over what is committed."]
+                if short else [])
+        return "\n".join([*lines, "", *note, *verdict_lines(compare(histories, p), p), "",
+                          f"![the two codes side by side](figures/{FIGURE}.png)", ""])
+
+    def draw(self, scratch: Path) -> None:
+        draw(self.histories(), self.p(), scratch / FIGURE)
