@@ -8,6 +8,7 @@ from __future__ import annotations
 from torch import Tensor
 from torch.utils.data import Dataset
 
+from reasonlab.arguments import checked, word
 from reasonlab.errors import ConfigError
 from reasonlab.tasks.base import TaskData
 
@@ -22,6 +23,8 @@ class TaskDataset(Dataset):
     A task that draws its training batches per step (in-context modular arithmetic: ``data.batch_fn``) has no fixed
     training set; ``TaskDataset.splits(data)`` lists the splits a dataset can be made of."""
 
+    @checked(split=word("a split of TaskDataset.splits(data), e.g. 'train'"),
+             target=word("a target of the set, e.g. 'designated'"))
     def __init__(self, data: TaskData, split: str = TRAIN, target: str = "designated") -> None:
         if not isinstance(data, TaskData):
             raise ConfigError(f"TaskDataset data: expected the TaskData of build_task(config) or run.data(), got "
