@@ -31,8 +31,9 @@ from reasonlab.store import MetricRow, Metrics, check_name
 from reasonlab.tasks.dataset import TaskDataset  # noqa: F401 - public here: reasonlab.TaskDataset
 
 MAX_SQL_MEMORY_GIB = 1024.0  # open_store's upper bound on DuckDB's memory, in GiB
-_KEY = instance(str, "dotted field names as keys, e.g. {'init.gamma': 0.8}")
+_KEY = word("dotted field names as keys, e.g. {'init.gamma': 0.8}", limit=256)
 _ITEM = instance(str, "'key=value' strings, e.g. ['init.gamma=0.8']")
+_ITEM_KEY = word("'key=value' strings whose key is a dotted field name, e.g. ['init.gamma=0.8']", limit=256)
 _ITEMS = instance((list, tuple), "a dict or a list of 'key=value' strings")
 _A_CONFIG = "a RunConfig, e.g. make_config('anchor-cpu')"
 
@@ -68,7 +69,7 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
         return items
     _ITEMS(overrides, "make_config overrides")
     for item in overrides:
-        _ITEM(item, "make_config overrides")
+        _ITEM_KEY(_ITEM(item, "make_config overrides").partition("=")[0], "make_config overrides")  # a value: any text
     return list(overrides)
 
 

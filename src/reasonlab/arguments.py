@@ -41,7 +41,7 @@ def escaped(char: str) -> str:
 def shown(value: Any) -> str:
     """A value as an error line shows it: its type and at most 40 characters, escapes for what a terminal obeys."""
     if isinstance(value, int) and value.bit_length() > 64:
-        return f"int {_number(value)}"
+        return _number(value)
     return f"{type(value).__name__} {str(value)[:40]!r}"  # repr escapes control characters and lone surrogates
 
 

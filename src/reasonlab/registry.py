@@ -36,7 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from reasonlab.arguments import flag, shown
+from reasonlab import arguments
+from reasonlab.arguments import checked, flag, shown
 from reasonlab.errors import ConfigError
 
 
@@ -263,13 +264,11 @@ def unregister_study(name: str) -> None:
     _STUDIES.pop(name, None)
 
 
+@checked(folder=arguments.folder("a folder of <family>-<name>.yaml profiles"))
 def register_profiles(folder: Path | str) -> None:
     """Register a folder of profiles, one ``<family>-<name>.yaml`` each, which ``--profile <family>-<name>`` (and
     ``make_config``) read like the built-in ones; ``register_task`` registers a kind's own."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(f"profiles in {folder}: not a folder of <family>-<name>.yaml files")
-    _PROFILES[folder.resolve()] = None
+    _PROFILES[Path(folder).resolve()] = None
 
 
 def unregister_profiles(folder: Path | str) -> None:

@@ -121,7 +121,7 @@ def test_paths_names_and_numbers_of_every_function_are_checked(parts, tmp_path):
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
     store = tmp_path / "store"
-    cases = [
+    cases = [  # (the call, how its message starts, words in it)
         (lambda: reasonlab.load("a\0b"), "load run_dir:", "NUL"),
         (lambda: reasonlab.load(a_file), "load run_dir:", "not a folder"),
         (lambda: reasonlab.load(tmp_path / "missing"), "load run_dir:", "does not exist"),
@@ -160,6 +160,14 @@ def test_paths_names_and_numbers_of_every_function_are_checked(parts, tmp_path):
         (lambda: api.MetricTable([]).first_epoch("train", "loss", float("nan")), "MetricTable.first_epoch reaching:"),
         (lambda: api.MetricTable([]).where(split=3), "MetricTable.where split:"),
         (lambda: api.MetricTable([]).last_epoch("\n"), "MetricTable.last_epoch split:"),
+        (lambda: reasonlab.TaskDataset.splits("x"), "TaskDataset.splits data:"),
+        (lambda: reasonlab.registry.register_profiles(5), "register_profiles folder:"),
+        (lambda: reasonlab.registry.register_profiles("p" * 5000), "register_profiles folder:", "5,000 bytes"),
+        (lambda: reasonlab.registry.register_profiles(a_file), "register_profiles folder:", "not a folder"),
+        (lambda: reasonlab.apply_init_rate(model, 10 ** 5000), "gamma:", "16,610 bits"),
+        (lambda: reasonlab.make_config("anchor-cpu", {"init.gam\nma": 1}), "make_config overrides:", "\\n"),
+        (lambda: reasonlab.make_config("anchor-cpu", ["init.gam\x1bma=1"]), "make_config overrides:", "\\x1b"),
+        (lambda: reasonlab.make_config("anchor-cpu", {"a" * 5000: 1}), "make_config overrides:", "5,000 characters"),
     ]
     for call, starts, *words in cases:
         refused(call, starts, *words)
