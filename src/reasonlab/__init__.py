@@ -9,13 +9,21 @@ The built-in kinds and studies register from their own folders when imported; th
 that imports them on the registry's first lookup, so ``import reasonlab`` stays light. The built-in kinds'
 profile folders (``kinds/<kind>/profiles/``) are registered here by path, so finding or listing a profile
 imports no kind.
+
+Run as the command line, the package first makes SIGINT and SIGTERM end the process in one line (``signals``): its
+imports take a second, before the command line's own boundary exists.
 """
 
-from pathlib import Path
+from reasonlab import signals
 
-from reasonlab import registry
-from reasonlab.registry import register_model, register_study, register_task
-from reasonlab.version import __version__
+if signals.launched_as_command():
+    signals.end_at_once()
+
+from pathlib import Path  # noqa: E402 - after the signals are answered
+
+from reasonlab import registry  # noqa: E402
+from reasonlab.registry import register_model, register_study, register_task  # noqa: E402
+from reasonlab.version import __version__  # noqa: E402
 
 __all__ = ["ConfigError", "Kind", "MetricTable", "Run", "RunConfig", "Study", "TaskDataset", "__version__",
            "apply_init_rate", "build_model", "build_task", "load", "make_config", "open_store", "register_model",

@@ -15,6 +15,7 @@ it would add its own wheel and dependencies to every install for one conversion;
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -22,17 +23,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonlab import arguments
+from reasonlab.arguments import checked, flag, folder, instance, optional, real, store, whole, word
 from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
 from reasonlab.records import load_run as _load_summary
 from reasonlab.store import MetricRow, Metrics, check_name
 from reasonlab.tasks.dataset import TaskDataset  # noqa: F401 - public here: reasonlab.TaskDataset
 
 MAX_SQL_MEMORY_GIB = 1024.0  # open_store's upper bound on DuckDB's memory, in GiB
+_KEY = word("dotted field names as keys, e.g. {'init.gamma': 0.8}", limit=256)
+_ITEM = instance(str, "'key=value' strings, e.g. ['init.gamma=0.8']")
+_ITEM_KEY = word("'key=value' strings whose key is a dotted field name, e.g. ['init.gamma=0.8']", limit=256)
+_ITEMS = instance((list, tuple), "a dict or a list of 'key=value' strings")
+_A_CONFIG = "a RunConfig, e.g. make_config('anchor-cpu')"
 
-def _check(value: Any, types: type | tuple[type, ...], what: str, expected: str) -> None:
-    """Refuse an argument of the wrong type at the boundary, naming it, rather than failing deep inside."""
-    if isinstance(value, bool) or not isinstance(value, types):
-        raise ConfigError(f"{what}: expected {expected}, got {type(value).__name__} {str(value)[:40]!r}")
+
+def _config(value: Any, what: str) -> RunConfig:
+    """A ``RunConfig`` whose fields hold: validated again, as ``model_copy(update=...)`` and ``model_construct``
+    check nothing (a seed of -5, a profile that cannot be written would fail only once training began)."""
+    instance(RunConfig, _A_CONFIG)(value, what)
+    try:
+        RunConfig.model_validate(value.model_dump())
+    except ConfigError as e:
+        raise ConfigError(f"{what}: {e} (a config changed without validation, e.g. by model_copy(update=...); "
+                          "make it with make_config(profile, overrides))") from None
+    return value
+
 
 
 def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
@@ -42,7 +58,7 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
     if isinstance(overrides, Mapping):
         items = []
         for key, value in overrides.items():
-            _check(key, str, "make_config overrides", "dotted field names as keys, e.g. {'init.gamma': 0.8}")
+            _KEY(key, "make_config overrides")
             try:
                 items.append(f"{key}={json.dumps(value, allow_nan=False)}")
             except (TypeError, ValueError, RecursionError):  # ValueError: NaN, or an int too long to print
@@ -51,12 +67,16 @@ def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list
                 raise ConfigError(f"make_config overrides[{key!r}]: {shown} is not a config value (numbers, strings, "
                                   "booleans, None, lists and dicts of them)") from None
         return items
-    _check(overrides, list | tuple, "make_config overrides", "a dict or a list of 'key=value' strings")
+    _ITEMS(overrides, "make_config overrides")
     for item in overrides:
-        _check(item, str, "make_config overrides", "'key=value' strings, e.g. ['init.gamma=0.8']")
+        _ITEM_KEY(_ITEM(item, "make_config overrides").partition("=")[0], "make_config overrides")  # a value: any text
     return list(overrides)
 
 
+@checked(profile=optional(word("a profile name such as 'anchor-cpu', or None")),
+         family=optional(word("a profile family such as 'anchor', or None")),
+         file=optional(arguments.file("a path to a YAML file, or None")),
+         study=optional(word("a profile family, or None")))
 def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = (), *,
                 family: str | None = None, file: str | Path | None = None, study: str | None = None) -> RunConfig:
     """A validated run config: a built-in ``profile`` (a full name such as 'anchor-cpu', or a bare one such as 'cpu'
@@ -66,21 +86,56 @@ def make_config(profile: str | None = None, overrides: Mapping[str, Any] | Seque
     if study is not None:
         warnings.warn("make_config(study=...) is deprecated: use family=", DeprecationWarning, stacklevel=2)
         family = study
-    if profile is not None:
-        _check(profile, str, "make_config profile", "a profile name such as 'anchor-cpu', or None")
-    if family is not None:
-        _check(family, str, "make_config family", "a profile family such as 'anchor', or None")
-    if file is not None:
-        _check(file, str | Path, "make_config file", "a path to a YAML file, or None")
     items = _override_items(overrides)
     return resolve(raw_config(Path(file) if file is not None else None, profile, items, family))
+
+
+_SPLIT = word("a split's name, e.g. 'train'")
+_METRIC = word("a metric's name, e.g. 'loss'")
+_EPOCH = whole(0, None, "an epoch (a whole number from 0)")
 
 
 class MetricTable(Metrics):
     """A run's metric rows (``MetricRow(epoch, step, split, metric, value)`` named tuples, in logged order) with the
     look-ups of ``reasonlab.store.Metrics`` (``.series(split, metric)``, ``.last(...)``, ``.at(epoch, ...)``): no
     pandas needed. ``columns()`` is the same rows as a dict of lists, which pandas, polars and numpy each take;
-    ``to_pandas()`` is the DataFrame (with the ``dataframe`` extra)."""
+    ``to_pandas()`` is the DataFrame (with the ``dataframe`` extra). Each look-up checks its arguments: a split or
+    metric of None, a number or an epoch of -1 is refused in one line, not answered with every row or none."""
+
+    @checked(split=optional(_SPLIT), metric=optional(_METRIC))
+    def where(self, split: str | None = None, metric: str | None = None) -> list[MetricRow]:
+        """The rows of one split and/or one metric (None: every one), in logged order."""
+        return super().where(split, metric)
+
+    @checked(split=_SPLIT, metric=_METRIC, clock=word("'epoch' or 'step'"))
+    def series(self, split: str, metric: str, clock: str = "epoch") -> list[tuple[int, float]]:
+        """(epoch, value) of one figure over training in logged order; ``clock="step"`` gives (step, value)."""
+        return super().series(split, metric, clock)
+
+    @checked(split=optional(_SPLIT))
+    def last_epoch(self, split: str | None = None) -> int | None:
+        """The last epoch with a row (of ``split``, if given); None when there is none."""
+        return super().last_epoch(split)
+
+    @checked(epoch=_EPOCH, split=_SPLIT, metric=_METRIC)
+    def at(self, epoch: int, split: str, metric: str) -> float | None:
+        """The figure at an epoch (its first row there), or None."""
+        return super().at(epoch, split, metric)
+
+    @checked(split=_SPLIT, metric=_METRIC)
+    def last(self, split: str, metric: str) -> float | None:
+        """The figure at its last logged epoch, or None."""
+        return super().last(split, metric)
+
+    @checked(epoch=_EPOCH, split=_SPLIT)
+    def at_epoch(self, epoch: int, split: str) -> dict[str, float]:
+        """Every metric of one split at an epoch, by name."""
+        return super().at_epoch(epoch, split)
+
+    @checked(split=_SPLIT, metric=_METRIC, reaching=real(-math.inf, math.inf, "a finite value"))
+    def first_epoch(self, split: str, metric: str, reaching: float) -> int | None:
+        """The first epoch at which the figure is at least ``reaching``, or None."""
+        return super().first_epoch(split, metric, reaching)
 
     def columns(self) -> dict[str, list]:
         """``{"epoch": [...], "step": [...], "split": [...], "metric": [...], "value": [...]}``."""
@@ -93,6 +148,12 @@ class MetricTable(Metrics):
             raise ConfigError("Run.metrics.to_pandas(): needs pandas; pip install 'reasonlab[dataframe]' (Run.metrics "
                               "itself, its look-ups and .columns() need none)") from None
         return pd.DataFrame(self.columns())
+
+
+def _checkpoint(value: Any, what: str) -> str | int:
+    """'final', 'best' or a saved step: a step number from 0, or a name."""
+    expected = "'final', 'best' or a saved step (a whole number from 0)"
+    return (whole(0, None, expected) if isinstance(value, int) else word(expected))(value, what)
 
 
 @dataclass
@@ -127,35 +188,35 @@ class Run:
             self._data = build_task(self.config)
         return self._data
 
+    @checked(checkpoint=_checkpoint)
     def model(self, checkpoint: str | int = "final"):  # -> torch.nn.Module
         """The trained model in eval mode at ``final``, ``best`` (early stopping) or a saved step ("120" or 120)."""
         from reasonlab.analysis.loading import load_trained
 
-        _check(checkpoint, str | int, "Run.model checkpoint", "'final', 'best' or a saved step")
         return load_trained(self.dir, str(checkpoint), self.data())[1]
 
 
+@checked(config=_config)
 def build_task(config: RunConfig):  # -> reasonlab.tasks.base.TaskData
     """The task data of ``config`` without training: vocabulary, training tensors and the named evaluation sets,
     as the trainer builds them (the same seed, the same sets)."""
     from reasonlab import build
 
-    _check(config, RunConfig, "build_task config", "a RunConfig, e.g. make_config('anchor-cpu')")
     return build.build_task(config)
 
 
+@checked(config=_config)
 def build_model(config: RunConfig, data: Any = None):  # -> torch.nn.Module
     """The model of ``config`` initialized by its γ rule, untrained, as the trainer starts it; ``data`` (from
     ``build_task``) gives its vocabulary and sequence length, and is built from the config when not given."""
     from reasonlab import build
     from reasonlab.tasks.base import TaskData
 
-    _check(config, RunConfig, "build_model config", "a RunConfig, e.g. make_config('anchor-cpu')")
-    if data is not None:
-        _check(data, TaskData, "build_model data", "the TaskData of build_task(config), or None")
+    optional(instance(TaskData, "the TaskData of build_task(config), or None"))(data, "build_model data")
     return build.build_model(config, build.build_task(config) if data is None else data)
 
 
+@checked(limit=optional(whole(1, None, "a number of sequences from 1, or None for all")))
 def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, float]:
     """``model``'s accuracy on one evaluation set per target kind (``designated``; a kind's own such as
     ``inferential``), and its mean loss where the set has one, scored as the set declares (its ``scoring``) by
@@ -165,10 +226,8 @@ def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, floa
     from reasonlab.evaluate.scoring import score_sets
     from reasonlab.tasks.base import EvalSet
 
-    _check(model, torch.nn.Module, "score model", "a torch.nn.Module, e.g. run.model() or build_model(config)")
-    _check(eval_set, EvalSet, "score eval_set", "one of data.eval_sets' values, e.g. run.data().eval_sets[name]")
-    if limit is not None:
-        _check(limit, int, "score limit", "a number of sequences, or None for all")
+    instance(torch.nn.Module, "a torch.nn.Module, e.g. run.model() or build_model(config)")(model, "score model")
+    instance(EvalSet, "one of data.eval_sets' values, e.g. run.data().eval_sets[name]")(eval_set, "score eval_set")
     training = model.training
     device = next(model.parameters()).device
     try:
@@ -179,9 +238,9 @@ def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, floa
     return figures if result.loss is None else {**figures, "loss": result.loss}
 
 
+@checked(run_dir=folder("a run directory, e.g. runs/adhoc/<run_id>"))
 def load(run_dir: str | Path) -> Run:
     """A finished run directory (``runs/<name>/<run_id>``)."""
-    _check(run_dir, str | Path, "load run_dir", "a run directory path")
     summary, raw = _load_summary(Path(run_dir))
     return Run(Path(run_dir), resolve(raw), summary)
 
@@ -207,26 +266,23 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     return run_dir, summary
 
 
+@checked(config=_config, out=store("a store folder (made if missing), e.g. 'runs'"),
+         name=word("a group name under the store, e.g. 'adhoc'"), progress=flag)
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
     """Train ``config`` like ``reasonlab train`` (same run directory ``out/name/<run_id>``, same files, figures
     included); a finished run is loaded, an unfinished one resumed."""
-    _check(config, RunConfig, "run config", "a RunConfig, e.g. make_config('anchor-cpu')")
-    _check(out, str | Path, "run out", "a store directory path")
-    _check(name, str, "run name", "a group name under the store, e.g. 'adhoc'")
     run_dir, _ = train_and_plot(config, Path(out) / check_name(name, "name"), "bar" if progress else False,
                                 print if progress else (lambda _: None))
     return load(run_dir)
 
 
+@checked(path=folder("a store, sweep or group folder, e.g. 'runs'"),
+         memory_gib=real(0.0625, MAX_SQL_MEMORY_GIB, f"a number of GiB from 0.0625 to {MAX_SQL_MEMORY_GIB:g} (the "
+                         "default is 4)"))
 def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPyConnection
     """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
     with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
     and ``offsets`` (held-out offset histograms), holding at most ``memory_gib`` GiB (as ``results --sql``)."""
     from reasonlab.sweep.results import connect
 
-    _check(path, str | Path, "open_store path", "a store, sweep or group directory path")
-    _check(memory_gib, int | float, "open_store memory_gib", "a number of GiB")
-    if isinstance(memory_gib, bool) or not 0.0625 <= memory_gib <= MAX_SQL_MEMORY_GIB:  # NaN fails both bounds
-        raise ConfigError(f"open_store memory_gib: {memory_gib!r} GiB; give a number of GiB from 0.0625 to "
-                          f"{MAX_SQL_MEMORY_GIB:g} (the default is 4)")
     return connect(Path(path), memory_gib)

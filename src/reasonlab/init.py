@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from reasonlab.arguments import shown
 from reasonlab.errors import ConfigError
 
 GROUPS = ("embedding", "qk", "vo", "mlp", "head", "other")
@@ -119,10 +120,14 @@ def _weight_fan_in(module: nn.Module, pname: str, p: torch.Tensor) -> tuple[int,
 
 def _number(value: object, what: str, positive: bool = False) -> None:
     """A finite real number (not a bool, not text), positive if asked: the rule's γ and stds."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
-            value < 0 or (positive and value == 0):
+    try:
+        bad = isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
+            value < 0 or (positive and value == 0)
+    except OverflowError:  # an integer past any float
+        bad = True
+    if bad:
         raise ConfigError(f"{what}: expected a finite {'positive' if positive else 'non-negative'} number, got "
-                          f"{type(value).__name__} {str(value)[:40]!r}")
+                          f"{shown(value)}")
 
 
 def _check_arguments(module: object, gamma: object, overrides: object, generator: object, fixed_std: object,

@@ -16,7 +16,8 @@ naming a callable that registers (or an entry to register); entry points are loa
 probes and phase diagram declare the options they read (``KindOption``), which the command line offers as flags;
 a kind's built-in profiles are a folder of YAML files registered with it (``register_profiles``).
 
-Layer: the ground floor beside ``errors``; it imports nothing else of reasonlab and names no module. The built-in
+Layer: the ground floor beside ``errors`` and ``arguments`` (what a registration's arguments must be); it imports
+nothing else of reasonlab and names no module. The built-in
 entries register by import from their own folders: the facade (``reasonlab/__init__.py``) installs a loader
 (``add_loader``) whose body imports them, run once on the first lookup, so the arrow is a real import statement
 that the layer test sees, and ``import reasonlab`` stays light.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from reasonlab import arguments
+from reasonlab.arguments import checked, flag, shown
 from reasonlab.errors import ConfigError
 
 
@@ -171,9 +175,19 @@ def _check_kind(what: str, name: str, config: type) -> None:
         raise ConfigError(f"{what} {name!r}: its config class needs a field kind: Literal[{name!r}] = {name!r}")
 
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")  # a registered name: a word for folders and command lines
+
+
+def _named(what: str, name: Any, replace: Any) -> None:
+    """A registered name is a plain word (it names folders, a config's ``kind`` and command-line arguments: an ESC or
+    a line feed in it would reach terminals and file names), and ``replace`` is True or False."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"{what} name: {shown(name)} is not a name; give a letter, then letters, digits, '_', '-' "
+                          "or '.', at most 64 in all")
+    flag(replace, f"register {what} replace")
+
+
 def _put(table: dict[str, Any], what: str, entry: Any, replace: bool) -> Any:
-    if not isinstance(entry.name, str) or not entry.name:
-        raise ConfigError(f"{what} {entry.name!r}: a name is a non-empty string")
     if entry.name in table and not replace:
         raise ConfigError(f"{what} {entry.name!r}: already registered; pass replace=True to replace it")
     table[entry.name] = entry
@@ -191,6 +205,7 @@ def register_task(kind: Any, replace: bool = False) -> Any:
         raise ConfigError(f"task kind {named!r}: no {', '.join(missing)}; a task kind is a reasonlab.Kind that states "
                           "its name, config and task")
     entry = kind() if isinstance(kind, type) else kind
+    _named("task kind", entry.name, replace)
     _check_kind("task kind", entry.name, entry.config)
     _note_source(entry.config, entry.task, type(entry))
     replaced = _TASKS.get(entry.name)
@@ -211,7 +226,13 @@ def unregister_task(name: str) -> None:
 
 def register_model(name: str | ModelKind, replace: bool = False, **parts: Any) -> ModelKind:
     """Register a model kind: ``register_model("rnn", config=RNNConfig, build=build_rnn)`` or a ``ModelKind``."""
+    if not isinstance(name, ModelKind):
+        _named("model kind", name, replace)
+        if set(parts) != {"config", "build"} or not isinstance(parts["config"], type) or not callable(parts["build"]):
+            raise ConfigError(f"model kind {name!r}: give config= (its config class) and build= (a function of the "
+                              "model config, vocabulary size and sequence length), and nothing else")
     entry = name if isinstance(name, ModelKind) else ModelKind(name=name, **parts)
+    _named("model kind", entry.name, replace)
     _check_kind("model kind", entry.name, entry.config)
     _note_source(entry.config, entry.build)
     return _put(_MODELS, "model kind", entry, replace)
@@ -229,6 +250,9 @@ def register_study(study: Any, replace: bool = False) -> Any:
         raise ConfigError(f"study {named!r}: not a reasonlab.Study (a study states its name, kind and arms, and runs "
                           "an arm with run)")
     entry = study() if isinstance(study, type) else study
+    _named("study", entry.name, replace)
+    if not callable(entry.run):
+        raise ConfigError(f"study {entry.name!r}: run is {shown(entry.run)}, not a method that runs an arm")
     if not isinstance(entry.arms, dict) or not entry.arms:
         raise ConfigError(f"study {entry.name!r}: arms is {type(entry.arms).__name__}, not a dict of arm -> "
                           "reasonlab.studies.base.Arm")
@@ -240,13 +264,11 @@ def unregister_study(name: str) -> None:
     _STUDIES.pop(name, None)
 
 
+@checked(folder=arguments.folder("a folder of <family>-<name>.yaml profiles"))
 def register_profiles(folder: Path | str) -> None:
     """Register a folder of profiles, one ``<family>-<name>.yaml`` each, which ``--profile <family>-<name>`` (and
     ``make_config``) read like the built-in ones; ``register_task`` registers a kind's own."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(f"profiles in {folder}: not a folder of <family>-<name>.yaml files")
-    _PROFILES[folder.resolve()] = None
+    _PROFILES[Path(folder).resolve()] = None
 
 
 def unregister_profiles(folder: Path | str) -> None:

@@ -75,7 +75,7 @@ def test_an_empty_profile_name_is_refused(tmp_path):
     sweep = tmp_path / "s.yaml"
     sweep.write_text("profile: ''\ngrid:\n  seed: [1, 2]\n")
     _refused(["sweep", str(sweep), "--dry-run"], "--profile ''")
-    with pytest.raises(ConfigError, match="--profile ''"):
+    with pytest.raises(ConfigError, match="make_config profile: empty"):
         make_config("")
 
 

@@ -3,7 +3,9 @@ profile list | profile show | info | analyze | report | export | pack | restore`
 
 Every user error (bad config, override, profile or path) prints one line naming the field or file and the fix,
 and exits with code 2 before anything is written. The commands (``training``, ``reading``, ``analyze``) raise;
-the command group's ``main`` is the one boundary that turns what they raise into that line and exit code.
+the command group's ``main`` is the one boundary that turns what they raise into that line and exit code. A
+SIGINT or SIGTERM at any moment is one line and exit 130 (``reasonlab.signals``): inside the boundary it unwinds
+to it, so what a command was writing is cleaned up on the way.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typer.core import TyperGroup
 from reasonlab.cli import analyze, info, profiles, reading, registered, training
 from reasonlab.cli.common import console, err, error_line
 from reasonlab.errors import ConfigError, Interrupted, UserError
+from reasonlab.signals import unwinding
 from reasonlab.terminal import print_line
 
 
@@ -70,9 +73,10 @@ class _Commands(TyperGroup):
         argv = [str(a) for a in (sys.argv[1:] if given is None else given)]
         typed = command_line.set(shlex.join(["reasonlab", *argv]))  # a sweep records it: what resumes its runs
         try:
-            _working_directory()
-            _refuse_a_spaced_override(argv)
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            with unwinding():  # a signal from here on unwinds to this boundary: one line, exit 130
+                _working_directory()
+                _refuse_a_spaced_override(argv)
+                code = super().main(*args, standalone_mode=False, **kwargs)
         except (typer.TyperException, typer.Abort, UserError, Interrupted, KeyboardInterrupt, OSError) as e:
             if not standalone_mode:
                 raise

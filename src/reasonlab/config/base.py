@@ -17,13 +17,36 @@ class StrictModel(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_truth_value_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+    def _plain_value(cls, value: Any, info: ValidationInfo) -> Any:
         """true / false (YAML's yes / no too) where a number is asked is a mistake, not 1 / 0 as pydantic would read
-        it: ``--set seed=true`` must not train seed 1."""
+        it: ``--set seed=true`` must not train seed 1. A string that is no Unicode text is refused here too, before
+        anything trains."""
         field = cls.model_fields.get(info.field_name or "")
         if isinstance(value, bool) and field is not None and not _admits_bool(field.annotation):
             raise ValueError("true or false where a number (or a name) is asked; give its value")
+        where = _surrogate(value)
+        if where is not None:
+            raise ValueError(f"{where + ': ' if where else ''}a lone surrogate (such as \\udcff) is no Unicode text: "
+                             "no config.yaml, summary or report could hold it; give text")
         return value
+
+
+def _surrogate(value: Any, where: str = "") -> str | None:
+    """Where in ``value`` (a dotted path inside it, "" for the value itself) a string holds a lone surrogate, which
+    no file can hold (a YAML or JSON escape can spell one); None when every string (a list's, a mapping's keys and
+    values) is Unicode text. A section's fields are located as deep as they are named."""
+    if isinstance(value, str):
+        return where if any("\ud800" <= c <= "\udfff" for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, item in items:
+        named = isinstance(key, str) and key.isidentifier()
+        inner = f"{where}.{key}" if where and named else key if named else where
+        if isinstance(key, str) and _surrogate(key) is not None:
+            return where
+        found = _surrogate(item, inner)
+        if found is not None:
+            return found
+    return None
 
 
 def _admits_bool(annotation: Any) -> bool:

@@ -8,9 +8,11 @@ from __future__ import annotations
 from torch import Tensor
 from torch.utils.data import Dataset
 
+from reasonlab.arguments import checked, instance, word
 from reasonlab.errors import ConfigError
 from reasonlab.tasks.base import TaskData
 
+_DATA = instance(TaskData, "the TaskData of build_task(config) or run.data()")
 TRAIN = "train"  # the split name of the fixed training set (an evaluation set of that name is read as ``eval:train``)
 
 
@@ -22,10 +24,10 @@ class TaskDataset(Dataset):
     A task that draws its training batches per step (in-context modular arithmetic: ``data.batch_fn``) has no fixed
     training set; ``TaskDataset.splits(data)`` lists the splits a dataset can be made of."""
 
+    @checked(split=word("a split of TaskDataset.splits(data), e.g. 'train'"),
+             target=word("a target of the set, e.g. 'designated'"))
     def __init__(self, data: TaskData, split: str = TRAIN, target: str = "designated") -> None:
-        if not isinstance(data, TaskData):
-            raise ConfigError(f"TaskDataset data: expected the TaskData of build_task(config) or run.data(), got "
-                              f"{type(data).__name__}")
+        _DATA(data, "TaskDataset data")
         self.split, self.target = split, target
         if split == TRAIN:
             if data.batch_fn is not None:
@@ -48,6 +50,7 @@ class TaskDataset(Dataset):
     def splits(data: TaskData) -> list[str]:
         """The splits of ``data`` a dataset can be made of: ``"train"`` where the task has a fixed training set,
         then its evaluation sets (one named ``train`` as ``eval:train``)."""
+        _DATA(data, "TaskDataset.splits data")
         names = [f"eval:{n}" if n == TRAIN else n for n in data.eval_sets]
         return ([TRAIN] if data.batch_fn is None else []) + names
 
