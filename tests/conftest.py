@@ -189,3 +189,14 @@ def in_process(monkeypatch) -> None:
     from reasonlab.cli import training
 
     monkeypatch.setattr(training, "executor_factory", lambda *args, **kwargs: lambda n_runs: InProcess())
+
+
+def served_as_stored(monkeypatch) -> None:
+    """A sweep folder holding a results table and no runs serves the table's rows as stored: for tests of what is
+    shown or queried, not of the table's check against its runs (which leaves out every row of no run:
+    tests/unit/test_store_reading.py)."""
+    import pyarrow.parquet as pq
+
+    from reasonlab.sweep import results
+
+    monkeypatch.setattr(results, "_current", lambda sweep_dir: (pq.read_table(sweep_dir / results.RESULTS), {}))

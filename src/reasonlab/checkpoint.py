@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
 import re
@@ -70,7 +71,7 @@ class BestMarker(BaseModel):
 def read_marker(path: Path, model: type[BaseModel] = Marker) -> dict:
     """A marker as its writer wrote it, or ValueError naming the file and what is wrong."""
     try:
-        marker = read_json(path, "checkpoint marker")
+        marker = read_json(path, "checkpoint marker", MAX_MARKER_BYTES)
         model.model_validate(marker)
         return marker
     except StoreError as e:
@@ -117,8 +118,8 @@ def drop_resume_points(ckpt_dir: Path, keep: int | None = None) -> None:
     for step in complete_steps(ckpt_dir):
         marker = ckpt_dir / f"step-{step}.json"
         try:
-            resume_only = step != keep and json.loads(marker.read_text()).get("resume_only") is True
-        except (OSError, ValueError, AttributeError):  # damaged: load_latest reports it and falls back
+            resume_only = step != keep and read_marker(marker).get("resume_only") is True
+        except ValueError:  # damaged: load_latest reports it and falls back
             continue
         if resume_only:
             for path in (marker, ckpt_dir / f"step-{step}.safetensors", ckpt_dir / f"step-{step}.optim.pt"):
@@ -219,15 +220,20 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
-    """(marker, weight bytes, optimizer bytes) of a checkpoint whose files match the digests of its marker;
-    ValueError naming the damaged file otherwise."""
+def verified(ckpt_dir: Path, step: int, bounds: dict[str, int] | None = None) -> tuple[dict, bytes, bytes]:
+    """(marker, weight bytes, optimizer bytes) of a checkpoint whose files match the digests of its marker, each
+    file checked against its bound in ``bounds`` (by kind: ``weights``, ``optim``) before it is read; ValueError
+    naming the damaged file otherwise."""
     marker_path = ckpt_dir / f"step-{step}.json"
     marker = read_marker(marker_path)
     files = {"weights": ckpt_dir / f"step-{step}.safetensors", "optim": ckpt_dir / f"step-{step}.optim.pt"}
     data = {}
     for kind, path in files.items():
         try:
+            limit = (bounds or {}).get(kind)
+            if limit is not None and (size := path.stat().st_size) > limit:
+                raise ValueError(f"{path}: {size / 2**20:.1f} MB, more than this model's {kind} can take "
+                                 f"({limit / 2**20:.1f} MB); not read")
             data[kind] = path.read_bytes()
         except OSError:
             raise ValueError(f"{path}: missing") from None
@@ -237,23 +243,57 @@ def verified(ckpt_dir: Path, step: int) -> tuple[dict, bytes, bytes]:
     return marker, data["weights"], data["optim"]
 
 
+def file_bounds(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, int]:
+    """The most bytes a checkpoint's files of this model can hold: its weights with a header of safetensors' largest
+    size; the optimizer state with four tensors per parameter (AdamW's moments, and more) and a margin for the
+    pickle around them. A file over these is not this model's (a huge sparse file): refused by its size alone."""
+    weights = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+    params = sum(p.numel() * p.element_size() for g in optimizer.param_groups for p in g["params"])
+    return {"weights": weights + MAX_HEADER_BYTES + 8, "optim": 4 * params + 64 * 2**20}
+
+
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+                "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+
+
 def check_safetensors(root: Path, relative: str) -> None:
-    """``root/relative`` is a whole safetensors file: its header parses and its last tensor ends where the file
-    does (an empty or cut file fails), read without following a link and without reading the tensors; StoreError
-    naming it otherwise."""
+    """``root/relative`` is a whole safetensors file, read without following a link and without reading the
+    tensors: its header parses, and its tensors' byte ranges follow one another from the start of the data to the
+    end of the file — none overlapping another or leaving a gap — each as long as its dtype and shape say (an
+    empty, cut or padded file, or one whose ranges were edited to overlap, fails); StoreError naming it
+    otherwise."""
     with os.fdopen(open_below(root, Path(relative)), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         try:
             n = int.from_bytes(f.read(8), "little")
             if size < 8 or n > min(size - 8, MAX_HEADER_BYTES):
-                raise ValueError(n)
+                raise ValueError("header length")
             header = json.loads(f.read(n))
-            end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
-            whole = 8 + n + end == size
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
-            whole = False
-    if not whole:
-        raise StoreError(f"{root / relative}: not a whole safetensors file (empty, cut short or another format)")
+            why = _tensor_ranges(header, size - 8 - n)
+        except (ValueError, RecursionError, KeyError, TypeError, AttributeError):
+            why = "empty, cut short or another format"
+    if why:
+        raise StoreError(f"{root / relative}: not a whole safetensors file ({why})")
+
+
+def _tensor_ranges(header: dict, data_bytes: int) -> str | None:
+    """What is wrong with a safetensors header whose data part holds ``data_bytes`` bytes, or None."""
+    spans = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if dtype not in _DTYPE_BYTES or not all(type(v) is int and v >= 0 for v in (*shape, begin, end)):
+            return f"tensor {str(name)[:60]!r}: an unknown dtype, or a shape or offset that is not a count"
+        if end - begin != math.prod(shape) * _DTYPE_BYTES[dtype]:
+            return f"tensor {str(name)[:60]!r}: its byte range does not hold its dtype and shape"
+        spans.append((begin, end, name))
+    at = 0
+    for begin, end, name in sorted(spans):
+        if begin != at:
+            return f"tensor {str(name)[:60]!r}: its bytes {'overlap another' if begin < at else 'leave a gap'}"
+        at = end
+    return None if at == data_bytes else f"its tensors end at byte {at} of the data, not at its end ({data_bytes})"
 
 
 def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None = None) -> dict:
@@ -348,7 +388,7 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
         if max_step is not None and step > max_step:
             continue
         try:
-            marker, weights, optim = verified(ckpt_dir, step)
+            marker, weights, optim = verified(ckpt_dir, step, file_bounds(model, optimizer))
             _check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
             with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused below, in one line
                 warnings.simplefilter("ignore", UserWarning)

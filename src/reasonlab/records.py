@@ -26,7 +26,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError, UserError
 from reasonlab.registry import task_kind
-from reasonlab.store import PARTIAL, RUN_ID, MetricRow, finite, inside, read_json, read_metrics, warn, write_json
+from reasonlab.store import (
+    PARTIAL,
+    RUN_ID,
+    MetricRow,
+    check_metrics_columns,
+    finite,
+    inside,
+    read_json,
+    read_metrics,
+    warn,
+    write_json,
+)
 
 Scalar = bool | int | float | str | None
 Record = TypeVar("Record", bound=BaseModel)
@@ -314,6 +325,14 @@ def run_metrics(run_dir: Path) -> list[MetricRow]:
     path = Path(run_dir) / "metrics.parquet"
     _inside_or_refuse(path, Path(run_dir))
     return read_metrics(path)
+
+
+def check_metrics(run_dir: Path) -> None:
+    """The run's ``metrics.parquet`` is its own (not a link out of the run) and a metrics table by the columns in
+    its footer (a file cut short has none), read without its rows; else a one-line StoreError naming it."""
+    path = Path(run_dir) / "metrics.parquet"
+    _inside_or_refuse(path, Path(run_dir))
+    check_metrics_columns(path)
 
 
 def within(root: Path, paths: Iterable[Path]) -> list[Path]:

@@ -3,7 +3,8 @@
 ``pack`` and ``restore`` copy whole folders (a run's record and checkpoint into a results folder, a pack into a
 store). Each builds its folder as ``.<name>.tmp-<pid>`` beside where it goes (``staging``), copying every file
 with ``copy_below``: no symbolic link is followed on the way (a link, a FIFO or a device in a run, a pack or a
-store is refused in one line naming it), every file is fsynced and its size is checked before it is read. Once
+store is refused in one line naming it, and so is a file with other names — hard links, one perhaps outside: its
+content is not the run's to copy), every file is fsynced and its size is checked before it is read. Once
 complete and checked, ``publish`` renames it into place. A folder already there is first renamed aside
 (``.<name>.aside-<pid>``), then the new one in, then the old one deleted: at every moment one of them is whole.
 What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
@@ -95,10 +96,15 @@ def _size_within(fd: int, path: Path, limit: int | None, bound: str) -> int:
 
 def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None = None) -> None:
     """Copy the file ``root/relative`` to the new file ``dest`` (its folder made), fsynced, without following a
-    link below ``root``; a file over ``limit`` bytes is refused before any of it is read."""
+    link below ``root``; a file over ``limit`` bytes, or one with other names (hard links: its content may be a
+    file's outside the store), is refused before any of it is read."""
     src = open_below(root, Path(relative))
     try:
         _size_within(src, root / relative, limit, "a pack may hold")
+        if (names := os.fstat(src).st_nlink) > 1:
+            raise StoreError(f"{root / relative}: a file with {names} names (hard links), one perhaps outside the "
+                             "run, pack or store; not copied (replace it by a copy of its own: cp FILE COPY && "
+                             "mv COPY FILE)")
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
             copied = 0

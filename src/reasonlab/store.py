@@ -16,6 +16,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,9 @@ METRIC_SCHEMA = pa.schema(
 )
 TMP = ".tmp-"  # temp files are ".<name>.tmp-<pid>"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# A JSON record the store reads (summary, progress, sweep, analysis result) is at most this large; the largest it
+# writes are a few tens of kB. A file over it is refused by its size, before any of it is read.
+MAX_RECORD_BYTES = 16 * 2**20
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -161,13 +165,38 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
-def read_json(path: Path, what: str = "JSON file") -> Any:
-    """A JSON file the store wrote: strict UTF-8 and strict JSON, or a one-line error naming the file."""
+def read_bounded(path: Path, what: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, after a check of its size: one over ``limit`` bytes (a sparse file
+    of terabytes in place of a record), or a FIFO or device, is a one-line StoreError naming it, none of it read."""
     try:
-        return json.loads(Path(path).read_bytes().decode("utf-8"), parse_constant=_no_constant)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreError(f"{path}: not a regular file; not read as a {what} (remove it)")
+        if info.st_size > limit:
+            raise StoreError(f"{path}: {info.st_size / 2**20:.1f} MB, over the {limit / 2**20:g} MB a {what} may "
+                             "be; not read (it was not written by reasonlab as it is: remove or replace it)")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:  # it grew while read
+            raise StoreError(f"{path}: grew past {limit / 2**20:g} MB while read; not read as a {what}")
+        return data
+    except OSError as e:
+        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path, what: str = "JSON file", limit: int = MAX_RECORD_BYTES) -> Any:
+    """A JSON file the store wrote: at most ``limit`` bytes (``read_bounded``), strict UTF-8 and strict JSON, or a
+    one-line error naming the file."""
+    data = read_bounded(path, what, limit)
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as e:
         where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
         raise StoreError(f"{path}: damaged {what}{where}; it was not written by reasonlab as it is now") from None
 
@@ -344,8 +373,36 @@ def append_event(run_dir: Path, text: str) -> None:
     character escaped (``printable``), so that a log read with ``cat`` or ``tail -f`` shows it and never obeys
     it, one event a line."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    with open(run_dir / "events.log", "a", encoding="utf-8") as f:
+    path = Path(run_dir) / "events.log"
+    own_copy(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    with open(fd, "a", encoding="utf-8") as f:
         f.write(f"{stamp} {printable(text.rstrip())}\n")
+
+
+def own_copy(path: Path) -> None:
+    """Before ``path`` is written in place (appended to): if it is a file with other names (hard links, one
+    perhaps outside the store), it becomes a file of its own — its content copied to a temp name, fsynced and
+    renamed over it — so the write never reaches the other names. A link (``os.O_NOFOLLOW``) is not followed."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return
+    tmp = path.with_name(f".{path.name}{TMP}{os.getpid()}")
+    try:
+        src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(src, "rb") as f, open(tmp, "xb") as out:
+            shutil.copyfileobj(f, out, 2**20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise StoreError(f"{path}: cannot make a copy of its own to write ({e.strerror}); it has other names "
+                         "(hard links): replace it by a copy (cp FILE COPY && mv COPY FILE)") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def git_revision() -> str | None:

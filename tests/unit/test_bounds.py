@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from conftest import served_as_stored
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
@@ -133,8 +134,9 @@ def test_a_run_config_given_to_sweep_is_named_as_one(tmp_path):
 
 # ---- SQL -----------------------------------------------------------------------------------------------------------
 @pytest.fixture
-def results_only(tmp_path) -> Path:
+def results_only(tmp_path, monkeypatch) -> Path:
     """A sweep directory holding only a results table: what SQL reads."""
+    served_as_stored(monkeypatch)
     sweep = tmp_path / "sw"
     sweep.mkdir()
     pq.write_table(pa.table({"run_id": ["a" * 12, "b" * 12], "label": ["inferential", "symmetric"],

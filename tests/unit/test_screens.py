@@ -11,7 +11,7 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import plain
+from conftest import plain, served_as_stored
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
@@ -30,9 +30,10 @@ def _cli(*args) -> tuple[int, str]:
 
 
 @pytest.fixture
-def demo_sweep(tmp_path):
-    """A sweep folder as the demo leaves it, holding only its results table: two mixture runs, the demo's figures,
+def demo_sweep(tmp_path, monkeypatch):
+    """A sweep folder as the demo leaves it, with its results table alone: two mixture runs, the demo's figures,
     and as many columns as ``SELECT *`` returns on a real run (74)."""
+    served_as_stored(monkeypatch)
     sweep = tmp_path / "demo"
     sweep.mkdir()
     columns = {"run_id": ["aaa0338cd67a", "0c4035dd302a"], "label": ["memorizing", "reasoning"],

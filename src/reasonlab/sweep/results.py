@@ -2,9 +2,12 @@
 
 ``<sweep>/results.parquet`` holds one row per finished run: its config fields flattened to the dotted names
 ``--set`` uses (``init.gamma``, ``model.depth``, ``seed``, ...) and its summary figures (``label``,
-``final.seen_test_acc``, ``outcome.4-3.inferential``, ...). The table is rebuilt from the runs' own
-``summary.json`` files under a lock and replaced atomically, so concurrent writers cannot lose a row and a reader
-never sees a half-written table; the run directories stay the source of truth.
+``final.seen_test_acc``, ``outcome.4-3.inferential``, ...). The run directories are the source of truth and the
+table is a cache of them: each row is bound to its run's files (``sweep.bindings``), and every reader checks the
+bindings against the runs — a row edited by hand, a row whose run is gone, a run whose summary or metrics changed
+since — so it serves only rows that still hold, reads the other runs from their own files, and leaves out a run
+whose summary or metrics file does not read. Readers write nothing; a sweep rewrites the table under a lock and
+replaces it atomically, so concurrent writers cannot lose a row and a reader never sees a half-written table.
 
 SQL (DuckDB) sees three views: ``runs`` (the results tables, with a ``sweep`` column; a group of runs without a
 table, such as ``runs/adhoc`` of ``reasonlab train``, is read from its runs' summaries), ``metrics`` (every finished
@@ -28,17 +31,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
-from reasonlab.records import finished_runs, finished_summaries, read_sweep, within
+from reasonlab.errors import StoreError
+from reasonlab.records import check_metrics, finished_summaries, load_run, read_sweep, run_dirs, within
 from reasonlab.registry import task_kind, task_kinds
-from reasonlab.store import (
-    LOCKS,
-    RUN_ID,
-    atomic_write_bytes,
-    file_lock,
-    warn,
-)
+from reasonlab.store import LOCKS, atomic_write_bytes, file_lock, warn
+from reasonlab.sweep.bindings import holds, row_digest, run_binding, stored_bindings, with_bindings
 from reasonlab.sweep.sql_names import name_hint
 from reasonlab.sweep.sql_tables import load_metrics, metrics_readable, no_metrics, offsets_table
+from reasonlab.terminal import counted
 
 SQL_ERROR_CHARS = 300  # of DuckDB's first error line: its binder errors can print a 2 kB expression
 
@@ -116,50 +116,90 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.table(arrays) if arrays else pa.table({})
 
 
-def _summaries(sweep_dir: Path) -> list[dict[str, Any]]:
-    return [summary for _, summary in finished_summaries(sweep_dir)]
-
-
 def write_results(sweep_dir: Path) -> Path:
-    """Rebuild ``results.parquet`` from the finished runs under ``sweep_dir`` (locked, atomic)."""
+    """Write ``results.parquet`` of the finished runs under ``sweep_dir`` (locked, atomic), each row bound to its
+    run's files (``sweep.bindings``): the rows still bound are kept, the others built from their runs."""
     sweep_dir = Path(sweep_dir)
     path = sweep_dir / RESULTS
     with file_lock(sweep_dir / LOCKS / "results.lock"):
-        rows = [run_row(s) for s in _summaries(sweep_dir)]
+        table, bindings = _current(sweep_dir)
         sink = pa.BufferOutputStream()
-        pq.write_table(_table(rows), sink)
+        pq.write_table(with_bindings(table, bindings), sink)
         atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return path
 
 
 def results_table(sweep_dir: Path) -> pa.Table:
-    """The sweep's results table without the rows of runs that were skipped (``_rows_of``)."""
+    """The sweep's results: one row per finished run whose summary and metrics read, checked against the run
+    directories (``_current``); nothing is written."""
     sweep_dir = Path(sweep_dir)
-    run_ids = {p.name for p in finished_runs(sweep_dir)}
-    if not run_ids and not (sweep_dir / RESULTS).is_file():
+    if not run_dirs(sweep_dir) and not (sweep_dir / RESULTS).is_file():
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
-    return _rows_of(sweep_dir, run_ids)
+    return _current(sweep_dir)[0]
 
 
-def _rows_of(sweep_dir: Path, run_ids: set[str]) -> pa.Table:
-    """The results table of the sweep with ``run_ids`` the runs that read: a run of the folder that is not among
-    them (a damaged summary or metrics file, reported in one line and skipped; a copy under another id; a link
-    out of the folder) has no row, never its earlier one from the stored table. The table is read from the runs'
-    summaries where there is none (the runs of `reasonlab train`, ``runs/adhoc``) or it is a link out of the
-    sweep."""
+def _current(sweep_dir: Path) -> tuple[pa.Table, dict[str, dict[str, Any]]]:
+    """(the results table of the runs under ``sweep_dir``, each row's binding). The stored table is a cache: a row
+    is served as stored only while it and its run's files are as they were written (``bindings.holds``); every
+    other run is read from its own files — its summary checked in full, its metrics file's columns from its footer
+    — and a run that does not read is said in one line and left out; a row whose run is gone goes. Rows that did
+    not hold because of the table itself (edited, a run's second row, a run gone) are counted in one line; a table
+    with no bindings (written before them) is rebuilt silently."""
+    table = _stored_rows(sweep_dir)
+    stored, bindings = (table.to_pylist(), stored_bindings(table)) if table is not None else ([], {})
+    kept, fresh, out = {}, {}, 0
+    runs = {run_dir.name: run_dir for run_dir in run_dirs(sweep_dir)}
+    for row in stored:
+        rid = row.get("run_id")
+        now = run_binding(runs[rid]) if rid in runs and rid not in kept else None
+        if holds(bindings.get(rid), row, now):
+            kept[rid] = (row, now)
+        elif bindings and (rid not in runs or rid in kept or bindings.get(rid, {}).get("row") != row_digest(row)):
+            out += 1  # a row of no run, a second row of one, or a row edited: a run whose files changed says so itself
+    for rid, run_dir in runs.items():
+        if rid not in kept and (built := _fresh_row(run_dir)) is not None:
+            fresh[rid] = built
+    if out:
+        warn(f"{sweep_dir / RESULTS}: {counted(out, 'row')} out of date with the run directories (edited, or "
+             "runs changed or removed since it was written); answered from the runs' own files")
+    found = {**kept, **fresh}
+    order = sorted(found)
+    bound = {rid: dict(found[rid][1]) for rid in order}
+    if table is not None and not fresh and len(kept) == len(stored):  # every row holds: the table as it is
+        return table, bound
+    return _table([found[rid][0] for rid in order]), bound
+
+
+def _fresh_row(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(results row, binding) of a run read from its own files, or None (said in one line) when its summary or its
+    metrics file does not read: such a run is in no answer."""
+    try:
+        summary = load_run(run_dir)[0]
+        check_metrics(run_dir)
+        binding = run_binding(run_dir)
+        if binding is None:
+            raise StoreError(f"{run_dir}: its summary or metrics file cannot be read as the run's own; rerun it")
+    except StoreError as e:
+        warn(f"{e}; skipped")
+        return None
+    return run_row(summary), binding
+
+
+def _stored_rows(sweep_dir: Path) -> pa.Table | None:
+    """The stored table; None where there is none (a group of runs such as ``runs/adhoc``) or it is a link out of
+    the sweep; a damaged table is said in one line and read as none (the rows are read from the runs)."""
     path = sweep_dir / RESULTS
     if not path.is_file() or not within(sweep_dir, [path]):
-        return _table([run_row(s) for s in _summaries(sweep_dir) if s["run_id"] in run_ids])
-    table = _stored_table(sweep_dir)
-    skipped = {p.name for p in sweep_dir.iterdir() if RUN_ID.fullmatch(p.name)} - run_ids
-    if not skipped or "run_id" not in table.column_names:  # the latter: a table rebuilt from no run at all
-        return table
-    return table.filter(pc.invert(pc.is_in(table["run_id"], value_set=pa.array(sorted(skipped), pa.string()))))
+        return None
+    try:
+        return _stored_table(sweep_dir)
+    except StoreError as e:
+        warn(f"{e}; answered from the run directories")
+        return None
 
 
 def _stored_table(sweep_dir: Path) -> pa.Table:
-    """The sweep's ``results.parquet``; a damaged one is reported in one line on stderr and rebuilt from the run
-    directories (the source of truth), touching nothing else."""
+    """The sweep's ``results.parquet`` as stored, or a one-line StoreError: damaged, or not a results table."""
     path = sweep_dir / RESULTS
     try:
         table = pq.read_table(path)
@@ -168,8 +208,7 @@ def _stored_table(sweep_dir: Path) -> pa.Table:
         why = "its run_id column is not text"
     except (pa.ArrowException, OSError, KeyError) as e:
         why = "no run_id column" if isinstance(e, KeyError) else "damaged"
-    warn(f"{path}: {why}; rebuilt from the run directories")
-    return pq.read_table(write_results(sweep_dir))
+    raise StoreError(f"{path}: {why}")
 
 
 def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -178,7 +217,7 @@ def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
 
 def _holds_runs(folder: Path) -> bool:
     """A sweep (its results table) or a group of finished runs without one (``runs/adhoc``)."""
-    return (folder / RESULTS).is_file() or bool(finished_runs(folder))
+    return (folder / RESULTS).is_file() or bool(run_dirs(folder))
 
 
 def sweep_dirs(target: Path) -> list[Path]:
@@ -215,15 +254,17 @@ def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.Duck
     sweeps = sweep_dirs(target)
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     found = {s: finished_summaries(s) for s in sweeps}
-    metric_files = [m for s in sweeps for r, _ in found[s] for m in within(r, [r / "metrics.parquet"])
-                    if metrics_readable(m)]
+    tables = {s: results_table(s) for s in sweeps}
+    listed = {s: set(tables[s].column("run_id").to_pylist()) if tables[s].num_rows else set() for s in sweeps}
+    metric_files = [m for s in sweeps for r, _ in found[s] if r.name in listed[s]
+                    for m in within(r, [r / "metrics.parquet"]) if metrics_readable(m)]
     # a table, not a view: read now, while files may still be read
     loaded = load_metrics(con, metric_files) if metric_files else []
     if not loaded:
         no_metrics(con)
     # a run is in every table or in none: one whose summary or metrics were skipped is in no answer
     kept = {s: {m.parent.name for m in loaded if m.parent.parent == s} for s in sweeps}
-    tables = [_with_sweep(_rows_of(s, kept[s]), s.name) for s in sweeps]
+    tables = [_with_sweep(_without(tables[s], {r.name for r in run_dirs(s)} - kept[s]), s.name) for s in sweeps]
     con.register("runs_arrow", pa.concat_tables(tables, promote_options="permissive"))
     con.execute("CREATE VIEW runs AS SELECT * FROM runs_arrow")
     con.register("offsets_arrow", offsets_table({s: [summary for r, summary in found[s] if r.name in kept[s]]
@@ -235,6 +276,13 @@ def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.Duck
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
+
+
+def _without(table: pa.Table, run_ids: set[str]) -> pa.Table:
+    """The table without the rows of ``run_ids``."""
+    if not run_ids or "run_id" not in table.column_names:  # the latter: a table of no run at all
+        return table
+    return table.filter(pc.invert(pc.is_in(table["run_id"], value_set=pa.array(sorted(run_ids), pa.string()))))
 
 
 def _with_sweep(table: pa.Table, name: str) -> pa.Table:
@@ -334,11 +382,12 @@ def main_columns(rows: list[dict[str, Any]]) -> list[str]:
 def table_view(target: Path, show_all: bool = False) -> tuple[list[str], list[tuple]]:
     """The results of one sweep or several: every column, or the axes, outcome and main figures."""
     sweeps = sweep_dirs(target)
-    rows = [{"sweep": s.name, **r} for s in sweeps for r in read_results(s)]
+    found = {s: read_results(s) for s in sweeps}
+    rows = [{"sweep": s.name, **r} for s in sweeps for r in found[s]]
     if show_all:
         columns = list(dict.fromkeys(c for r in rows for c in r))
     else:
-        axes = list(dict.fromkeys(a for s in sweeps for a in sweep_axes(s, read_results(s))))
+        axes = list(dict.fromkeys(a for s in sweeps for a in sweep_axes(s, found[s])))
         figures = main_columns(rows)
         columns = [*(["sweep"] if len(sweeps) > 1 else []), "run_id", *axes, "label", *figures, "wall_time_s"]
     key = [c for c in columns if c not in ("sweep", "run_id")]

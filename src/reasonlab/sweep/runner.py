@@ -29,6 +29,7 @@ from reasonlab.evaluate import progress_parts
 from reasonlab.records import (
     SweepRecord,
     axis_value,
+    check_metrics,
     describe_run,
     finished_summaries,
     load_progress,
@@ -250,9 +251,11 @@ def print_plan(console: Console, name: str, configs: list[RunConfig], axes: list
 def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor, axes: list[str],
               spec: dict | None = None, console: Console | None = None) -> SweepReport:
     """Run every config not yet finished under ``out/name`` and keep ``results.parquet`` current. A finished run
-    of the grid whose record does not read (a damaged summary, a copy under another run's name) is a one-line
-    StoreError naming it, before anything is written: the sweep neither trains it again nor reports the grid done
-    without it. With a ``DryRun`` executor: print what would run and raise ``PlannedOnly``, writing nothing."""
+    of the grid whose record does not read (a damaged summary or metrics file, a copy under another run's name) is
+    a one-line StoreError naming it, before anything is written: the sweep neither trains it again nor reports the
+    grid done without it. A grid whose every run is finished, in a sweep folder that cannot be written, writes
+    nothing (said in one line). With a ``DryRun`` executor: print what would run and raise ``PlannedOnly``,
+    writing nothing."""
     console = console or terminal.console(stderr=True)
     if getattr(executor, "dry_run", False):
         print_plan(console, name, configs, axes, Path(out) / check_name(name, "sweep name"))
@@ -262,12 +265,20 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
     for c in configs:  # a finished run of this grid that does not read is reported, not trained again nor passed over
         if c.run_id() in finished:
             load_record(sweep_dir / c.run_id())
-    sweep_dir.mkdir(parents=True, exist_ok=True)
-    write_json(sweep_dir / "sweep.json", valid(SweepRecord, {"name": name, "axes": axes, "spec": spec or {},
-                                                             "run_ids": [c.run_id() for c in configs],
-                                                             "command": terminal.command_line.get()}))
-    atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
+            check_metrics(sweep_dir / c.run_id())
     todo = [c for c in configs if c.run_id() not in finished]
+    # every run finished and nothing may be written (a read-only mount, a committed store): the grid is read, not
+    # recorded again, as a finished run's train writes nothing
+    writes = bool(todo) or not sweep_dir.is_dir() or os.access(sweep_dir, os.W_OK)
+    if writes:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        write_json(sweep_dir / "sweep.json", valid(SweepRecord, {"name": name, "axes": axes, "spec": spec or {},
+                                                                 "run_ids": [c.run_id() for c in configs],
+                                                                 "command": terminal.command_line.get()}))
+        atomic_write_text(sweep_dir / "base-config.yaml", to_yaml(configs[0]))
+    else:
+        terminal.print_line(console, f"{sweep_dir}: read-only; every run is finished, so nothing is written (its "
+                            "sweep.json and results table are left as they are)")
     report = SweepReport(sweep_dir, len(configs), len(configs) - len(todo), workers=executor.workers)
     if report.skipped:  # said on every console: a piped rerun that trains nothing must not look like a failure
         terminal.print_line(console, f"{report.skipped} of {terminal.counted(report.total, 'run')} already finished "
@@ -310,7 +321,8 @@ def run_sweep(name: str, configs: list[RunConfig], out: Path, executor: Executor
         write_results(sweep_dir)
         raise _interrupted(report, {c.run_id(): c for c in todo})
     executor.close()
-    write_results(sweep_dir)
+    if writes:
+        write_results(sweep_dir)
     report.wall_time_s = time.monotonic() - started
     ids = {c.run_id() for c in configs}
     report.run_time_s = sum(s["wall_time_s"] for d, s in finished_summaries(sweep_dir) if d.name in ids)

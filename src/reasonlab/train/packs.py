@@ -33,7 +33,7 @@ from reasonlab.checkpoint import check_best, check_checkpoint, complete_steps, r
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
-from reasonlab.records import read_summary
+from reasonlab.records import load_progress, read_summary
 from reasonlab.staging import (
     clean_stale,
     copy_below,
@@ -45,10 +45,23 @@ from reasonlab.staging import (
     remove,
     staging,
 )
-from reasonlab.store import PARTIAL, RUN_ID, TMP, append_event, read_metrics, run_lock, run_paths, warn
+from reasonlab.store import (
+    MAX_RECORD_BYTES,
+    PARTIAL,
+    RUN_ID,
+    TMP,
+    append_event,
+    read_bounded,
+    read_json,
+    read_metrics,
+    run_lock,
+    run_paths,
+    warn,
+)
 
 RESUME = "resume"
 LIMIT_BYTES = 10 * 2**20  # a resume checkpoint is committed only up to this size (larger ones are not packed)
+METRICS_BYTES = 256 * 2**20  # a run's metrics file (tens of kB at the reduced profiles; read whole when checked)
 RECORD = ("config.yaml", "metrics.parquet", "summary.json", "progress.json", "events.log")
 ARTIFACTS = ("tasks.json", "tokenizer.json")  # the task's own files (TaskData.artifacts), written at the start
 ANALYSIS_SUFFIXES = (".json", ".npz", ".md")
@@ -71,9 +84,45 @@ def run_config(run_dir: Path, name: str | None = None) -> RunConfig:
 
 
 def _stage(source: Path, names: list[Path], staged: Path, limit: int | None = None) -> None:
-    """Copy the files ``names`` (relative paths) of ``source`` into ``staged``, none through a link."""
+    """Copy the files ``names`` (relative paths) of ``source`` into ``staged``, none through a link, each refused
+    by its size before it is read when over its bound (``record_limit``; ``limit`` for any other file)."""
     for name in names:
-        copy_below(source, name, staged / name, limit)
+        copy_below(source, name, staged / name, record_limit(name, limit))
+
+
+def record_limit(name: Path, limit: int | None) -> int | None:
+    """The most bytes the file ``name`` of a pack may hold: the metrics ``METRICS_BYTES``, every other record and
+    artifact (config, summary, progress, events, tasks, tokenizer) ``MAX_RECORD_BYTES``, else ``limit``."""
+    if name == Path("metrics.parquet"):
+        return METRICS_BYTES
+    return MAX_RECORD_BYTES if len(name.parts) == 1 and name.name in (*RECORD, *ARTIFACTS) else limit
+
+
+def check_records(staged: Path, run_id: str, finished: bool) -> None:
+    """The records staged for a pack or a restore read as their readers read them, or a one-line StoreError naming
+    the file: the config hashes to ``run_id``, the metrics are a metrics table, the summary (of a finished run) is
+    the run's, the progress file is one, the event log and the task's artifacts are UTF-8
+    text (the artifacts JSON). A damaged record is not worth carrying: a pack or a store would keep it."""
+    run_config(staged, run_id)
+    read_metrics(staged / "metrics.parquet")
+    if finished:
+        read_summary(staged / "summary.json", run_id)
+    if (staged / "progress.json").exists():
+        load_progress(staged)
+    for name in ("events.log", *ARTIFACTS):
+        if (staged / name).exists():
+            _check_text(staged / name)
+
+
+def _check_text(path: Path) -> None:
+    try:
+        if path.suffix == ".json":
+            read_json(path, path.stem)
+        else:
+            read_bounded(path, "run's text record").decode("utf-8")
+    except UnicodeDecodeError:
+        raise StoreError(f"{path}: not UTF-8 text, as reasonlab writes it; remove it or replace it by the run's "
+                         "own") from None
 
 
 def _present(source: Path, names: tuple[str, ...]) -> list[Path]:
@@ -81,12 +130,12 @@ def _present(source: Path, names: tuple[str, ...]) -> list[Path]:
     return [Path(n) for n in names if os.path.lexists(source / n)]
 
 
-def _stage_analysis(source: Path, staged: Path) -> None:
-    """Copy the small analysis files of ``source`` (a run directory or an earlier pack) into ``staged``, leaving any
-    file already staged as it is."""
+def _stage_analysis(source: Path, staged: Path, limit: int) -> None:
+    """Copy the small analysis files of ``source`` (a run directory or an earlier pack) into ``staged``, each at
+    most ``limit`` bytes, leaving any file already staged as it is."""
     if os.path.lexists(source / "analysis"):
         files = [Path("analysis") / p for p in plain_files(source / "analysis") if p.suffix in ANALYSIS_SUFFIXES]
-        _stage(source, [p for p in files if not (staged / p).exists()], staged)
+        _stage(source, [p for p in files if not (staged / p).exists()], staged, limit)
 
 
 def _resume_files(ckpt: Path, run_id: str, limit: int) -> list[Path]:
@@ -130,12 +179,14 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     with made_for(dest), staging(dest, target.name) as staged:
         clean_stale(dest)
         _stage(run_dir, _present(run_dir, (*RECORD, *ARTIFACTS)), staged)
-        _stage_analysis(run_dir, staged)
+        with _named_as(staged, run_dir):
+            check_records(staged, cfg.run_id(), finished)
+        _stage_analysis(run_dir, staged, limit)
         if finished and final.is_dir() and not final.is_symlink():
             # what an earlier pack of this finished run holds beyond the run directory (computed from the committed
             # record, e.g. by scripts/regenerate_docs.py) stays: a finished record does not change, so neither does
             # it; an unfinished run's pack carries none over (its record grows)
-            _stage_analysis(final, staged)
+            _stage_analysis(final, staged, limit)
         for path in resume:
             copy_below(path.parent, path.name, staged / RESUME / path.name, limit)
         publish(staged, target)
@@ -185,11 +236,9 @@ def _stage_pack(pack: Path, staged: Path, run_id: str, finished: bool, limit: in
     if not finished and os.path.lexists(pack / RESUME):
         _stage(pack, [RESUME / p for p in plain_files(pack / RESUME)], staged, limit)
     with _named_as(staged, pack):
-        run_config(staged, run_id)
-        read_metrics(staged / "metrics.parquet")  # a table reasonlab can read, or a one-line StoreError
+        check_records(staged, run_id, finished)
         if finished:
-            read_summary(staged / "summary.json", run_id)
-            _stage_analysis(pack, staged)
+            _stage_analysis(pack, staged, limit)
             return None
         steps = complete_steps(staged / RESUME)
         if not steps:
