@@ -136,7 +136,8 @@ def anchor_phase_row(g, d, seed, mult, inf, sym, seen, **extra) -> dict:
 def killed_after(cfg: RunConfig, root, epochs: int, monkeypatch):
     """Train ``cfg`` under ``root`` and stop it as a kill would (KeyboardInterrupt) once ``epochs`` epochs and their
     checkpoints are written; returns the unfinished run's directory."""
-    from reasonlab.train.loop import Trainer, train_run
+    from reasonlab.train.loop import Trainer
+    from reasonlab.train.run import train_run
 
     original = Trainer._epoch
 

@@ -30,7 +30,7 @@ from reasonlab.kinds.modular.evaluate import early_stopping, is_atypical, phase_
 from reasonlab.plots.run import run_figure
 from reasonlab.store import MetricRow
 from reasonlab.sweep.results import run_row
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 
 def gen(seed: int = 0) -> torch.Generator:

@@ -120,7 +120,7 @@ def test_reproduce_prontoqa_tinystories_end_to_end_on_a_tiny_override(tmp_path):
 
 
 def test_ordering_verdict_separates_rising_means_from_noise():
-    from reasonlab.studies.prontoqa_tinystories import ordering_verdict
+    from reasonlab.studies.prontoqa_tinystories.report import ordering_verdict
 
     assert ordering_verdict({0.3: [0.1, 0.2], 0.5: [0.3, 0.4], 0.8: [0.5, 0.6]}) == "**held**"
     assert ordering_verdict({0.3: [0.1, 0.4], 0.5: [0.3, 0.5]}).startswith("**not separable from noise**")
@@ -131,7 +131,8 @@ def test_ordering_verdict_separates_rising_means_from_noise():
 
 def test_a_kept_cosine_file_not_of_this_run_is_refused(tmp_path):
     from reasonlab.errors import StoreError
-    from reasonlab.studies.prontoqa_tinystories import embedding_cosines, study_configs
+    from reasonlab.studies.prontoqa_tinystories import study_configs
+    from reasonlab.studies.prontoqa_tinystories.measure import embedding_cosines
 
     cfg = study_configs("cpu")["main"][0]
     kept = tmp_path / "analysis" / "embedding-cosine.json"

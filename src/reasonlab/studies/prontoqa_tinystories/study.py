@@ -10,15 +10,11 @@ from rich.console import Console
 
 from reasonlab.records import axis_value
 from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.studies.prontoqa_tinystories import (
-    AXES,
-    GRIDS,
-    draw_figures,
-    measure_sweep,
-    study_configs,
-    summary_markdown,
-)
+from reasonlab.studies.prontoqa_tinystories import AXES, GRIDS, study_configs
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
+from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
+from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep
+from reasonlab.studies.prontoqa_tinystories.report import summary_markdown
 from reasonlab.studies.sections import Sections
 from reasonlab.sweep.runner import run_sweep
 
