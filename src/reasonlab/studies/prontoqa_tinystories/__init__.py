@@ -26,6 +26,10 @@ GRIDS = {
     "regime": {"main": {"init.gamma": GAMMAS, "seed": [1, 2, 3]}, "bpe": {"init.gamma": GAMMAS},
                "lr3e-5": {"init.gamma": GAMMAS}, "width256": {"init.gamma": GAMMAS}},
 }
+# each arm's stated cost: measured where its runs are committed (each run on 1 thread), else its steps
+COSTS = {"cpu": "18 runs of 450 steps: 1.3 CPU-hours, 1 thread a run, CPU not recorded",
+         "paper": "27 runs of 26,000 steps (702,000 in all)",
+         "regime": "18 runs of 9,000 steps: 29.5 CPU-hours on AMD EPYC and Intel Xeon, 1 thread a run"}
 # what a group sets besides its axes
 ARMS = {"no_ln": ["model.norm=none", "model.final_norm=false"], "bpe": ["task.tokenizer=bpe"],
         # the whole schedule scaled by 0.3: warm-up from 3e-6, peak 3e-5, cosine to 3e-6 (0.1x peak, as the spec)

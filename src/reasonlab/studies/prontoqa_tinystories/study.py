@@ -10,7 +10,7 @@ from rich.console import Console
 
 from reasonlab.records import axis_value
 from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.studies.prontoqa_tinystories import AXES, GRIDS, study_configs
+from reasonlab.studies.prontoqa_tinystories import AXES, COSTS, GRIDS, study_configs
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep
@@ -25,7 +25,7 @@ class ProntoqaTinystories(Study):
 
     name = "prontoqa-tinystories"
     kind = "mixture"
-    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"]) for arm, groups in GRIDS.items()}
+    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"], cost=COSTS[arm]) for arm, groups in GRIDS.items()}
     what = "PrOntoQA reasoning text mixed with TinyStories, next-token training"
     figures = ("delta-l", "cosine")
     takes_seeds = False

@@ -10,8 +10,9 @@ from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.report.markdown import epoch_cell, held_in
 from reasonlab.store import read_json
-from reasonlab.studies import demo, reasoning_bias
+from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
+from reasonlab.studies.reasoning_bias import demo
 from reasonlab.studies.sections import FIGURES, Figures, Sections, Table, counts, run_folders, train_pack
 from reasonlab.sweep.results import markdown_table, query
 
