@@ -48,6 +48,11 @@ def plain(text: str) -> str:
     return ANSI.sub("", text)
 
 
+def figures_written(paths) -> bool:
+    """Whether a figure came out as a PNG and an SVG, neither empty."""
+    return [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in paths)
+
+
 def tiny_task(**kw) -> AnchorTaskConfig:
     base = {"n_train_per_pair": 40, "n_test_per_pair": 12}
     base.update(kw)
