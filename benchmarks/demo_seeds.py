@@ -24,7 +24,7 @@ from pathlib import Path
 
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.numerics import machine
-from reasonlab.studies.demo import CONTRAST, DEMO_GAMMAS, demo_verdict, read_demo_runs
+from reasonlab.studies.reasoning_bias.demo import CONTRAST, DEMO_GAMMAS, demo_verdict, read_demo_runs
 from reasonlab.train.packs import pack_runs
 
 

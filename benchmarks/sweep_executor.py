@@ -23,7 +23,7 @@ from reasonlab.config import resolve
 from reasonlab.sweep.executors import LocalExecutor
 from reasonlab.sweep.grid import expand
 from reasonlab.sweep.runner import run_sweep
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 
 def configs(runs: int, epochs: int):

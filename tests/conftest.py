@@ -48,6 +48,11 @@ def plain(text: str) -> str:
     return ANSI.sub("", text)
 
 
+def figures_written(paths) -> bool:
+    """Whether a figure came out as a PNG and an SVG, neither empty."""
+    return [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in paths)
+
+
 def tiny_task(**kw) -> AnchorTaskConfig:
     base = {"n_train_per_pair": 40, "n_test_per_pair": 12}
     base.update(kw)
@@ -136,7 +141,8 @@ def anchor_phase_row(g, d, seed, mult, inf, sym, seen, **extra) -> dict:
 def killed_after(cfg: RunConfig, root, epochs: int, monkeypatch):
     """Train ``cfg`` under ``root`` and stop it as a kill would (KeyboardInterrupt) once ``epochs`` epochs and their
     checkpoints are written; returns the unfinished run's directory."""
-    from reasonlab.train.loop import Trainer, train_run
+    from reasonlab.train.loop import Trainer
+    from reasonlab.train.run import train_run
 
     original = Trainer._epoch
 

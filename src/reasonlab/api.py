@@ -253,7 +253,7 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     finished never needs to write."""
     from reasonlab.plots.run import plot_run
     from reasonlab.store import warn
-    from reasonlab.train.loop import train_run
+    from reasonlab.train.run import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)
     figures = run_dir / "figures"

@@ -29,7 +29,8 @@ from reasonlab.store import read_metrics, unfinished_runs
 from reasonlab.sweep.grid import load_sweep, sweep_configs
 from reasonlab.train import interrupt, loop
 from reasonlab.train.ensemble import Stack, train_ensemble
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import Trainer
+from reasonlab.train.run import train_run
 
 pytestmark = pytest.mark.slow  # real Ctrl-C of real commands, and runs stopped and resumed: the harness
 

@@ -32,7 +32,7 @@ from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
 from reasonlab.sweep.results import query, read_results, table_view, write_results
 from reasonlab.sweep.runner import run_sweep
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 runner = CliRunner()
 

@@ -363,7 +363,7 @@ def test_training_a_finished_run_again_writes_nothing(finished, tmp_path):
 def test_a_finished_run_found_in_a_read_only_store_is_reported_not_redrawn(tmp_path, monkeypatch):
     """A committed run has no figures; found again in a store that cannot be written (a read-only mount, as
     ``os.access`` reports it: root may write anywhere else), ``train`` reports it and exits 0, writing nothing."""
-    from reasonlab.train.loop import train_run
+    from reasonlab.train.run import train_run
 
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(TINY))

@@ -18,7 +18,8 @@ from reasonlab.checkpoint import check_best
 from reasonlab.cli import app
 from reasonlab.config import resolve
 from reasonlab.errors import StoreError
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import Trainer
+from reasonlab.train.run import train_run
 
 OTHER_RUN = "0123456789ab"
 

@@ -101,19 +101,33 @@ def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None
     assert not out.exists()
 
 
-def test_a_demo_is_one_entry_of_the_demo_table(tmp_path, monkeypatch) -> None:
-    from reasonlab.studies.demo import DEMOS, Demo
+def test_a_demo_is_an_arm_of_a_registered_study(tmp_path, monkeypatch) -> None:
+    """An arm that says it is a demo (``Arm.demo``) is ``reasonlab demo <name>``: in the command's help, run at the
+    seed given and followed by the study's next step."""
+    from reasonlab import registry
+    from reasonlab.studies.base import Arm, Demo, Study
 
-    def start(out, seed, make_executor, console, overrides):
-        (out / "drawn.txt").parent.mkdir(parents=True)
-        (out / "drawn.txt").write_text(f"seed {seed}")
-        return [out / "drawn.txt"]
+    class Tiny(Study):
+        name, kind = "tiny-study", "anchor"
+        arms = {"cpu": Arm(profile="cpu"), "small": Arm(profile="cpu", demo=Demo("tiny-demo", "writes one file"))}
 
-    monkeypatch.setitem(DEMOS, "tiny-demo", Demo("writes one file", start, lambda paths: f"look at {paths[0].name}"))
-    assert "tiny-demo: writes one file" in " ".join(runner.invoke(app, ["demo", "--help"]).output.split())
+        def run_demo(self, arm, out, seed, make_executor, console, overrides=()):
+            (out / "drawn.txt").parent.mkdir(parents=True)
+            (out / "drawn.txt").write_text(f"{arm} at seed {seed}")
+            return [out / "drawn.txt"]
+
+        def next_step(self, arm, paths):
+            return f"look at {paths[0].name}"
+
+    registry.studies()  # the built-in studies first, so that the copies below hold them
+    monkeypatch.setattr(registry, "_STUDIES", dict(registry._STUDIES))
+    monkeypatch.setattr(registry, "_PLUGINS", dict(registry._PLUGINS))
+    registry.register_study(Tiny)
+    helped = runner.invoke(app, ["demo", "--help"]).output
+    assert "tiny-demo: writes one file" in " ".join(helped.replace("│", " ").split()), helped
     result = runner.invoke(app, ["demo", "tiny-demo", "--seed", "4", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0 and "next: look at drawn.txt" in result.output, result.output
-    assert (tmp_path / "o" / "drawn.txt").read_text() == "seed 4"
+    assert (tmp_path / "o" / "drawn.txt").read_text() == "small at seed 4"
     line = _one_error_line(["demo", "tiny-dem", "--out", str(tmp_path / "o")])
     assert "did you mean tiny-demo?" in line and "reasoning" in line
 

@@ -13,7 +13,8 @@ from safetensors.torch import load_file
 from reasonlab.config import resolve
 from reasonlab.tasks.base import trim_padding
 from reasonlab.train.ensemble import group_stackable, stack_key, train_ensemble
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import Trainer
+from reasonlab.train.run import train_run
 from reasonlab.train.step import epoch_batches
 
 MEMBERS = [  # differ in seed, γ, peak lr, weight decay and clipping: everything a member may set

@@ -21,7 +21,8 @@ from reasonlab.records import finished_runs
 from reasonlab.store import read_metrics
 from reasonlab.train.ensemble import train_ensemble
 from reasonlab.train.loggers import wandb_module
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import Trainer
+from reasonlab.train.run import train_run
 
 runner = CliRunner()
 

@@ -13,8 +13,8 @@ from conftest import killed_after, tiny_modular, tiny_run_dict
 
 from reasonlab.config import resolve
 from reasonlab.errors import StoreError, UserError
-from reasonlab.train.loop import train_run
 from reasonlab.train.packs import pack_run, pack_runs, restore_pack
+from reasonlab.train.run import train_run
 
 DEAD = 999_999_999  # a pid no process has: what a killed command left is that of a process gone
 

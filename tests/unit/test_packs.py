@@ -14,8 +14,8 @@ from reasonlab.checkpoint import complete_steps
 from reasonlab.config import resolve
 from reasonlab.errors import StoreError, UserError
 from reasonlab.store import read_metrics
-from reasonlab.train.loop import train_run
 from reasonlab.train.packs import pack_run, pack_runs, restore_pack
+from reasonlab.train.run import train_run
 
 
 def quiet(_msg: str) -> None:

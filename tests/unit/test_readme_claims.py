@@ -13,8 +13,8 @@ from conftest import tiny_run
 
 import reasonlab
 from reasonlab.config import TrainConfig
-from reasonlab.studies.demo import DEMOS
-from reasonlab.train.loop import train_run
+from reasonlab.studies.demo import demos
+from reasonlab.train.run import train_run
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -25,7 +25,7 @@ def _flowing(text: str) -> str:
 
 
 def test_the_anchor_demo_takes_the_minutes_its_help_says_everywhere():
-    minutes = re.search(r"about (\d+) minutes", DEMOS["anchor"].about).group(1)
+    minutes = re.search(r"about (\d+) minutes", demos()["anchor"].about).group(1)
     for path in ("README.md", "docs/reasoning-bias.md"):
         said = re.findall(r"reasonlab demo anchor`[^)]*?about (\d+) minutes", _flowing((ROOT / path).read_text()))
         assert said == [minutes], (path, said)
@@ -70,17 +70,17 @@ def test_the_gpu_path_as_far_as_a_cpu_can_take_it(monkeypatch):
     import torch
 
     from reasonlab.config import ConfigError
-    from reasonlab.train import loop
+    from reasonlab.train import device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert loop.resolve_device("auto") == torch.device("cpu") == loop.resolve_device("cpu")
+    assert device.resolve_device("auto") == torch.device("cpu") == device.resolve_device("cpu")
     with pytest.raises(ConfigError, match=r"^train\.device: cuda requested but no CUDA device is visible; use "):
-        loop.resolve_device("cuda")
+        device.resolve_device("cuda")
     auto = TrainConfig(precision="auto")
     with pytest.warns(UserWarning, match="CUDA is not available"):  # built, not run: this torch has no CUDA
-        on_cuda = loop.autocast(auto, torch.device("cuda"))
+        on_cuda = device.autocast(auto, torch.device("cuda"))
     assert (on_cuda.device, on_cuda.fast_dtype) == ("cuda", torch.bfloat16)
-    assert loop.autocast(auto, torch.device("cpu")).__class__.__name__ == "nullcontext"
+    assert device.autocast(auto, torch.device("cpu")).__class__.__name__ == "nullcontext"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert loop.resolve_device("auto") == torch.device("cuda") == loop.resolve_device("cuda")
-    assert loop.resolve_device("cpu") == torch.device("cpu")
+    assert device.resolve_device("auto") == torch.device("cuda") == device.resolve_device("cuda")
+    assert device.resolve_device("cpu") == torch.device("cpu")

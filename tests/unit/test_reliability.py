@@ -22,7 +22,7 @@ from reasonlab.sweep.executors import LocalExecutor
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results
 from reasonlab.sweep.runner import run_sweep
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 # No LayerNorm, no clipping and a peak learning rate of 1000: activations overflow within a few steps.
 EXPLODING = {"model": {"norm": "none"}, "train": {"base_lr": 1.0, "lr_multiplier": 1000.0, "grad_clip": None}}
@@ -551,7 +551,7 @@ def test_a_resumed_run_refuses_an_entry_that_is_a_link_and_writes_nothing_throug
     """An unfinished run whose checkpoints/ or events.log points out of the store: the resume is refused naming it,
     and the outside target is untouched (the resume would have written its checkpoints and events there)."""
     from reasonlab.errors import StoreError
-    from reasonlab.train.loop import train_run
+    from reasonlab.train.run import train_run
 
     cfg = tiny_run(train={"epochs": 3})
     partial = killed_after(cfg, tmp_path / "s", 1, monkeypatch)

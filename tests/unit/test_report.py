@@ -61,7 +61,7 @@ def test_a_run_trained_a_few_steps_reports_its_hostile_profile_escaped(tmp_path)
     """The fast tier's report: one run trained in process, its hostile profile label escaped, no script, no link
     out of the page (the two-run sweep above checks the rest)."""
     from reasonlab.config import resolve
-    from reasonlab.train.loop import train_run
+    from reasonlab.train.run import train_run
 
     raw = tiny_run_dict(train={"epochs": 1})
     raw["profile"] = f"tiny {HOSTILE}"

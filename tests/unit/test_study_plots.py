@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from conftest import figures_written
+
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
 from reasonlab.studies.anchor_figures import plot_complexity, plot_lr_wd
 
 
-def _written(paths) -> bool:
-    return [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in paths)
-
-
 def test_anchor_study_figures_from_plain_records(tmp_path):
     per_gamma = {0.3: {0: (3.0, 0.9), 1: (4.0, 0.8)}, 0.8: {0: (9.0, 0.5), 1: (11.0, 0.4)}}
-    assert _written(plot_complexity(per_gamma, 10, tmp_path / "complexity", "tiny"))
+    assert figures_written(plot_complexity(per_gamma, 10, tmp_path / "complexity", "tiny"))
     cells = {(25, 0.01): 0.2, (25, 0.1): 0.5, (50, 0.01): 0.7, (50, 0.1): float("nan")}
-    assert _written(plot_lr_wd([("(4,3) inferential", cells), ("(3,4) inferential", cells)], 1e-5,
+    assert figures_written(plot_lr_wd([("(4,3) inferential", cells), ("(3,4) inferential", cells)], 1e-5,
                                tmp_path / "lr-wd", "tiny"))
 
 
@@ -25,49 +23,18 @@ def test_benchmark_figure_from_plain_records(tmp_path):
                  "converge": [(100, None), (1000, 50.0)], "fit": [(100, None), (1000, 20.0)]}]
     per_category = {"n": 1000, "categories": ["len:≤8", "len:≤16"], "means": {"large init": [0.5, None],
                                                                                  "small init": [None, None]}}
-    assert _written(plot_benchmark(settings, [100, 1000], "ood_exact", per_category, "scan — tiny",
+    assert figures_written(plot_benchmark(settings, [100, 1000], "ood_exact", per_category, "scan — tiny",
                                    tmp_path / "scan"))
-
-
-def _benchmark_table(values: dict[tuple[str, int], tuple[float, ...]]) -> list[dict]:
-    """A runs table as ``benchmarks.report.runs_table`` makes it: (setting, size) → headline per seed 1, 2, …; a run
-    below 0.3 is labelled not fitted."""
-    return [{"setting": s, "n": n, "seed": seed, "value": v, "label": "not-fitted" if v < 0.3 else "x",
-             "headline": "ood_exact", "converge_step": None, "fit_step": 10.0, "categories": {"len:≤8": v}}
-            for (s, n), vs in values.items() for seed, v in enumerate(vs, start=1)]
-
-
-def test_benchmark_verdict_means_over_seeds_and_counts_each_seed(tmp_path):
-    """The headline compares the means; a side that did not fit in most seeds makes the size not testable, and
-    seeds that disagree make it mixed; beside it, in how many seeds small init was better on its own, how many runs
-    did not fit, and the seed counts where the sides differ; the figure draws every run."""
-    from reasonlab.studies.benchmarks.report import RULE, SETTINGS, benchmark_figure, verdict
-
-    large, small = SETTINGS[0], SETTINGS[1]
-    table = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.2, 0.2, 0.2),
-                              (small, 1000): (0.4, 0.4, 0.9), (large, 1000): (0.5, 0.5, 0.5)})
-    assert verdict(table, small, large) == (
-        f"{small} vs {large}: n 100: 0.800 vs 0.200 (not testable; seed by seed better in 3 of 3; {large} did not fit "
-        "in 3 of 3 seeds); n 1000: 0.567 vs 0.500 (mixed across seeds; seed by seed better in 1 of 3). Better at 0 of "
-        f"2 sizes (means over 3 seeds; {RULE}).")
-    assert "n 1000: 0.500 vs 0.567 (mixed across seeds; seed by seed better in 2 of 3)" in verdict(table, large, small)
-    clear = _benchmark_table({(small, 100): (0.9, 0.8, 0.7), (large, 100): (0.3, 0.4, 0.35)})
-    assert "n 100: 0.800 vs 0.350 (better; seed by seed better in 3 of 3). Better at 1 of 1" in verdict(
-        clear, small, large)
-    uneven = _benchmark_table({(small, 100): (0.9, 0.4, 0.4), (large, 100): (0.5,)})
-    assert verdict(uneven, small, large) == (
-        f"{small} vs {large}: n 100: 0.567 vs 0.500 (better; seed by seed better in 1 of 1; seeds 3 vs 1). Better at "
-        f"1 of 1 sizes (means over each side's seeds; {RULE}).")
-    assert _written(benchmark_figure(table, "addition", tmp_path / "addition", "tiny"))
 
 
 def test_language_figures_from_plain_records(tmp_path):
     b = ([10, 20], [0.1, 0.2], [0.05, 0.1], [0.2, 0.3])
     curves = {"γ=0.3": {k: b for k in ("delta_L_train", "delta_L_eval", "prontoqa_train_loss",
                                         "tinystories_train_loss")}}
-    assert _written(plot_delta_l(curves, {0.3: [0.1, 0.2, 0.15], 0.8: [0.4]}, tmp_path / "delta-l", "profile: tiny"))
+    assert figures_written(plot_delta_l(curves, {0.3: [0.1, 0.2, 0.15], 0.8: [0.4]}, tmp_path / "delta-l",
+                                        "profile: tiny"))
     stages = (["init", "step 500", "final (step 900)"], [0.0, 0.1, 0.2], [0.0, 0.05, 0.1], [0.0, 0.2, 0.3])
-    assert _written(plot_embedding_cosine({"γ=0.3": {"prontoqa": stages, "tinystories": stages}},
+    assert figures_written(plot_embedding_cosine({"γ=0.3": {"prontoqa": stages, "tinystories": stages}},
                                           {"prontoqa": 0.123, "tinystories": 0.531}, tmp_path / "cosine",
                                           "profile: tiny"))
 

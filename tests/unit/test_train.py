@@ -25,7 +25,10 @@ from reasonlab.store import Metrics, read_metrics
 from reasonlab.sweep.results import run_row
 from reasonlab.tasks.base import IGNORE, scored_positions
 from reasonlab.train import loop
-from reasonlab.train.loop import Trainer, build_model, build_task, train_run
+from reasonlab.train import run as lifecycle
+from reasonlab.train.device import autocast
+from reasonlab.train.loop import Trainer, build_model, build_task
+from reasonlab.train.run import train_run
 from reasonlab.train.step import decay_groups, training_loss
 
 STEPS_PER_EPOCH = 15  # 15 trained pairs x 64 sequences / batch 64
@@ -233,7 +236,7 @@ def test_resume_from_final_checkpoint(cfg, reference, tmp_path, monkeypatch):
     def no_finish(partial, final):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(loop, "finish_run", no_finish)
+    monkeypatch.setattr(lifecycle, "finish_run", no_finish)
     with pytest.raises(KeyboardInterrupt):
         run(cfg, tmp_path)
     monkeypatch.undo()
@@ -262,7 +265,7 @@ def test_finished_run_is_not_rerun(cfg, reference, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("a finished run must not build a trainer")
 
-    monkeypatch.setattr(loop, "Trainer", boom)
+    monkeypatch.setattr(lifecycle, "Trainer", boom)
     again_dir, summary = run(cfg, root)
     assert again_dir == run_dir
     assert summary == ref_summary
@@ -420,7 +423,7 @@ def test_precision_auto_is_fp32_on_cpu_and_bf16_autocasts(cfg, reference, tmp_pa
         assert trainer.model(x).dtype == torch.bfloat16  # forward under bf16 autocast ...
     trainer._loss(x, y).backward()
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())  # ... fp32 master weights
-    assert loop.autocast(cfg.train, torch.device("cpu")).__class__.__name__ == "nullcontext"
+    assert autocast(cfg.train, torch.device("cpu")).__class__.__name__ == "nullcontext"
 
 
 def test_escape_points_follow_the_metrics(reference):

@@ -1,8 +1,7 @@
 """One name per number (``reasonlab.vocabulary``): on a committed run of each task kind, every surface that names a
 figure of the run's summary names it by the kind's one label with its stored name beside it (the run card, the
-report, the run figure's legend) or by the stored name (the progress line, the results columns); the demo's table,
-caption, verdict and figure word its three figures by the same labels. Nothing trains: the runs are read from
-``results/``."""
+report, the run figure's legend) or by the stored name (the progress line, the results columns). Nothing trains: the
+runs are read from ``results/``."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ from reasonlab.plots.run import run_figure
 from reasonlab.registry import task_kinds
 from reasonlab.report.card import run_card
 from reasonlab.report.html import run_section
-from reasonlab.studies import demo
 from reasonlab.sweep.results import run_row
 from reasonlab.vocabulary import key, label, labelled
 
@@ -84,39 +82,6 @@ def test_every_surface_names_a_figure_by_its_kinds_label_or_its_stored_name(kind
 
     row = run_row(summary)
     assert all(f"final.{n.replace('/', '.')}" in row for n in names)
-
-
-def test_the_demo_words_its_figures_by_the_mixture_kinds_labels_and_keys_them_to_their_stored_names(tmp_path):
-    runs = demo.read_demo_runs(RESULTS / "demo" / "seed-1")
-    words = {name: label(name, "mixture") for name in demo.FIGURES}
-    assert set(words.values()) == {"memory", "rule on trained tuples", "rule on unseen tuples"}
-    assert all(text in demo.columns() for text in words.values())
-    caption = demo.caption()
-    assert all(f"{text} = {name}" in caption for name, text in words.items())
-    verdict = demo.demo_verdict(runs)
-    assert f"{words['memory_acc']} 1.00, {words['reasoning_test_acc']} 0.47" in verdict
-    assert "unseen reasoning" not in verdict and "unseen reasoning" not in demo.demo_summary(runs, "p", "t")
-
-    drawn: dict = {}
-    legends: list[str] = []
-    original_plot, original_legend = demo.plot_demo, plt.Axes.legend
-
-    def plot(panels, out_base, caption):
-        drawn.update(subtitles=[subtitle for _, subtitle, _ in panels], caption=caption)
-        return original_plot(panels, out_base, caption)
-
-    def legend(ax, *args, **kwargs):
-        made = original_legend(ax, *args, **kwargs)
-        legends.extend(t.get_text() for t in made.get_texts())
-        return made
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(demo, "plot_demo", plot)
-        patch.setattr(plt.Axes, "legend", legend)
-        demo.draw_demo(runs, "p", 1, tmp_path / "demo")
-    assert set(legends) == {labelled(name, "mixture") for name in demo.FIGURES}
-    assert drawn["subtitles"] == ["rule on unseen tuples: 0.47", "rule on unseen tuples: 0.91"]
-    assert "Thick line: rule on unseen tuples" in drawn["caption"]
 
 
 def test_an_anchor_cards_held_out_rows_name_the_results_columns_they_show():

@@ -115,9 +115,9 @@ def _reproduce(command: Any) -> None:
 
 
 def _demo(command: Any) -> None:
-    from reasonlab.studies.demo import DEMOS
+    from reasonlab.studies.demo import demos
 
-    _param(command, "which").help = "; ".join(f"{name}: {entry.about}" for name, entry in DEMOS.items())
+    _param(command, "which").help = "; ".join(f"{name}: {entry.about}" for name, entry in demos().items())
 
 
 COMPLETE: dict[str, Callable[[Any], None]] = {"analyze": _analyze, "phase": _phase, "reproduce": _reproduce,

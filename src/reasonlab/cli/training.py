@@ -150,12 +150,13 @@ def demo(
 ) -> None:
     """Initialization deciding reasoning or memorizing, in minutes (runs/demo): an Emb-MLP on the reasoning/memory
     mixture at a large and a small initialization, side by side, with a figure and a verdict from its numbers."""
-    from reasonlab.studies.demo import DEMOS
+    from reasonlab.studies.demo import demos
     from reasonlab.sweep.runner import PlannedOnly
 
-    if which not in DEMOS:
-        raise unknown_name(f"demo {which!r}", which, DEMOS)
-    entry = DEMOS[which]
+    known = demos()
+    if which not in known:
+        raise unknown_name(f"demo {which!r}", which, known)
+    entry = known[which]
     try:
         paths = entry.start(out, seed, executor_factory("local", workers, None, None, dry_run), console,
                             overrides or [])
@@ -272,12 +273,14 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def list_studies() -> None:
-    """The studies `reproduce` runs (built in and registered): their arms, figures and what each shows."""
+    """The studies `reproduce` runs (built in and registered): their arms with each one's stated cost, figures and
+    what each shows."""
     from reasonlab.registry import studies
 
     table = Table(title="studies", title_justify="left")
-    for col in ("study", "arms (--profile)", "figures", "what"):
+    for col in ("study", "arms (--profile): cost", "figures", "what"):
         table.add_column(col, overflow="fold")
     for name, study in studies().items():
-        table.add_row(name, ", ".join(study.arms), ", ".join(study.figures) or "—", study.what)
+        arms = "\n".join(f"{arm}: {a.cost}" if a.cost else arm for arm, a in study.arms.items())
+        table.add_row(name, arms, ", ".join(study.figures) or "—", study.what)
     console.print(table)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import torch
 from torch import nn
 
 from reasonlab.config import EXECUTION_FIELDS, ConfigError, RunConfig, ThresholdConfig
@@ -48,6 +49,18 @@ def progress_parts(kind: str, figures: dict[str, float]) -> list[str]:
     SQL and the card show it by: ``reasonlab.vocabulary``): the kind's ``progress``; none before a run's first
     evaluation, so no kind sees an empty report."""
     return task_kind(kind).progress(figures) if figures else []
+
+
+@torch.no_grad()
+def weight_norms(model: nn.Module) -> dict[str, float]:
+    """L2 norm of all parameters (``norm``) and per part (``norm:embed``, ``norm:blocks.0`` ...): weight decay
+    against the initialization scale is part of the story of every study."""
+    squares: dict[str, float] = {}
+    for name, p in model.named_parameters():
+        parts = name.split(".")
+        part = ".".join(parts[:2]) if parts[0] == "blocks" else parts[0]
+        squares[part] = squares.get(part, 0.0) + float(p.detach().float().pow(2).sum())
+    return {"norm": sum(squares.values()) ** 0.5, **{f"norm:{k}": v**0.5 for k, v in squares.items()}}
 
 
 def weight_figures(kind: str, model: nn.Module, data: TaskData) -> dict[str, float]:

@@ -5,7 +5,8 @@ and a study overrides only the steps where it has something of its own.
 
 A study registers keyword-only, as a kind does: ``reasonlab.register_study(ReversalPhase)`` with the class (or an
 instance), whose attributes say everything the command line lists (``reasonlab studies``) and runs
-(``reasonlab reproduce <study> --profile <arm>``).
+(``reasonlab reproduce <study> --profile <arm>``). An arm may also be a demo (``Arm.demo``), which
+``reasonlab demo <name>`` runs at one seed (``run_demo``) and follows with a suggested command (``next_step``).
 """
 
 from __future__ import annotations
@@ -24,16 +25,27 @@ from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
 
+@dataclass(frozen=True)
+class Demo:
+    """What makes an arm a demo: the ``name`` that ``reasonlab demo <name>`` runs it by and one line ``about`` it for
+    that command's help."""
+
+    name: str
+    about: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class Arm:
     """One arm of a study: the ``profile`` it runs (of the study's kind), the ``grid`` of axes it sweeps, the
-    ``changes`` (``field=value`` overrides) it makes to that profile, which its runs' labels name, and its stated
-    ``cost`` (one line, shown where the arm is listed)."""
+    ``changes`` (``field=value`` overrides) it makes to that profile, which its runs' labels name, its stated
+    ``cost`` (one line, shown where the arm is listed: the wall time measured on its committed runs, naming the CPU,
+    else its steps) and, for an arm that is a demo, its ``demo``."""
 
     profile: str
     grid: dict[str, list] = field(default_factory=dict)
     changes: tuple[str, ...] = ()
     cost: str = ""
+    demo: Demo | None = None
 
 
 @dataclass(frozen=True)
@@ -73,7 +85,8 @@ class Study:
 
     ``spec(arm)`` is the arm's sweep; ``run`` trains it and then calls ``draw(records, out)`` (the figures, returned
     as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(root)`` are the blocks of the docs
-    the study renders from its records committed in a repository (``reasonlab.studies.sections``).
+    the study renders from its records committed in a repository (``reasonlab.studies.sections``). An arm that is a
+    demo runs through ``run_demo`` and ``next_step``.
     """
 
     name: ClassVar[str]
@@ -113,6 +126,16 @@ class Study:
         atomic_write_text(records.folder / "summary.md", self.summarize(records))
         console.print(f"summary: {records.folder / 'summary.md'}")
         return records.folder
+
+    def run_demo(self, arm: str, out: Path, seed: int, make_executor: Any, console: Console,
+                 overrides: list[str] = ()) -> list[Path]:
+        """``reasonlab demo``: the arm at one ``seed``; returns what ``next_step`` names (by default the arm's
+        template ``run`` at that seed, and its sweep's folder)."""
+        return [self.run(arm, out, make_executor, console, [f"seed={seed}", *overrides])]
+
+    def next_step(self, arm: str, paths: list[Path]) -> str:
+        """The command ``reasonlab demo`` suggests after the arm, given what ``run_demo`` returned."""
+        return f"reasonlab report {paths[0]}"
 
     def draw(self, records: Records, out: Path) -> list[Path]:
         """Draw the arm's figures into ``out``; none by default."""

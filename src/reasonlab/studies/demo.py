@@ -1,171 +1,21 @@
-"""``reasonlab demo``: the toolkit's question answered in a few minutes on a laptop's CPU.
-
-The Emb-MLP (summed embeddings → tanh → linear) trained on the reasoning/memory mixture of the reasoning-bias study
-(spec §2) at a large (γ 0.3) and a small (γ 0.8) initialization, at the reduced ``emb-mlp-cpu`` profile. Both runs
-fit their training data; what differs is what they learned: the rule, which answers the masked reasoning tuples
-(never trained on), or a table. The verdict is read from the runs' own numbers — the labels, which source each run
-learned first (t50) and the spec's four E1 criteria — and says what held and what did not.
-
-``reasonlab demo anchor`` keeps the earlier demo (the anchor study in small, about 15 minutes) and
-``reasonlab demo trajectory`` draws the anchor study's paper-scale runs from the data shipped with the package, in
-seconds, training nothing.
+"""``reasonlab demo``: every demo by its name — what the command runs, its line in the command's help and the command
+it suggests after. A study's arm is a demo where it says so (``Arm.demo``): the reasoning-bias study's ``demo`` arm
+is ``reasonlab demo reasoning``, the default. The anchor study's two demos follow: ``anchor`` (the anchor study in
+small, about 15 minutes) and ``trajectory`` (the anchor study's paper-scale runs drawn from the data shipped with the
+package, in seconds, training nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from reasonlab import vocabulary
-from reasonlab.config import load_yaml, resolve
-from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
-from reasonlab.plots.mixture import plot_demo
-from reasonlab.report import markdown
-from reasonlab.store import atomic_write_text
+from reasonlab.registry import studies
 from reasonlab.studies import anchor
-from reasonlab.studies.reasoning_bias import read_mixture_run
-from reasonlab.sweep.grid import SweepSpec
-from reasonlab.sweep.runner import run_study
-
-DEMO_STUDY, DEMO_PROFILE = "mixture", "emb-mlp-cpu"
-DEMO_KIND = "mixture"  # the task kind of the demo's runs, whose labels word their figures
-DEMO_GAMMAS = (0.3, 0.8)  # large initialization, then small: the reasoning-bias study's pair
-CRITERIA = {"small_init_reasons_first": "small init learns the rule first (t50 ratio ≤ 0.5)",
-            "small_init_generalizes": "small init answers the unseen tuples (≥ 0.9)",
-            "large_init_no_bias": "large init learns both together (t50 ratio in [0.5, 2])",
-            "large_init_generalizes_less": "large init at least 0.5 lower on the unseen tuples"}
-CONTRAST = ("small_init_reasons_first", "small_init_generalizes", "large_init_no_bias")
-
-
-def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
-    """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``show`` work on it): the
-    two runs side by side with the sweep's live table, then a table, one figure (``figures/demo.png``) and the
-    verdict."""
-    spec = SweepSpec(name="demo", family=DEMO_STUDY, profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
-                     grid={"init.gamma": list(DEMO_GAMMAS)})
-    configs, report, rows = run_study(spec, out, make_executor, console)
-    done = {r["run_id"] for r in rows}
-    runs = {c.init.gamma: read_mixture_run(c, report.sweep_dir / c.run_id()) for c in configs if c.run_id() in done}
-    console.print(demo_table(runs, report.sweep_dir))
-    if runs:
-        figures = draw_demo(runs, configs[0].profile, seed, report.sweep_dir / "figures" / "demo")
-        console.print(f"figure: {figures[0]}", highlight=False)
-        # the verdict beside the runs, where `reasonlab report runs/demo` shows it
-        atomic_write_text(report.sweep_dir / "summary.md", demo_summary(runs, configs[0].profile, report.timing()))
-    console.print(demo_verdict(runs), highlight=False)  # wrapped at the console's width, line by line
-    return [r["dir"] for _, r in sorted(runs.items())]
-
-
-# The figures the demo reads, by their stored names; every surface of it words them by the mixture kind's labels
-MEMORY, RULE_TRAINED, RULE_UNSEEN = "memory_acc", "reasoning_train_acc", "reasoning_test_acc"
-FIGURES = (MEMORY, RULE_TRAINED, RULE_UNSEEN)
-
-
-def _words(name: str) -> str:
-    """A figure's label in the mixture kind's vocabulary: what the demo's table, verdict and figure call it."""
-    return vocabulary.label(name, DEMO_KIND)
-
-
-def columns() -> tuple[str, ...]:
-    """The closing table's headers: the figures by their labels (the caption keys them to their stored names),
-    then the epochs at which memory and the trained rule reached 0.5."""
-    return ("γ", "label", *map(_words, FIGURES), f"t50 {_words(MEMORY)}", f"t50 {_words(RULE_TRAINED)}", "time (s)")
-
-
-def caption() -> str:
-    """The closing table's caption: what its figures measure, and the stored name of each label it shows."""
-    return (f"accuracy at the end; t50: first epoch at accuracy ≥ 0.5. Their names in results, SQL and the progress "
-            f"line: {vocabulary.key(FIGURES, DEMO_KIND)}")
-
-
-def _table_rows(runs: dict[float, dict]) -> list[tuple[str, ...]]:
-    """The closing table's cells, one row per γ (bare epochs, shares to 3 digits)."""
-    return [(f"{gamma:g}", r["label"], *(_share(r[name]) for name in FIGURES),
-             _epoch(r["t50_memory"]).removeprefix("epoch "), _epoch(r["t50_reasoning_train"]).removeprefix("epoch "),
-             _share(r["wall_time_s"], 0))
-            for gamma, r in sorted(runs.items())]
-
-
-def demo_table(runs: dict[float, dict], sweep_dir: Path | str) -> Table:
-    """The demo's closing table (γ → ``read_mixture_run`` output); the README's sample is this table of the committed
-    seed, so the two cannot differ."""
-    table = Table(title=f"reasoning or memory, by initialization ({sweep_dir})", caption=caption(),
-                  caption_justify="left")
-    for col in columns():
-        table.add_column(col, overflow="fold", no_wrap=col == "label")
-    for row in _table_rows(runs):
-        table.add_row(*row)
-    return table
-
-
-def demo_summary(runs: dict[float, dict], profile: str, timing: str) -> str:
-    """The demo's ``summary.md`` (the sweep's summary in ``reasonlab report``): its table and its verdict."""
-    return markdown.document(markdown.header("demo: reasoning or memory, by initialization", DEMO_PROFILE, profile,
-                                             timing),
-                             markdown.table(list(columns()), _table_rows(runs)),
-                             ["", caption(), "", demo_verdict(runs)])
-
-
-def read_demo_runs(folder: Path) -> dict[float, dict]:
-    """γ → ``read_mixture_run`` of every finished run in ``folder`` (the demo's sweep, or a committed copy)."""
-    runs = {}
-    for run_dir in sorted(p for p in Path(folder).iterdir() if (p / "summary.json").is_file()):
-        cfg = resolve(load_yaml(run_dir / "config.yaml"))
-        runs[cfg.init.gamma] = read_mixture_run(cfg, run_dir)
-    return runs
-
-
-def draw_demo(runs: dict[float, dict], profile: str, seed: int, out_base: Path) -> list[Path]:
-    """The demo's figure from its runs (γ → ``read_mixture_run`` output): one panel per initialization."""
-    panels = [(f"{'large' if g == DEMO_GAMMAS[0] else 'small'} initialization (γ {g:g}): {_label(r)}",
-               f"{_words(RULE_UNSEEN)}: {_share(r[RULE_UNSEEN], 2)}", r["rows"])
-              for g, r in sorted(runs.items())]
-    text = (f"Profile: {profile}; seed {seed}. Thick line: {_words(RULE_UNSEEN)}, the accuracy on the masked "
-            "reasoning tuples, which no run trains on — answered only by the rule. t50 = first evaluated epoch at "
-            "accuracy ≥ 0.5.")
-    return plot_demo(panels, out_base, text)
-
-
-def _share(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
-
-
-def _epoch(t: int | None) -> str:
-    return "never" if t is None else f"epoch {t}"
-
-
-def _label(run: dict) -> str:
-    return {"reasoning": "learns the rule", "memorizing": "memorizes"}.get(run["label"], run["label"])
-
-
-def demo_verdict(runs: dict[float, dict]) -> str:
-    """What the two runs show, said from their numbers, one statement a line (printed wrapped at the console's
-    width): their labels and t50s, the spec's four E1 criteria one by one, and whether the contrast (the first
-    three criteria: the rule first and generalized at small init, no such order at large init) shows. Never more
-    than the runs say."""
-    large, small = (runs.get(g) for g in DEMO_GAMMAS)
-    if large is None or small is None:
-        return "The demo's two runs have not both finished: nothing to compare."
-    criteria = reasoning_bias_criteria(small, large)
-
-    def ended(g: float, r: dict) -> str:
-        return (f"γ {g:g} ended {r['label']} ({_words(MEMORY)} {_share(r[MEMORY], 2)}, {_words(RULE_UNSEEN)} "
-                f"{_share(r[RULE_UNSEEN], 2)}; t50 {_words(MEMORY)} {_epoch(r['t50_memory'])}, {_words(RULE_TRAINED)} "
-                f"{_epoch(r['t50_reasoning_train'])})")
-
-    held = [f"- {text}: {'held' if criteria[key] else 'did not hold'}" for key, text in CRITERIA.items()]
-    lines = [f"Large init: {ended(DEMO_GAMMAS[0], large)}.", f"Small init: {ended(DEMO_GAMMAS[1], small)}.",
-             f"The study's E1 criteria ({sum(criteria[k] for k in CRITERIA)} of {len(CRITERIA)}):", *held]
-    if all(criteria[k] for k in CONTRAST):
-        return "\n".join([*lines, "The contrast shows: the small initialization learned the rule first and answers "
-                           "tuples it never saw by it; the large one learned rule and table together and answers "
-                           "them far less often (docs/reasoning-bias.md)."])
-    return "\n".join([*lines, "The contrast (rule first at small init only) does NOT show in these runs "
-                       "(docs/reasoning-bias.md)."])
 
 
 def trajectory(out: Path, console: Console) -> list[Path]:
@@ -184,24 +34,28 @@ def trajectory(out: Path, console: Console) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class Demo:
-    """One ``reasonlab demo`` entry, so the command, its help and its "next:" line come from one table: what it is,
-    how it starts (``(out, seed, make_executor, console, overrides) -> paths``: the runs it trained, or the figures
-    it drew) and the command it suggests after."""
+class Entry:
+    """One ``reasonlab demo``, so the command, its help and its "next:" line come from one table: what it is, how it
+    starts (``(out, seed, make_executor, console, overrides) -> paths``: the runs it trained, or the figures it
+    drew) and the command it suggests after."""
 
     about: str
     start: Callable[[Path, int, Callable, Console, list[str]], list[Path]]
     next_step: Callable[[list[Path]], str]
 
 
-DEMOS: dict[str, Demo] = {
-    "reasoning": Demo("the Emb-MLP at a large and a small initialization (the default: a few minutes)", demo,
-                      lambda runs: "reasonlab demo trajectory (the anchor study at paper scale, drawn without "
-                                   "training)"),
-    "anchor": Demo("the anchor study in small (about 15 minutes)", anchor.demo,
-                   lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
-    "trajectory": Demo("the anchor study's paper-scale runs, drawn from shipped data in seconds",
-                       lambda out, seed, make_executor, console, overrides: trajectory(out, console),
-                       lambda figures: "reasonlab reproduce anchor-trajectory --dry-run  ·  "
-                                       "docs/anchor-composition.md"),
+ANCHOR_DEMOS: dict[str, Entry] = {
+    "anchor": Entry("the anchor study in small (about 15 minutes)", anchor.demo,
+                    lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
+    "trajectory": Entry("the anchor study's paper-scale runs, drawn from shipped data in seconds",
+                        lambda out, seed, make_executor, console, overrides: trajectory(out, console),
+                        lambda figures: "reasonlab reproduce anchor-trajectory --dry-run  ·  "
+                                        "docs/anchor-composition.md"),
 }
+
+
+def demos() -> dict[str, Entry]:
+    """Every demo by its name: the registered studies' arms that are demos, then the anchor study's two."""
+    arms = {arm.demo.name: Entry(arm.demo.about, partial(study.run_demo, name), partial(study.next_step, name))
+            for study in studies().values() for name, arm in study.arms.items() if arm.demo is not None}
+    return arms | ANCHOR_DEMOS

@@ -49,7 +49,7 @@ def train_group(cfg_jsons: list[str], root: str, threads: int, plugins: list | t
 
     load_plugins(plugins)
     from reasonlab.train.ensemble import train_ensemble
-    from reasonlab.train.loop import train_run
+    from reasonlab.train.run import train_run
 
     cfgs = [RunConfig.model_validate_json(c) for c in cfg_jsons]
     if interrupt.stop_requested():  # taken from the queue after the stop: not begun

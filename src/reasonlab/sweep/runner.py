@@ -44,8 +44,7 @@ from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results
 from reasonlab.train.ensemble import group_stackable
 from reasonlab.train.interrupt import stop_on_signals, stop_requested
-from reasonlab.train.loop import run_label
-from reasonlab.train.progress import LINE_EVERY_S
+from reasonlab.train.progress import LINE_EVERY_S, run_label
 
 
 @dataclass

@@ -28,8 +28,9 @@ from reasonlab.config import RunConfig, fields_with, nested_fields
 from reasonlab.numerics import flush_denormals
 from reasonlab.store import run_lock, run_paths
 from reasonlab.tasks.base import scored_positions
-from reasonlab.train.loop import Trainer, finished_summary, run_directory
+from reasonlab.train.loop import Trainer
 from reasonlab.train.progress import Progress
+from reasonlab.train.run import complete, finished_summary, run_directory
 from reasonlab.train.step import epoch_batches, training_loss
 
 # Fields a member may set on its own (role ``member``); everything else must match to share one stacked step.
@@ -180,7 +181,7 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
         for t in live:
             if t.epoch < t.cfg.train.epochs and t.diverged is None:  # not stacked (resumed apart): one by one
                 t.fit()
-            results[t.cfg.run_id()] = t.complete()
+            results[t.cfg.run_id()] = complete(t)
     return [results[c.run_id()] for c in cfgs]
 
 

@@ -1,23 +1,19 @@
 """The one training loop: AdamW, per-batch schedule, clipping, periodic evaluation, checkpoints, resume.
 
-``train_run(cfg, root)`` owns a run directory from start to finish. Shuffling for epoch e is drawn from a
-generator seeded by (seed, e), so a run resumed from a checkpoint at the end of epoch e replays exactly what an
-uninterrupted run would have done; a resume checkpoint inside an epoch (a stop asked for, or
-``train.checkpoint_minutes`` of wall time) also holds the losses of that epoch's steps so far, and the resumed run
-skips those steps of the same order.
-
-Over 400 lines: it is the one trainer, and its steps, evaluation, checkpoints, resume and progress share one state
-(the ``Trainer``'s); split into modules, each would reach back into that state.
+A ``Trainer`` holds one run's training state and trains it; ``train/run.py`` owns the run directory around it.
+Shuffling for epoch e is drawn from a generator seeded by (seed, e), so a run resumed from a checkpoint at the end of
+epoch e replays exactly what an uninterrupted run would have done; a resume checkpoint inside an epoch (a stop asked
+for, or ``train.checkpoint_minutes`` of wall time) also holds the losses of that epoch's steps so far, and the
+resumed run skips those steps of the same order.
 """
 
 from __future__ import annotations
 
 import math
-import platform
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -27,72 +23,37 @@ from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import (
     bound_marker,
     complete_steps,
-    drop_resume_points,
     load_latest,
     save_best,
     save_checkpoint,
     save_snapshot,
 )
-from reasonlab.config import ConfigError, RunConfig, TrainConfig, to_yaml
+from reasonlab.config import ConfigError, RunConfig, TrainConfig
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import (
-    best_of_run,
     diverged_report,
     progress_parts,
     summarize,
-    summary_extras,
     weight_figures,
+    weight_norms,
 )
 from reasonlab.evaluate.scoring import score_sets
-from reasonlab.numerics import describe_machine, flush_denormals, machine
-from reasonlab.records import RunSummary, read_summary, valid, write_progress
+from reasonlab.numerics import describe_machine
+from reasonlab.records import write_progress
 from reasonlab.schedule import lr_at, lr_sums
 from reasonlab.seeds import subseed
-from reasonlab.staging import refuse_links
 from reasonlab.store import (
     MetricRow,
     append_event,
-    atomic_write_text,
-    finish_run,
-    git_revision,
     read_metrics,
-    remove_temps,
-    run_lock,
-    run_paths,
-    write_json,
     write_metrics,
 )
 from reasonlab.tasks.base import IGNORE
+from reasonlab.train.device import autocast, resolve_device
 from reasonlab.train.interrupt import Due, Pace
 from reasonlab.train.loggers import MetricLoggers
-from reasonlab.train.progress import Mode, Progress
+from reasonlab.train.progress import Mode, Progress, run_label
 from reasonlab.train.step import decay_groups, decays, epoch_batches, epoch_order, training_loss
-from reasonlab.version import __version__
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device: cuda requested but no CUDA device is visible; use train.device=cpu")
-    return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else name if name != "auto" else "cpu")
-
-
-def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
-    """bf16 autocast when the run asks for it (``auto``: on CUDA only), else nothing."""
-    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and device.type == "cuda")
-    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
-
-
-@torch.no_grad()
-def weight_norms(model: nn.Module) -> dict[str, float]:
-    """L2 norm of all parameters (``norm``) and per part (``norm:embed``, ``norm:blocks.0`` ...): weight decay
-    against the initialization scale is part of the story of every study."""
-    squares: dict[str, float] = {}
-    for name, p in model.named_parameters():
-        parts = name.split(".")
-        part = ".".join(parts[:2]) if parts[0] == "blocks" else parts[0]
-        squares[part] = squares.get(part, 0.0) + float(p.detach().float().pow(2).sum())
-    return {"norm": sum(squares.values()) ** 0.5, **{f"norm:{k}": v**0.5 for k, v in squares.items()}}
-
 
 TIMES = ("data", "steps", "evaluation", "checkpoints")  # the parts of a run's time its summary reports
 
@@ -105,13 +66,6 @@ def log_spaced_epochs(cfg: TrainConfig) -> set[int]:
     first = max(1.0, cfg.warmup_epochs)
     n = cfg.checkpoint_log
     return {round(first * (cfg.epochs / first) ** (i / max(n - 1, 1))) for i in range(n)}
-
-
-def run_label(cfg: RunConfig) -> str:
-    """A run in a few characters (``γ0.5 d2 s1``): what tells runs of one sweep apart on a progress line."""
-    start = "gpt" if cfg.init.scheme == "gpt" else f"γ{cfg.init.gamma:g}"
-    depth = f" d{cfg.model.depth}" if cfg.model.kind == "transformer" else ""
-    return f"{start}{depth} s{cfg.seed}"
 
 
 class Trainer:
@@ -425,89 +379,13 @@ class Trainer:
                 self.epoch += 1
                 self.end_epoch(loss, started, bar)
 
-    def complete(self) -> tuple[Path, dict]:
-        """After the last epoch: the summary, written with the metrics; the run directory renamed into place."""
+    def conclude(self) -> None:
+        """After the last epoch, the report the summary states: a diverged run's, or the final evaluation's (scored
+        again if the run resumed from its final checkpoint, without duplicating that evaluation's rows)."""
         if self.diverged is not None:
             self.report = diverged_report(self.diverged)
-        elif not self.figures:  # resumed from the final checkpoint: score it again without duplicating its rows
+        elif not self.figures:
             self.rows = [r for r in self.rows if r.epoch < self.epoch or r.split in ("train", "weights")]
             self.logged = min(self.logged, len(self.rows))
             with self.timed("evaluation"):
                 self._evaluate(self.epoch, self.step, final=True)
-        summary = self._summary(self.epoch, self.step, self.wall)
-        self.send_rows()
-        self.loggers.close()
-        partial = self.run_dir
-        final_dir = partial.with_name(self.cfg.run_id())
-        drop_resume_points(partial / "checkpoints")  # a finished run keeps the checkpoints its cadence chose
-        write_metrics(partial / "metrics.parquet", self.rows)
-        write_json(partial / "summary.json", valid(RunSummary, summary))
-        append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
-        finish_run(partial, final_dir)
-        return final_dir, summary
-
-    def _summary(self, epoch: int, step: int, wall: float) -> dict:
-        cfg, report = self.cfg, self.report
-        return {
-            "run_id": cfg.run_id(), "profile": cfg.profile, "status": "finished",
-            "label": report.label, "outcome": report.outcome,
-            "final": report.final, "best": best_of_run(cfg.task.kind, self.rows, cfg.thresholds),
-            **summary_extras(cfg, self.rows),
-            "histograms": report.histograms,
-            "epochs": epoch, "steps": step, "wall_time_s": round(wall, 2), "diverged_step": self.diverged,
-            "time_s": {k: float(f"{v:.3g}") for k, v in self.times.items()},  # 3 digits: a short part stays > 0
-            "n_params": sum(p.numel() for p in self.model.parameters()),
-            "device": str(self.device), "threads": torch.get_num_threads(), "machine": machine(),
-            "versions": {"reasonlab": __version__, "torch": torch.__version__,
-                         "python": platform.python_version()},
-            "git_revision": git_revision(), "data": self.data.info, "config": cfg.model_dump(mode="json"),
-        }
-
-def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
-    """(directory, summary) of the run if it has finished under ``root``."""
-    final_dir = run_paths(Path(root), cfg.run_id())[0]
-    path = final_dir / "summary.json"
-    return (final_dir, read_summary(path, cfg.run_id())) if path.is_file() else None
-
-
-def train_run(
-    cfg: RunConfig, root: Path, progress: bool | Mode = True, log: Callable[[str], None] = print
-) -> tuple[Path, dict]:
-    """Train (or resume, or skip if finished) the run of ``cfg`` under ``root``; returns its directory and summary."""
-    if (done := finished_summary(root, cfg)) is not None:
-        log(f"{done[0]} is finished; nothing to do")
-        return done
-    trainer = Trainer(cfg, run_paths(Path(root), cfg.run_id())[1], progress, log)  # validates before touching disk
-    with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
-        if (done := finished_summary(root, cfg)) is not None:
-            return done
-        with run_directory(cfg, trainer), flush_denormals():
-            trainer.begin()
-            trainer.fit()
-            return trainer.complete()
-
-
-@contextmanager
-def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
-    """The run's ``.partial`` directory, ready to train in (config and artifacts written); removed again if the
-    run fails before it trained a step, since there is nothing in it worth keeping."""
-    partial = trainer.run_dir
-    fresh = not partial.exists()
-    if fresh:
-        partial.mkdir(parents=True)
-        (partial / "checkpoints").mkdir()
-    else:
-        refuse_links(partial)  # a resumed run writes its checkpoints, events and records only inside itself
-        remove_temps(partial, recursive=True)  # what a killed run left half-written
-    try:
-        atomic_write_text(partial / "config.yaml", to_yaml(cfg))
-        for name, text in trainer.data.artifacts.items():
-            atomic_write_text(partial / name, text)
-        if fresh:
-            append_event(partial, f"start run {cfg.run_id()} profile {cfg.profile} on {describe_machine()}")
-        yield
-    except BaseException:
-        trainer.loggers.close(failed=True)  # a W&B run kept open would outlive the run in a long-lived process
-        if fresh and not trainer.touched:
-            shutil.rmtree(partial, ignore_errors=True)
-        raise

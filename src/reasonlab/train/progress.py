@@ -14,8 +14,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.text import Text
 
+from reasonlab.config import RunConfig
+
 Mode = Literal["bar", "lines", "off"]
 LINE_EVERY_S = 10.0  # plain lines inside an epoch: at most one this often
+
+
+def run_label(cfg: RunConfig) -> str:
+    """A run in a few characters (``γ0.5 d2 s1``): what tells runs of one sweep apart on a progress line."""
+    start = "gpt" if cfg.init.scheme == "gpt" else f"γ{cfg.init.gamma:g}"
+    depth = f" d{cfg.model.depth}" if cfg.model.kind == "transformer" else ""
+    return f"{start}{depth} s{cfg.seed}"
 
 
 class Progress:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.kinds.anchor import analysis as an
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 
 def test_flow_edges_of_a_hand_set_attention():

@@ -30,7 +30,7 @@ from reasonlab.kinds.modular.evaluate import early_stopping, is_atypical, phase_
 from reasonlab.plots.run import run_figure
 from reasonlab.store import MetricRow
 from reasonlab.sweep.results import run_row
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 
 def gen(seed: int = 0) -> torch.Generator:
@@ -420,64 +420,3 @@ def test_train_cli_prints_a_modular_run(tmp_path):
     assert result.exit_code == 0, result.output
     assert "ood_test_last_shot" in result.output and "t_star_epoch" in result.output
     assert "plateau: loss ≤ 0.9·ln p" in result.output and "plateau: loss ≤ 0.5·ln p" in result.output
-
-
-def _row(depth, n, alpha, seed, ood, peak=None, **extra):
-    return {"model.depth": depth, "task.n_tasks": n, "task.alpha": alpha, "seed": seed,
-            "final.ood_test_last_shot": ood, "best.ood_test_peak": ood if peak is None else peak, **extra}
-
-
-def test_modular_phase_claims_on_constructed_rows():
-    from reasonlab.studies.modular.report import depth_one_claim, rising_claim, task_count_claim
-
-    rows = [_row(2, n, a, s, acc) for a in (0.5, 0.7) for s in (1, 2) for n, acc in ((8, 0.1), (64, 0.9))]
-    held, lines = task_count_claim(rows)
-    assert held and "seeds [1, 2]" in lines[-1]
-    rows[-1]["final.ood_test_last_shot"] = 0.7  # α 0.7, seed 2 no longer reaches τ_good: one seed left
-    assert task_count_claim(rows)[0] is False
-    assert task_count_claim([_row(2, 8, 0.3, 1, 0.1)])[0] is None  # no α ≥ 0.5: not testable
-    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5), _row(2, 64, 0.7, 1, 0.9)])[0] is True
-    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.85)])[0] is False  # a transient peak counts
-    held, detail = depth_one_claim([_row(1, 64, 0.7, 1, 0.3), _row(2, 64, 0.7, 1, 0.4)])
-    assert held is None and "no deeper run reached" in detail  # nothing generalized at any depth: not testable
-    assert depth_one_claim([_row(1, 64, 0.7, 1, 0.3, peak=0.5)])[0] is None  # no deeper run to tell it from
-    assert depth_one_claim(rows)[0] is None
-    import numpy as np
-
-    assert rising_claim(np.linspace(0.05, 0.95, 12))[0]
-    assert rising_claim(np.array([0.27, 0.76, 0.78, 1.0, 0.99] + [1.0] * 7))[0]  # saturates: still a rise
-    assert not rising_claim(np.full(12, 0.9))[0]  # flat: no rise with k
-    assert not rising_claim(np.linspace(0.05, 0.3, 12))[0]  # rising, but by less than 0.5
-
-
-@pytest.mark.slow
-def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
-    from conftest import reproduce_tiny
-
-    from reasonlab.sweep.results import read_results
-
-    tiny = ["task.n_shots=4", "model.d_model=16", "model.d_k=4", "model.d_v=4", "model.d_ff=32",
-            "model.max_positions=12", "train.epochs=2", "task.steps_per_epoch=3", "task.eval_batches=1",
-            "task.eval_batch_size=16", "train.warmup_epochs=0", "train.checkpoint_log=0"]
-    reproduce_tiny("modular-phase", tmp_path, tiny, seeds="1,2")
-    sweep_dir = tmp_path / "modular-phase-cpu"
-    rows = read_results(sweep_dir)
-    assert len(rows) == 4 * 2 * 2 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
-    summary = (sweep_dir / "summary.md").read_text()
-    assert "O.o.d. generalization appears with the task count" in summary and "Depth 1 never" in summary
-    assert "## Depth 2, early-stopped at t*" in summary and "Shot curve rises with k" in summary
-    for name in ("phase-L1-final", "phase-L2-t_star", "shots"):
-        assert (sweep_dir / "figures" / f"{name}.png").is_file(), name
-
-    # the docs' section from the records alone: the summary's body at another heading level, without its figures
-    from reasonlab.studies import modular_phase
-    from reasonlab.studies.modular import report
-    from reasonlab.sweep.grid import sweep_configs
-    from reasonlab.sweep.runner import finished_rows, seed_axis
-
-    configs = sweep_configs(modular_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
-    finished = finished_rows(configs, sweep_dir)
-    measured = report.measure(finished, sweep_dir)
-    assert "\n".join(report.report_lines(finished, measured)) in summary
-    docs = "\n".join(report.report_lines(finished, measured, 4, False))
-    assert "#### Depth 2, early-stopped at t*" in docs and "](figures/" not in docs

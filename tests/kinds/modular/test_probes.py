@@ -18,7 +18,7 @@ from reasonlab.config import ConfigError, resolve
 from reasonlab.kinds.modular import analysis as mod
 from reasonlab.models.transformer import Transformer
 from reasonlab.records import load_run
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 P = 7
 

@@ -232,45 +232,6 @@ def test_length_buckets_keep_every_row_and_group_similar_lengths():
     assert padded < 0.7 * (random_spread.max(1).values * 10).sum()
 
 
-@pytest.mark.slow
-def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
-    """A tiny addition study (3 settings × 2 nested sizes) through the sweep machinery: one row per run, a
-    figure, and a summary with per-category rows and a verdict per size."""
-    import io
-
-    from rich.console import Console
-
-    from reasonlab.studies.benchmarks import BenchmarkStudy, Plan
-    from reasonlab.sweep.executors import LocalExecutor
-
-    study = BenchmarkStudy(name="addition", plans={"cpu": Plan((0.3, 0.7), (0.01, 0.1),
-                                                               sizes=((128, 2, 1), (256, 1, 1)), seeds=(1,))},
-                           about="tiny addition")
-    tiny = ["task.max_operand=99", "task.held_out=[40,60]", "task.eval_n=64", "model.d_model=16", "model.d_k=8",
-            "model.d_v=8", "model.d_ff=32", "train.batch_size=64", "train.checkpoint_every=1"]
-    sweep_dir = study.run("cpu", tmp_path, lambda n: LocalExecutor(2, 1), Console(file=io.StringIO()), tiny)
-    summary = (sweep_dir / "summary.md").read_text()
-    assert (sweep_dir / "figures" / "addition.png").is_file()
-    assert summary.count("| addition") == 0 and summary.count("init + ") >= 6
-    assert "| carries:0 |" in summary and "n 128:" in summary and "n 256:" in summary
-    from reasonlab.studies.benchmarks.report import RULE
-
-    assert "Better at" in summary and "tiny addition" in summary and f"(1 seed; {RULE})" in summary
-
-    # the docs' section comes back from the finished runs' records alone (checkpoints are never committed)
-    import shutil
-
-    from reasonlab.studies.benchmarks.report import report_lines, runs_table
-    from reasonlab.sweep.grid import sweep_configs
-    from reasonlab.sweep.runner import finished_rows
-
-    for run in sweep_dir.iterdir():
-        shutil.rmtree(run / "checkpoints", ignore_errors=True)
-    rows = finished_rows(sweep_configs(study.spec_for("cpu"), overrides=tiny)[0], sweep_dir)
-    assert len(rows) == 6
-    assert summary.endswith("\n".join(report_lines(runs_table(rows, study.plans["cpu"]))) + "\n")
-
-
 @pytest.mark.parametrize(("positions", "norm"), [("learned", "post"), ("rope", "pre"), ("none", "post")])
 def test_cached_generation_equals_decoding_by_full_forward_passes(positions, norm):
     from reasonlab.config import ModelConfig

@@ -27,7 +27,8 @@ class BenchmarkStudy(Study):
 
     def __init__(self, *, name: str, plans: dict[str, Plan], about: str) -> None:
         self.name, self.kind, self.plans, self.about = name, name, plans, about
-        self.arms = {profile: Arm(profile=profile, grid=plan.grid()) for profile, plan in plans.items()}
+        self.arms = {profile: Arm(profile=profile, grid=plan.grid(), cost=plan.cost)
+                     for profile, plan in plans.items()}
         self.what = f"{name}: initialization and weight decay over nested training sizes"
         self.figures = (name,)
 
@@ -59,24 +60,34 @@ class BenchmarkStudy(Study):
 # γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's
 # PrOntoQA pair (γ 0.5, wd 0.01 vs γ 0.7, wd 0.1) at width 400 (std 0.05 vs 0.015) for every benchmark.
 CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
+# the cpu arms' committed runs, each on 1 thread: their wall times summed
+CPU_HOURS = "CPU-hours on an AMD EPYC, 1 thread a run"
 STUDIES = {
     "addition": BenchmarkStudy(name="addition", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1))),
+        "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2)),
+                    cost=f"18 runs of 4,680 steps: 1.7 {CPU_HOURS}"),
+        "gpu": Plan(*GPU_INIT, sizes=((20_000, 200, 20), (100_000, 40, 4), (500_000, 8, 1)),
+                    cost="27 runs of 15,600–15,624 steps (421,416 in all)"),
     }, about="a + b = c with a, b in 0..999; the o.o.d. test holds out every pair with both operands in 400..600 "
        "(40,401 pairs); i.d. test: training-pool pairs outside the subset."),
     "scan": BenchmarkStudy(name="scan", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2))),
-        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4))),
+        "cpu": Plan(*CPU_INIT, sizes=((5_000, 40, 8), (21_890, 10, 2)),
+                    cost=f"18 runs of 1,560–1,710 steps: 1.0 {CPU_HOURS}"),
+        "gpu": Plan(*GPU_INIT, sizes=((2_000, 400, 40), (8_000, 100, 10), (21_890, 40, 4)),
+                    cost="27 runs of 2,800–3,400 steps (83,700 in all)"),
     }, about="SCAN add-primitive 'turn left' split: 'turn left' is trained only as the bare command; the o.o.d. "
        "test is the 1,208 composite commands that use it."),
     "cogs": BenchmarkStudy(name="cogs", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8))),
+        "cpu": Plan(*CPU_INIT, sizes=((6_000, 20, 4), (24_155, 5, 1)),
+                    cost=f"18 runs of 920–940 steps: 2.2 {CPU_HOURS}"),
+        "gpu": Plan(*GPU_INIT, sizes=((5_000, 400, 40), (12_000, 160, 16), (24_155, 80, 8)),
+                    cost="27 runs of 7,360–7,600 steps (202,320 in all)"),
     }, about="COGS: i.d. test = its test part; o.o.d. = the gen set, 21 categories (lexical and structural)."),
     "prontoqa": BenchmarkStudy(name="prontoqa", plans={
-        "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1))),
-        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1))),
+        "cpu": Plan(*CPU_INIT, sizes=((2_000, 60, 10), (16_000, 8, 1)),
+                    cost=f"18 runs of 3,720–4,000 steps: 1.3 {CPU_HOURS}"),
+        "gpu": Plan(*GPU_INIT, sizes=((500, 400, 40), (2_000, 100, 10), (8_000, 25, 3), (32_000, 8, 1)),
+                    cost="36 runs of 2,800–4,000 steps (117,225 in all)"),
     }, about="PrOntoQA-style 1–5 hop questions from the project's generator, trained next-token on context, question, "
        "chain of thought and answer; scored on the final true/false judgement of the greedy decoding (chance "
        "0.5) on 500 fresh examples."),

@@ -14,12 +14,13 @@ SETTINGS = ("large init + small wd", "small init + large wd", "small init + smal
 class Plan:
     """One profile of a benchmark study: (γ, weight decay) for large and small init and small and large decay,
     the nested training sizes, each with its epochs and evaluation period (so that every size trains for about
-    the same number of steps and is evaluated about as often), and the seeds."""
+    the same number of steps and is evaluated about as often), the seeds, and the arm's stated cost."""
 
     gammas: tuple[float, float]  # large init (small γ), small init (large γ)
     decays: tuple[float, float]  # small, large
     sizes: tuple[tuple[int, int, int], ...]  # (training rows, epochs, evaluate every so many epochs)
     seeds: tuple[int, ...] = (1, 2, 3)
+    cost: str = ""
 
     def settings(self) -> dict[str, tuple[float, float]]:
         (g_large, g_small), (wd_small, wd_large) = self.gammas, self.decays

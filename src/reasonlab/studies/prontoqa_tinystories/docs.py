@@ -13,6 +13,9 @@ from reasonlab.config import RunConfig
 from reasonlab.store import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import sections
+from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
+from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep, per_gamma, stage_cosine, with_cosines
+from reasonlab.studies.prontoqa_tinystories.report import ordering_verdict, report_sections, spread
 from reasonlab.studies.sections import FIGURES, Figures, Sections, Table, train_pack
 from reasonlab.sweep.results import markdown_table, query
 
@@ -54,13 +57,13 @@ class LmDocs:
         folder = self.root / LM_SWEEPS[profile]
         if folder not in _READ:
             groups = lm.study_configs(profile)
-            _READ[folder] = groups, lm.measure_sweep([c for cs in groups.values() for c in cs], folder,
-                                                     keep=sections.WRITES)
+            _READ[folder] = groups, measure_sweep([c for cs in groups.values() for c in cs], folder,
+                                                  keep=sections.WRITES)
         return _READ[folder]
 
     def per_gamma(self, profile: str, group: str = "main") -> dict[float, list[dict]]:
         groups, measured = self._lm(profile)
-        return lm.per_gamma(groups[group], measured)
+        return per_gamma(groups[group], measured)
 
     def window(self, profile: str, group: str = "main") -> dict[float, list[float]]:
         """γ → ΔL̄ on the training subsets over a group's finished seeds."""
@@ -72,7 +75,7 @@ class LmDocs:
         over its own γ (0.3 < 0.5 < 0.8)."""
         window = {g: v for g, v in self.window(profile).items() if v}
         order = sorted(window, key=lambda g: mean(window[g]))
-        return order, lm.ordering_verdict({g: v for g, v in window.items() if g in lm.GAMMAS})
+        return order, ordering_verdict({g: v for g, v in window.items() if g in lm.GAMMAS})
 
     def lm_finished(self, profile: str) -> str:
         """How many of the study's runs have finished in the committed sweep, and their seeds."""
@@ -88,7 +91,7 @@ class LmDocs:
 
     def _draw_lm(self, profile: str, scratch: Path) -> None:
         groups, measured = self._lm(profile)
-        lm.draw_figures(groups["main"], measured, scratch)
+        draw_figures(groups["main"], measured, scratch)
 
     def _lm_inputs(self) -> list[str]:
         """The cpu sweep is complete: every main run with its cosines."""
@@ -108,8 +111,8 @@ class LmDocs:
         rows = []
         for g, ms in per.items():
             window = [m["delta_L_train_window"] for m in ms]
-            rows.append((str(g), " / ".join(f"{v:.3f}" for v in window), lm.spread(window),
-                         lm.spread([m["delta_L_train_final"] for m in ms])))
+            rows.append((str(g), " / ".join(f"{v:.3f}" for v in window), spread(window),
+                         spread([m["delta_L_train_final"] for m in ms])))
         seeds = " / ".join(str(m["seed"]) for m in next(iter(per.values())))
         return markdown_table(["γ", f"ΔL̄ train (5–50 %), seeds {seeds}", "mean [min, max]",
                                "final ΔL train, mean [min, max]"], rows)
@@ -117,7 +120,7 @@ class LmDocs:
     def _regime_report(self) -> str:
         """The regime sweep's report as ``summary.md`` has it below its header, its headings under the doc's section
         (two levels down) and its figures at the docs' copies."""
-        text = "\n".join(lm.report_sections(*self._lm("regime"))) + "\n"
+        text = "\n".join(report_sections(*self._lm("regime"))) + "\n"
         for target, made in _lm_figures("regime").items():
             text = text.replace(f"](figures/{made})", f"]({Path(target).relative_to('docs')})")
         return re.sub(r"^#", "###", text, flags=re.M)
@@ -125,8 +128,8 @@ class LmDocs:
     def regime_early(self) -> dict[float, list[dict]]:
         """γ → the early cosines of each main-grid run of the regime sweep that has them."""
         groups, measured = self._lm("regime")
-        per = lm.per_gamma(groups["main"], lm.with_cosines(measured))
-        return {g: [lm.stage_cosine(m, "early") for m in ms] for g, ms in per.items()}
+        per = per_gamma(groups["main"], with_cosines(measured))
+        return {g: [stage_cosine(m, "early") for m in ms] for g, ms in per.items()}
 
     def cosine_contrast(self) -> tuple[int, int]:
         """At how many γ of the regime sweep the paper's direction (PrOntoQA-only below TinyStories-only, early) shows
@@ -141,7 +144,7 @@ class LmDocs:
         early = self.regime_early()
         below, _ = self.cosine_contrast()
         cells = "; ".join(f"γ {g} ({len(es)} seed{'s' if len(es) > 1 else ''}): "
-                          f"{lm.spread([e['prontoqa'] for e in es])} vs {lm.spread([e['tinystories'] for e in es])}"
+                          f"{spread([e['prontoqa'] for e in es])} vs {spread([e['tinystories'] for e in es])}"
                           for g, es in early.items())
         return (f"{cells}; PrOntoQA-only below TinyStories-only at {below} of {len(early)} γ, where the paper has "
                 f"{lm.PAPER_COSINE['prontoqa']} vs {lm.PAPER_COSINE['tinystories']} at small initialization")
@@ -171,9 +174,9 @@ class LmDocs:
         for group in groups:
             if group != "main":
                 window = self.window("regime", group)
-                values = ", ".join(f"γ {g}: {lm.spread(v)}" for g, v in window.items())
+                values = ", ".join(f"γ {g}: {spread(v)}" for g, v in window.items())
                 lines.append(f"- **arm `{group}`** ({lm.TITLES[group]}): " + (
-                    f"ΔL̄ {values}; rising with γ: {lm.ordering_verdict(window)}" if window else "no finished run yet")
+                    f"ΔL̄ {values}; rising with γ: {ordering_verdict(window)}" if window else "no finished run yet")
                     + ".")
         return "\n".join(lines) + "\n"
 

@@ -10,15 +10,11 @@ from rich.console import Console
 
 from reasonlab.records import axis_value
 from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.studies.prontoqa_tinystories import (
-    AXES,
-    GRIDS,
-    draw_figures,
-    measure_sweep,
-    study_configs,
-    summary_markdown,
-)
+from reasonlab.studies.prontoqa_tinystories import AXES, COSTS, GRIDS, study_configs
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
+from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
+from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep
+from reasonlab.studies.prontoqa_tinystories.report import summary_markdown
 from reasonlab.studies.sections import Sections
 from reasonlab.sweep.runner import run_sweep
 
@@ -29,7 +25,7 @@ class ProntoqaTinystories(Study):
 
     name = "prontoqa-tinystories"
     kind = "mixture"
-    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"]) for arm, groups in GRIDS.items()}
+    arms = {arm: Arm(profile=f"lm-{arm}", grid=groups["main"], cost=COSTS[arm]) for arm, groups in GRIDS.items()}
     what = "PrOntoQA reasoning text mixed with TinyStories, next-token training"
     figures = ("delta-l", "cosine")
     takes_seeds = False

@@ -48,7 +48,10 @@ from reasonlab.sweep.grid import expand
 
 MODELS = ("transformer", "emb-mlp")
 # each arm trains both models' profiles (``transformer-<arm>``, ``emb-mlp-<arm>``) over γ and its seeds
-ARMS = {"cpu": Arm(profile="cpu", grid={"seed": [1, 2, 3]}), "paper": Arm(profile="paper", grid={"seed": [1, 2, 3]})}
+ARMS = {"cpu": Arm(profile="cpu", grid={"seed": [1, 2, 3]},
+                  cost="18 runs of 9,240–9,360 steps: 1.9 CPU-hours on an AMD EPYC, 1 thread a run"),
+        "paper": Arm(profile="paper", grid={"seed": [1, 2, 3]},
+                     cost="18 runs of 20,160–96,000 steps (819,180 in all)")}
 
 
 # Label-distribution experiments (spec §2, Fig. 8): memory data only, transformer at γ 0.8, one run each per seed.

