@@ -86,3 +86,15 @@ def describe_machine(m: dict[str, str] | None = None, threads: int | None = None
     """``machine()`` and a thread count in one phrase (this process's by default; a run summary's when given)."""
     m = m or machine()
     return f"{m['cpu']} ({m['kernels']}), {torch.get_num_threads() if threads is None else threads} thread(s)"
+
+
+def gpu() -> str:
+    """What ``train.device`` can reach: the CUDA devices torch sees, else why there are none (a CPU build of torch,
+    or a CUDA build that sees no device)."""
+    if torch.version.cuda is None:
+        return (f"none: torch {torch.__version__} is a CPU build (train.device=auto trains on the CPU; cuda needs a "
+                "CUDA build of torch)")
+    if not torch.cuda.is_available():
+        return f"none visible (torch built for CUDA {torch.version.cuda}; train.device=auto trains on the CPU)"
+    names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return f"{', '.join(names)} (CUDA {torch.version.cuda}; train.device=auto trains on device 0 with bf16 autocast)"

@@ -38,3 +38,17 @@ def test_info_names_the_cpu_its_extensions_and_what_auto_picks(monkeypatch):
     assert done.exit_code == 0, done.output
     assert "CPU: AMD EPYC" in done.output and "extensions: AVX2, AVX-512, AVX512-BF16" in done.output
     assert "precision auto: fp32 (this CPU has AVX512-BF16" in done.output and "GFLOP/s" not in done.output
+
+
+def test_info_says_which_gpu_train_device_auto_would_use(monkeypatch):
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert numerics.gpu().startswith(f"none: torch {torch.__version__} is a CPU build")
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert numerics.gpu().startswith("none visible (torch built for CUDA 12.4")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: f"GPU {i}")
+    assert numerics.gpu().startswith("GPU 0, GPU 1 (CUDA 12.4; train.device=auto trains on device 0")
+    done = CliRunner().invoke(app, ["info", "--no-measure"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0 and "GPU: GPU 0, GPU 1 (CUDA 12.4" in done.output, done.output

@@ -14,11 +14,11 @@ def info(
     measure: Annotated[bool, typer.Option("--measure/--no-measure",
                                           help="time an fp32 and a bf16 matmul (about 2 s)")] = True,
 ) -> None:
-    """Print the machine a run would train on: CPU, SIMD and matrix extensions, threads, flush-to-zero, what
-    precision `auto` picks and why, and the measured fp32 and bf16 matmul peaks."""
+    """Print the machine a run would train on: CPU, SIMD and matrix extensions, the GPU torch sees (if any),
+    threads, flush-to-zero, what precision `auto` picks and why, and the measured fp32 and bf16 matmul peaks."""
     import torch
 
-    from reasonlab.numerics import auto_precision, flushing, machine, matmul_peak
+    from reasonlab.numerics import auto_precision, flushing, gpu, machine, matmul_peak
     from reasonlab.version import __version__
 
     m = machine()
@@ -26,6 +26,7 @@ def info(
              f"CPU: {m['cpu']}",
              f"extensions: {', '.join(m['extensions']) or 'none of AVX2, AVX-512, AVX512-BF16, AMX'} "
              f"(torch kernels: {m['kernels']})",
+             f"GPU: {gpu()}",
              f"threads: {torch.get_num_threads()} (a run's train.threads sets its own)",
              f"flush-to-zero now: {'on' if flushing() else 'off'} (a run turns it on while it trains)",
              "precision auto: {} ({})".format(*auto_precision(m))]
