@@ -422,7 +422,7 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")  # the arm has 3 seeds; two show the ranges
     sweep_dir = tmp_path / "anchor-phase-cpu"
     rows = read_results(sweep_dir)
-    assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
+    assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("anchor-cpu (reduced") for r in rows)
     summary = (sweep_dir / "summary.md").read_text()
     assert "profile `cpu`" in summary and "depth 2:" in summary and "depth 4:" in summary
     assert summary.count("| 0.3 | 2 |") == 2  # one row per cell, one per (γ, depth) in the runs by seed

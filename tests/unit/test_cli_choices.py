@@ -155,9 +155,9 @@ def test_a_sweep_files_family_qualifies_its_own_profile_only(tmp_path) -> None:
     spec.write_text("family: anchor\nprofile: cpu\ngrid:\n  init.gamma: [0.3, 0.5]\n")
     out = ["--dry-run", "--out", str(tmp_path / "store")]
     own = runner.invoke(app, ["sweep", str(spec), *out])
-    assert own.exit_code == 0 and "· anchor · profile cpu ·" in own.output, own.output
+    assert own.exit_code == 0 and "· anchor · profile anchor-cpu ·" in own.output, own.output
     other = runner.invoke(app, ["sweep", str(spec), "--profile", "modular-cpu", *out])
-    assert other.exit_code == 0 and "· modular · profile cpu ·" in other.output, other.output
+    assert other.exit_code == 0 and "· modular · profile modular-cpu ·" in other.output, other.output
     bare = runner.invoke(app, ["sweep", str(spec), "--profile", "cpu", *out])
     assert bare.exit_code == 2 and "ambiguous" in bare.output and "add --family" in bare.output
 

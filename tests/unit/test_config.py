@@ -213,7 +213,7 @@ def test_config_is_frozen():
 def test_profile_label_names_what_overrides_change(tmp_path):
     """A profile's label states its settings; a run that changes one must say so, or the label would lie."""
     plain = resolve(raw_config(None, "anchor-cpu", ["train.threads=1"])).profile
-    assert plain.startswith("cpu (reduced") and "changed" not in plain  # execution fields change no numbers
+    assert plain.startswith("anchor-cpu (reduced") and "changed" not in plain  # execution fields change no numbers
     changed = resolve(raw_config(None, "anchor-cpu", ["train.weight_decay=0.28", "train.threads=1"])).profile
     assert changed == f"{plain}; changed: train.weight_decay=0.28"
     user = tmp_path / "user.yaml"

@@ -132,6 +132,17 @@ def test_every_built_in_profile_opens_with_one_line_saying_what_it_is():
             assert first == f"# {about}" and about.endswith(".") and len(about) <= 80, (family, profile, about)
 
 
+def test_a_profiles_label_opens_with_the_name_it_is_asked_for_by():
+    """A run line names its profile by the label's first word: the transformer at the spec's lr read "profile cpu",
+    the Emb-MLP's cpu profile had three names (mixture-emb-mlp-cpu, emb-mlp-cpu, cpu). It is the full name."""
+    from reasonlab.config import load_profile
+
+    for family in families():
+        for profile in family_profiles(family):
+            label = str(load_profile(family, profile)["profile"])
+            assert label.split(" (", 1)[0] == f"{family}-{profile}", label
+
+
 def test_profiles_lists_each_profile_in_a_line_with_what_it_is_for_and_its_cost(screen, monkeypatch):
     from pathlib import Path
 

@@ -51,7 +51,7 @@ def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
     reproduce_tiny("modular-phase", tmp_path, tiny, seeds="1,2")
     sweep_dir = tmp_path / "modular-phase-cpu"
     rows = read_results(sweep_dir)
-    assert len(rows) == 4 * 2 * 2 * 2 and all(r["profile"].startswith("cpu (reduced") for r in rows)
+    assert len(rows) == 4 * 2 * 2 * 2 and all(r["profile"].startswith("modular-cpu (reduced") for r in rows)
     summary = (sweep_dir / "summary.md").read_text()
     assert "O.o.d. generalization appears with the task count" in summary and "Depth 1 never" in summary
     assert "## Depth 2, early-stopped at t*" in summary and "Shot curve rises with k" in summary
