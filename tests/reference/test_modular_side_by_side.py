@@ -53,6 +53,15 @@ def test_a_late_exit_or_an_ood_gap_is_a_difference_and_a_run_that_never_leaves_i
     assert "reasonlab never" in verdict_lines(never, P)[0]
 
 
+def test_a_dip_below_the_line_on_the_plateau_is_not_its_exit():
+    """The reference logs the loss of one batch of 64 sequences: it dips below 0.9·ln p on the plateau now and then."""
+    dipping = History("reference", 1, {1000: PLATEAU, 2000: 0.8 * PLATEAU, 3000: PLATEAU, 4000: 0.8 * PLATEAU,
+                                       5000: 0.5 * PLATEAU}, {})
+    assert dipping.plateau_exit(P) == 4000
+    back_up = History("reference", 1, {1000: PLATEAU, 2000: 0.5 * PLATEAU, 3000: PLATEAU}, {})
+    assert back_up.plateau_exit(P) is None
+
+
 def test_only_steps_every_run_logged_are_matched():
     c = compare([history("reference", 1, 4000, 0.3, range(1000, 9000, 1000)),
                  history("reasonlab", 1, 4000, 0.3, range(2000, 11000, 2000))], P)
