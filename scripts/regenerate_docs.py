@@ -15,10 +15,10 @@ text; with ``--draw`` it also draws every figure into a scratch folder. A genera
 with the command that trains and packs them (its ``command``), which ``--pending`` lists alone.
 
 The generators are the sections of every registered study (``Study.sections``, ``reasonlab.studies.sections``),
-and the modules of ``scripts/docgen/`` that are not a study's yet (``sweeps``, the reduced sweeps, ``results``, the
-README's verdict table and docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its
-verdicts, ``common``, what they share; each registers its ``SECTIONS``, or its ``FIGURE_GENERATORS`` and
-``TABLES``). This script merges them, so that ``--check`` sees the whole coverage in one place.
+and the modules of ``scripts/docgen/`` that are not a study's yet (``results``, the README's verdict table and
+docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its verdicts,
+``config_reference``, docs/config.md, ``common``, what they share; each registers its ``TABLES``). This script
+merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
 from __future__ import annotations
@@ -29,26 +29,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from docgen import (
-    anchor,
-    config_reference,
-    results,
-    sweeps,
-)
+from docgen import config_reference, results
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
 from reasonlab.errors import UserError
 from reasonlab.registry import studies
 from reasonlab.studies import sections
-from reasonlab.studies.sections import Sections
 
-# the docs' modules that are no study's own: each registers its SECTIONS, or its FIGURE_GENERATORS and TABLES
-MODULES = (anchor, sweeps, results, config_reference)
-
-
-def _module_sections(module: object) -> Sections:
-    return getattr(module, "SECTIONS", None) or [*getattr(module, "FIGURE_GENERATORS", {}).items(),
-                                                 *getattr(module, "TABLES", {}).items()]
+# the docs' modules that are no study's own: each registers its TABLES
+MODULES = (results, config_reference)
 
 
 def _merged() -> tuple[dict[str, Figures], dict[str, Table]]:
@@ -56,7 +45,7 @@ def _merged() -> tuple[dict[str, Figures], dict[str, Table]]:
     registered twice as a figure or twice as a table."""
     figures: dict[str, Figures] = {}
     tables: dict[str, Table] = {}
-    for blocks in [study.sections(REPO) for study in studies().values()] + [_module_sections(m) for m in MODULES]:
+    for blocks in [study.sections(REPO) for study in studies().values()] + [list(m.TABLES.items()) for m in MODULES]:
         for name, block in blocks:
             registry = figures if isinstance(block, Figures) else tables
             assert name not in registry, f"{name} registered twice"

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from docgen.anchor import DEMO_ANCHOR, anchor_demo_headline, trajectory_headline
 from docgen.common import (
-    ANCHOR_SEARCH,
     DEMO,
     DL_SEARCH,
     LM,
@@ -17,11 +15,9 @@ from docgen.common import (
     MODULAR,
     RB_CPU,
     REGIME_ANCHOR,
-    TRAJECTORY,
-    TRAJECTORY_REPLAYS,
+    REPO,
     Table,
     counts,
-    under,
 )
 from docgen.reference import reference_cell, reference_inputs
 from docgen.sweeps import (
@@ -40,6 +36,8 @@ from docgen.sweeps import (
 )
 from docgen.verdicts import RULE, claims, seed_mean_lines
 from reasonlab.studies.anchor import STUDY_BAR
+from reasonlab.studies.anchor.demo_docs import ANCHOR_SEARCH, DEMO_ANCHOR, anchor_demo_headline
+from reasonlab.studies.anchor.trajectory_docs import TRAJECTORY, pinned, trajectory_headline
 from reasonlab.studies.reasoning_bias.docs import rb_inputs
 from reasonlab.studies.sections import CommittedSweep
 from reasonlab.sweep.results import markdown_table
@@ -81,11 +79,11 @@ def _what_reproduces() -> str:
         ("the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
          counts([DEMO]), RB_DOCS.demo_headline(), "[reasoning-bias](docs/reasoning-bias.md#the-demo-reasonlab-demo)"),
         ("the anchor demo (`reasonlab demo anchor`) and the search behind it", "`cpu-regime` and its search",
-         counts([ANCHOR_SEARCH, DEMO_ANCHOR]), anchor_demo_headline(),
+         counts([ANCHOR_SEARCH, DEMO_ANCHOR]), anchor_demo_headline(REPO),
          f"[anchor-composition]({link}#the-search-for-a-cpu-profile)"),
         ("paper-scale trajectory (`reproduce anchor-trajectory`)",
          "`trajectory` (the `paper` model and data, truncated; hours per run)", counts([TRAJECTORY]),
-         trajectory_headline(), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
+         trajectory_headline(REPO), f"[anchor-composition]({link}#the-paper-scale-trajectory-on-this-cpu)"),
         ("inferential complexity (`reproduce anchor-complexity`)", "`cpu`",
          *COMPLEXITY.cells(),
          f"[anchor-composition]({link}#inferential-complexity-reasonlab-reproduce-anchor-complexity---profile-cpupaper)"),
@@ -152,7 +150,7 @@ def _what_reproduces_inputs() -> list[str]:
     return [DEMO, ANCHOR_SEARCH, TRAJECTORY, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), LM,
             *LM_DOCS.regime_inputs(),
             *(i for sweep in BENCHMARKS.values() for i in sweep.inputs()),
-            DL_SEARCH, MODULAR, *under(TRAJECTORY, *TRAJECTORY_REPLAYS),
+            DL_SEARCH, MODULAR, *(f"{TRAJECTORY}/{r}" for r in pinned(REPO, "trajectory_replays")),
             *rb_inputs(), *(i for sweep in (*CPU_SWEEPS, MODULAR_PHASE) for i in sweep.inputs()), *reference_inputs()]
 
 

@@ -14,18 +14,21 @@ from dataclasses import dataclass
 from functools import cache, partial
 from statistics import mean
 
-from docgen.anchor import own_draws_composed, trajectory
-from docgen.common import REGIME_ANCHOR
+from docgen.common import REGIME_ANCHOR, REPO
 from docgen.sweeps import BENCHMARKS, GROK, LM_DOCS, LR_WD, MODULAR_PHASE, PHASE, RB_DOCS, ROUTE_R3, WIDE, WIDE_WD
 from reasonlab.config import load_yaml
 from reasonlab.evaluate import DIVERGED
+from reasonlab.kinds.anchor.cells import phase_cells
 from reasonlab.kinds.modular.evaluate import GOOD
 from reasonlab.report.markdown import held_in
-from reasonlab.studies import anchor_lr_wd, anchor_phase, benchmarks
+from reasonlab.studies import benchmarks
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.anchor import STUDY_BAR
-from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.studies.anchor import lr_wd as anchor_lr_wd
+from reasonlab.studies.anchor import phase as anchor_phase
+from reasonlab.studies.anchor.trajectory import authors_log
+from reasonlab.studies.anchor.trajectory_docs import own_draws_composed, trajectory
 from reasonlab.studies.benchmarks.docs import ARM, LARGE, SMALL
 from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
 from reasonlab.studies.modular import report as modular_report
@@ -95,7 +98,7 @@ def seed_mean_lines(sweep: CommittedSweep) -> dict[float, bool | None]:
     fitted, so that no order along γ can show."""
     configs, rows, _ = sweep.finished()
     pair = configs[0].task.held_out_pairs[0]
-    cells = anchor_phase.phase_cells(rows, pair)
+    cells = phase_cells(rows, pair)
     as_runs = [{"init.gamma": c.x, "model.depth": c.y, "seed": 0, "label": c.label,
                 f"outcome.{pair.key}.inferential": c.inferential,
                 f"outcome.{pair.key}.symmetric": c.symmetric or 0.0} for c in cells]
@@ -127,7 +130,7 @@ def _anchor_phase() -> Claim:
 
 
 def _anchor_paper_scale() -> Claim:
-    ours, _, _ = trajectory()
+    ours, _, _ = trajectory(REPO)
     lines = ours.get("0.8", {})
     theirs = {n: r["evaluations"][-1] for n, r in lines.items() if "authors' draws" in n}
     last = max(theirs.values(), key=lambda e: e["epoch"])

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import raw_config, resolve
 from reasonlab.records import finished_runs
-from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES
+from reasonlab.studies.anchor.demo import DEMO_GAMMAS, PROFILES
 
 runner = CliRunner()
 
@@ -251,7 +251,7 @@ def test_the_demo_table_reads_on_the_demos_own_console(screen, capsys, width, tt
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
     from reasonlab.kinds.anchor.config import Pair
-    from reasonlab.studies.anchor import demo_end, demo_verdict
+    from reasonlab.studies.anchor.demo import demo_end, demo_verdict
 
     large, small = DEMO_GAMMAS
     at_bar = demo_verdict({large: _end("symmetric", 0.0, 0.9, 0.3), small: _end("inferential", 0.85, 0.0, 1.2, 0.8)})

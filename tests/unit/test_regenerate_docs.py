@@ -70,7 +70,10 @@ def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_t
     assert docs.main() == 0
     listed = {line.split(": ", 1)[0]: line for line in capsys.readouterr().out.splitlines() if line not in before}
     assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "verdicts", "verdict-readings"}
-    sweep = docs.sweeps.BENCHMARKS["addition"]
+    from reasonlab.studies import benchmarks
+    from reasonlab.studies.benchmarks.docs import committed
+
+    sweep = committed(benchmarks.STUDIES["addition"], REPO)
     assert listed["addition-cpu"] == (
         f"addition-cpu: {3 * len(sweep.configs())} input(s) missing from the repository (first: results/addition-cpu/"
         f"{sweep.configs()[0].run_id()}/config.yaml); to commit them: reasonlab reproduce addition --profile cpu "

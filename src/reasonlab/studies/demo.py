@@ -26,7 +26,7 @@ from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
 from reasonlab.report import markdown
 from reasonlab.store import atomic_write_text
-from reasonlab.studies import anchor
+from reasonlab.studies.anchor import demo as anchor_demo
 from reasonlab.studies.reasoning_bias import read_mixture_run
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
@@ -171,9 +171,9 @@ def demo_verdict(runs: dict[float, dict]) -> str:
 def trajectory(out: Path, console: Console) -> list[Path]:
     """The anchor study's paper-scale picture without training: the authors' logged runs and reasonlab's own
     paper-scale runs of their settings on a 2-core CPU (both shipped with the package), on the Σlr clock."""
-    from reasonlab.studies.anchor import paper_scale_verdict
-    from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
-    from reasonlab.studies.anchor_trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
+    from reasonlab.studies.anchor.demo import paper_scale_verdict
+    from reasonlab.studies.anchor.figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
+    from reasonlab.studies.anchor.trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
 
     paper_scale = paper_scale_runs()
     figures = plot_regime({}, authors_log(), authors_lr_sums(), Path(out) / "demo-trajectory" / "trajectory",
@@ -198,7 +198,7 @@ DEMOS: dict[str, Demo] = {
     "reasoning": Demo("the Emb-MLP at a large and a small initialization (the default: a few minutes)", demo,
                       lambda runs: "reasonlab demo trajectory (the anchor study at paper scale, drawn without "
                                    "training)"),
-    "anchor": Demo("the anchor study in small (about 15 minutes)", anchor.demo,
+    "anchor": Demo("the anchor study in small (about 15 minutes)", anchor_demo.demo,
                    lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
     "trajectory": Demo("the anchor study's paper-scale runs, drawn from shipped data in seconds",
                        lambda out, seed, make_executor, console, overrides: trajectory(out, console),
