@@ -17,8 +17,9 @@ with the command that trains and packs them (its ``command``), which ``--pending
 The generators are the sections of every registered study (``Study.sections``, ``reasonlab.studies.sections``),
 and the modules of ``scripts/docgen/`` that are not a study's yet (``results``, the README's verdict table and
 docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its verdicts,
-``config_reference``, docs/config.md, ``common``, what they share; each registers its ``TABLES``). This script
-merges them, so that ``--check`` sees the whole coverage in one place.
+``common``, what they share; each registers its ``TABLES``), and the generic tables (``GENERIC``: docs/config.md,
+from ``reasonlab.config.reference``). This script merges them, so that ``--check`` sees the whole coverage in one
+place.
 """
 
 from __future__ import annotations
@@ -29,23 +30,30 @@ import sys
 import tempfile
 from pathlib import Path
 
-from docgen import config_reference, results
+from docgen import results
 from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
 
+from reasonlab.config.reference import config_reference
 from reasonlab.errors import UserError
 from reasonlab.registry import studies
 from reasonlab.studies import sections
 
 # the docs' modules that are no study's own: each registers its TABLES
-MODULES = (results, config_reference)
+MODULES = (results,)
+# the tables no study owns: docs/config.md, generated from the schema
+GENERIC: dict[str, Table] = {
+    "config-reference": Table("docs/config.md", lambda: ["src/reasonlab/config", "src/reasonlab/kinds"],
+                              config_reference, whole=True),
+}
 
 
 def _merged() -> tuple[dict[str, Figures], dict[str, Table]]:
-    """Every section of every study, then of every module, as the figures and the tables by name, refusing a name
-    registered twice as a figure or twice as a table."""
+    """Every section of every study, then of every module and the generic tables, as the figures and the tables by
+    name, refusing a name registered twice as a figure or twice as a table."""
     figures: dict[str, Figures] = {}
     tables: dict[str, Table] = {}
-    for blocks in [study.sections(REPO) for study in studies().values()] + [list(m.TABLES.items()) for m in MODULES]:
+    for blocks in [*(study.sections(REPO) for study in studies().values()), *(m.TABLES.items() for m in MODULES),
+                   GENERIC.items()]:
         for name, block in blocks:
             registry = figures if isinstance(block, Figures) else tables
             assert name not in registry, f"{name} registered twice"
