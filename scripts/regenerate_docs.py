@@ -14,46 +14,48 @@ marker names no generator (or a generator's marker is gone), or a regenerated ta
 text; with ``--draw`` it also draws every figure into a scratch folder. A generator whose inputs are missing is named
 with the command that trains and packs them (its ``command``), which ``--pending`` lists alone.
 
-The generators are the sections of every registered study (``Study.sections``, ``reasonlab.studies.sections``),
-and the modules of ``scripts/docgen/`` that are not a study's yet (``results``, the README's verdict table and
-docs/results.md's tables, ``verdicts``, the claims behind that table and the rule of its verdicts,
-``common``, what they share; each registers its ``TABLES``), and the generic tables (``GENERIC``: docs/config.md,
-from ``reasonlab.config.reference``). This script merges them, so that ``--check`` sees the whole coverage in one
-place.
+The generators are the sections of every registered study (``Study.sections``, ``reasonlab.studies.sections``)
+and the generic tables: the README's verdict table and docs/results.md's tables, gathered from every study's claims
+and findings (``reasonlab.studies.tables``), and docs/config.md, from the schema (``reasonlab.config.reference``).
+This script merges them, so that ``--check`` sees the whole coverage in one place.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from docgen import results
-from docgen.common import DOCS, FIGURES, IMAGE, REPO, TABLE, Figures, Table
-
 from reasonlab.config.reference import config_reference
 from reasonlab.errors import UserError
 from reasonlab.registry import studies
 from reasonlab.studies import sections
+from reasonlab.studies import tables as results_tables
+from reasonlab.studies.sections import FIGURES, Figures, Sections, Table
 
-# the docs' modules that are no study's own: each registers its TABLES
-MODULES = (results,)
-# the tables no study owns: docs/config.md, generated from the schema
-GENERIC: dict[str, Table] = {
-    "config-reference": Table("docs/config.md", lambda: ["src/reasonlab/config", "src/reasonlab/kinds"],
-                              config_reference, whole=True),
-}
+REPO = Path(__file__).resolve().parents[1]
+DOCS = ("README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")))
+TABLE = re.compile(r"<!-- table: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /table -->", re.S)
+IMAGE = re.compile(r"!\[[^\]]*\]\((?P<path>[^)\s]+\.(?:png|svg))\)")
+
+
+def generic(root: Path) -> Sections:
+    """The tables no study owns: the results tables (``reasonlab.studies.tables``) and docs/config.md, generated
+    from the schema."""
+    return [*results_tables.sections(root),
+            ("config-reference", Table("docs/config.md", lambda: ["src/reasonlab/config", "src/reasonlab/kinds"],
+                                       config_reference, whole=True))]
 
 
 def _merged() -> tuple[dict[str, Figures], dict[str, Table]]:
-    """Every section of every study, then of every module and the generic tables, as the figures and the tables by
-    name, refusing a name registered twice as a figure or twice as a table."""
+    """Every section of every study, then the generic tables, as the figures and the tables by name, refusing a
+    name registered twice as a figure or twice as a table."""
     figures: dict[str, Figures] = {}
     tables: dict[str, Table] = {}
-    for blocks in [*(study.sections(REPO) for study in studies().values()), *(m.TABLES.items() for m in MODULES),
-                   GENERIC.items()]:
+    for blocks in [*(study.sections(REPO) for study in studies().values()), generic(REPO)]:
         for name, block in blocks:
             registry = figures if isinstance(block, Figures) else tables
             assert name not in registry, f"{name} registered twice"
@@ -96,7 +98,7 @@ def coverage(check: bool = True) -> list[str]:
     outputs = {o for g in FIGURE_GENERATORS.values() for o in g.outputs}
     for png in sorted((REPO / FIGURES).iterdir()):
         if str(png.relative_to(REPO)) not in outputs:
-            problems.append(f"{png.relative_to(REPO)}: no generator (no study's sections or scripts/docgen/ draw it)")
+            problems.append(f"{png.relative_to(REPO)}: no generator (no study's sections draw it)")
     problems += pending()
     for doc in DOCS:
         text = (REPO / doc).read_text()

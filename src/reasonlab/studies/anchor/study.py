@@ -1,18 +1,19 @@
 """The anchor studies' classes: each study's arms, how an arm's sweep is specified, drawn and summarized (the
 reading in ``phase.py``, ``trajectory.py``, ``complexity.py`` and ``lr_wd.py``), and its sections of the docs
-(``docs.py``, ``demo_docs.py``, ``trajectory_docs.py``)."""
+(``docs.py``, ``demo_docs.py``, ``trajectory_docs.py``) and rows of the results tables (``findings.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from reasonlab.config import raw_config
-from reasonlab.studies.anchor import complexity, lr_wd, phase, trajectory
+from reasonlab.studies.anchor import complexity, findings, lr_wd, phase, trajectory
 from reasonlab.studies.anchor.demo_docs import demo_sections
 from reasonlab.studies.anchor.docs import complexity_sweep, lr_wd_sweep, phase_sections
 from reasonlab.studies.anchor.figures import plot_trajectory
 from reasonlab.studies.anchor.trajectory_docs import trajectory_sections
 from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.sections import Sections, sweep_sections
 from reasonlab.sweep.grid import SweepSpec
 
@@ -59,6 +60,15 @@ class AnchorPhase(Study):
     def sections(self, root: Path) -> Sections:
         return [*phase_sections(root, self), *demo_sections(root)]
 
+    def claims(self, root: Path) -> list[Claim]:
+        return [findings.phase_claim(root, self)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return findings.phase_findings(root, self)
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return findings.phase_inputs(root, self)
+
 
 TRAJECTORY_ARMS: dict[str, Arm] = {
     "paper": Arm(profile="trajectory", grid={"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}),
@@ -91,6 +101,15 @@ class AnchorTrajectory(Study):
 
     def sections(self, root: Path) -> Sections:
         return trajectory_sections(root)
+
+    def claims(self, root: Path) -> list[Claim]:
+        return [findings.paper_scale_claim(root)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return [findings.trajectory_finding(root)]
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return findings.trajectory_inputs(root)
 
 
 def _ours(records: Records) -> dict[str, dict[str, dict]]:
@@ -147,6 +166,12 @@ class AnchorComplexity(Study):
     def sections(self, root: Path) -> Sections:
         return sweep_sections([complexity_sweep(root, self)])
 
+    def findings(self, root: Path) -> list[Finding]:
+        return [findings.complexity_finding(root, self)]
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return complexity_sweep(root, self).inputs()
+
 
 # both pairs of lr_wd.PAIRS held out, depth 3, one head, γ 0.5
 LR_WD_CONFIG = {"task": {"held_out_pairs": [[3, 4], [4, 3]], "non_inferential": {}},
@@ -185,6 +210,15 @@ class AnchorLrWd(Study):
 
     def sections(self, root: Path) -> Sections:
         return sweep_sections([lr_wd_sweep(root, self)])
+
+    def claims(self, root: Path) -> list[Claim]:
+        return [findings.lr_wd_claim(root, self, axis) for axis in (0, 1)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return [findings.lr_wd_finding(root, self)]
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return [*lr_wd_sweep(root, self).inputs(), *findings.REFERENCE.inputs()]
 
 
 PHASE, TRAJECTORY, COMPLEXITY, LR_WD = AnchorPhase(), AnchorTrajectory(), AnchorComplexity(), AnchorLrWd()

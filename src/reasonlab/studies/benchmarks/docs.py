@@ -14,6 +14,7 @@ from reasonlab.studies.sections import CommittedSweep, counts
 
 SMALL, LARGE = SETTINGS[1], SETTINGS[0]  # small init + large wd, large init + small wd
 ARM = "cpu"
+DOC = "docs/benchmarks.md"
 
 
 def committed(study: Study, root: Path) -> CommittedSweep:
@@ -34,5 +35,5 @@ def committed(study: Study, root: Path) -> CommittedSweep:
     def draw(configs: list[RunConfig], rows: list[dict], _: Path, scratch: Path) -> None:
         benchmark_figure(table(rows), study.name, scratch / study.name, configs[0].profile)
 
-    return CommittedSweep(root, study, {f"benchmark-{study.name}-{ARM}": study.name}, doc="docs/benchmarks.md",
+    return CommittedSweep(root, study, {f"benchmark-{study.name}-{ARM}": study.name}, doc=DOC,
                           report=report, headline=headline, drawer=draw, arm=ARM)

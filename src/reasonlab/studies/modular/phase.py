@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.modular import findings
 from reasonlab.studies.modular.docs import ModularDocs
 from reasonlab.studies.modular.report import draw, measure, summary_markdown
 from reasonlab.studies.modular.route_r3 import RouteR3
@@ -49,6 +51,16 @@ class ModularPhase(Study):
     def sections(self, root: Path) -> Sections:
         docs = ModularDocs(root, self)
         return [*docs.sections(), *RouteR3(docs).sections()]
+
+    def claims(self, root: Path) -> list[Claim]:
+        r3 = RouteR3(ModularDocs(root, self))
+        return [findings.task_count_claim(r3), findings.depth_one_claim(r3), findings.grokking_claim(r3)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return findings.findings(RouteR3(ModularDocs(root, self)))
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return findings.inputs(RouteR3(ModularDocs(root, self)))
 
 
 STUDY = ModularPhase()

@@ -1,6 +1,7 @@
 """The PrOntoQA + TinyStories study (``reasonlab reproduce prontoqa-tinystories``; its class in ``study.py``, its
-docs sections in ``docs.py``): the language-model half of the reasoning-bias study (spec §4, E2–E3): one GPT-style
-model trained by next-token prediction on PrOntoQA-style text mixed with TinyStories.
+docs sections in ``docs.py``, its rows of the results tables in ``findings.py``): the language-model half of the
+reasoning-bias study (spec §4, E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text
+mixed with TinyStories.
 
 Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training, its mean over 5–50 % of the
 steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and

@@ -1,5 +1,6 @@
 """``reasonlab reproduce prontoqa-tinystories``: the study's class — its arms (each a profile and its groups), how an
-arm trains, draws and summarizes, and its sections of the docs (``docs.py``)."""
+arm trains, draws and summarizes, its sections of the docs (``docs.py``) and its rows of the results tables
+(``findings.py``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from rich.console import Console
 
 from reasonlab.records import axis_value
 from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.prontoqa_tinystories import (
     AXES,
     GRIDS,
     draw_figures,
+    findings,
     measure_sweep,
     study_configs,
     summary_markdown,
@@ -58,6 +61,16 @@ class ProntoqaTinystories(Study):
 
     def sections(self, root: Path) -> Sections:
         return LmDocs(root).sections()
+
+    def claims(self, root: Path) -> list[Claim]:
+        docs = LmDocs(root)
+        return [findings.delta_l_claim(docs), findings.cosines_claim(docs)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return [findings.finding(root, LmDocs(root))]
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return findings.inputs(LmDocs(root))
 
 
 def _measured(records: Records) -> dict[str, dict]:

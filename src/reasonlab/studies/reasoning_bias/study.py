@@ -1,5 +1,6 @@
 """``reasonlab reproduce reasoning-bias``: the study's class — its arms, how an arm trains (both models' profiles
-over γ and seeds, and Fig. 8's runs), draws and summarizes, and its sections of the docs (``docs.py``)."""
+over γ and seeds, and Fig. 8's runs), draws and summarizes, its sections of the docs (``docs.py``) and its rows of
+the results tables (``findings.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from reasonlab.studies.base import Records, Study
-from reasonlab.studies.reasoning_bias import ARMS, draw, measure, study_configs, summary_markdown
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.reasoning_bias import ARMS, draw, findings, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
 from reasonlab.studies.sections import Sections
 from reasonlab.sweep.runner import run_sweep
@@ -47,6 +49,16 @@ class ReasoningBias(Study):
 
     def sections(self, root: Path) -> Sections:
         return RbDocs(root).sections()
+
+    def claims(self, root: Path) -> list[Claim]:
+        docs = RbDocs(root)
+        return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.fig8_claim(docs)]
+
+    def findings(self, root: Path) -> list[Finding]:
+        return findings.findings(root, RbDocs(root))
+
+    def finding_inputs(self, root: Path) -> list[str]:
+        return findings.inputs()
 
 
 def _measured(records: Records) -> dict:
