@@ -11,14 +11,13 @@ docs/results.md's with the anchor phase diagrams and both demos first (``FINDING
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cache, partial
-from pathlib import Path
+from functools import partial
 from typing import TypeVar
 
 from reasonlab.registry import studies
 from reasonlab.studies.claims import RULE, Claim, Finding
 from reasonlab.studies.reference import reference_cell
-from reasonlab.studies.sections import Sections, Table
+from reasonlab.studies.sections import Repository, Sections, Table
 from reasonlab.sweep.results import markdown_table
 
 CLAIM_ORDER = ("anchor-phase", "anchor-trajectory", "anchor-lr-wd", "addition", "scan", "cogs", "prontoqa",
@@ -41,49 +40,51 @@ def in_order(rows: Iterable[tuple[str, Row]], order: Sequence[str]) -> list[Row]
     return out
 
 
-def _claims(root: Path) -> list[Claim]:
-    return in_order(((f"{s.name}/{c.key}", c) for s in studies().values() for c in s.claims(root)), CLAIM_ORDER)
+def _claims(repo: Repository) -> list[Claim]:
+    """Every study's claims, computed once per reading of the repository: the README's table and docs/results.md's
+    account both read them."""
+    return repo.once("claims", lambda: in_order(
+        ((f"{s.name}/{c.key}", c) for s in studies().values() for c in s.claims(repo)), CLAIM_ORDER))
 
 
-def _findings(root: Path) -> list[Finding]:
-    return in_order(((f"{s.name}/{f.key}", f) for s in studies().values() for f in s.findings(root)), FINDING_ORDER)
+def _findings(repo: Repository) -> list[Finding]:
+    return in_order(((f"{s.name}/{f.key}", f) for s in studies().values() for f in s.findings(repo)), FINDING_ORDER)
 
 
-def _inputs(root: Path) -> list[str]:
-    return list(dict.fromkeys(path for s in studies().values() for path in s.finding_inputs(root)))
+def _inputs(repo: Repository) -> list[str]:
+    return list(dict.fromkeys(path for s in studies().values() for path in s.finding_inputs(repo)))
 
 
-def _verdicts(root: Path, claims: list[Claim]) -> str:
+def _verdicts(repo: Repository) -> str:
     """The README's front table: per headline claim of the papers, what the committed runs give and the verdict
     (``claims.RULE``, stated in docs/results.md)."""
-    rows = [(c.study_cell, c.claim, c.here, c.verdict, reference_cell(root, c.reference), c.link) for c in claims]
+    rows = [(c.study_cell, c.claim, c.here, c.verdict, reference_cell(repo.root, c.reference), c.link)
+            for c in _claims(repo)]
     return markdown_table(["study", "the paper's claim", "here", "verdict", "checked against the authors' code",
                            "details"], rows)
 
 
-def _verdict_readings(claims: list[Claim]) -> str:
+def _verdict_readings(repo: Repository) -> str:
     """docs/results.md's account of the README's verdicts: the rule, then per claim what one unit is, when it
     holds, and how many units held, did not hold and could not test it."""
     rows = [(c.title, c.unit, sum(u is True for u in c.units), sum(u is False for u in c.units),
-             sum(u is None for u in c.units), c.verdict) for c in claims]
+             sum(u is None for u in c.units), c.verdict) for c in _claims(repo)]
     return RULE + "\n\n" + markdown_table(["claim", "one unit, and when it holds", "held", "did not hold",
                                             "could not test", "verdict"], rows)
 
 
-def _what_reproduces(findings: list[Finding]) -> str:
+def _what_reproduces(repo: Repository) -> str:
     """The results table: per study, what is committed under results/ (counted from it), and what it showed
     (computed from it)."""
-    rows = [(f.study, f.profile, f.committed, f.showed, f.details) for f in findings]
+    rows = [(f.study, f.profile, f.committed, f.showed, f.details) for f in _findings(repo)]
     table = markdown_table(["study (command)", "profile", "committed under results/", "what it showed", "details"],
                            rows)
     return table.replace("](docs/", "](")  # it lives in docs/results.md
 
 
-def sections(root: Path) -> Sections:
-    """The three tables over the records committed in ``root``; the claims are computed once for the two that
-    read them."""
-    claims = cache(partial(_claims, root))
-    inputs = partial(_inputs, root)
-    return [("verdicts", Table("README.md", inputs, lambda: _verdicts(root, claims()))),
-            ("verdict-readings", Table("docs/results.md", inputs, lambda: _verdict_readings(claims()))),
-            ("what-reproduces", Table("docs/results.md", inputs, lambda: _what_reproduces(_findings(root))))]
+def sections(repo: Repository) -> Sections:
+    """The three tables over the records committed in ``repo``."""
+    inputs = partial(_inputs, repo)
+    return [("verdicts", Table("README.md", inputs, partial(_verdicts, repo))),
+            ("verdict-readings", Table("docs/results.md", inputs, partial(_verdict_readings, repo))),
+            ("what-reproduces", Table("docs/results.md", inputs, partial(_what_reproduces, repo)))]

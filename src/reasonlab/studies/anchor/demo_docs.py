@@ -5,13 +5,13 @@ its profile under ``results/anchor-search/``), the search's table, and the resul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 
 from reasonlab.store import read_json, read_metrics
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor.demo import DEMO_GAMMAS, demo_spec
-from reasonlab.studies.sections import Sections, Table, run_folders
+from reasonlab.studies.sections import Repository, Sections, Table, run_folders
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.results import markdown_table, query
 
@@ -81,14 +81,16 @@ def _demo_run(root: Path, folder: str) -> DemoRun:
                    [(lr_sum[step], e["seen_test_acc"], e["acc_inferential"]) for step, e in sorted(by_eval.items())])
 
 
-@cache
-def _demo_pairs(root: Path) -> list[tuple[int, DemoRun, DemoRun]]:
+def _demo_pairs(repo: Repository) -> list[tuple[int, DemoRun, DemoRun]]:
     """(seed, small init, large init) per seed: the larger of the demo's γ values is the small initialization (read
-    once per invocation: the docs table and the results row both use them)."""
-    folders = _demo_folders(root)
-    large, small = DEMO_GAMMAS
-    return [(seed, _demo_run(root, folders[seed, small]), _demo_run(root, folders[seed, large]))
-            for seed in DEMO_SEEDS]
+    once per reading of the repository: the docs table and the results row both use them)."""
+    def read() -> list[tuple[int, DemoRun, DemoRun]]:
+        folders, root = _demo_folders(repo.root), repo.root
+        large, small = DEMO_GAMMAS
+        return [(seed, _demo_run(root, folders[seed, small]), _demo_run(root, folders[seed, large]))
+                for seed in DEMO_SEEDS]
+
+    return repo.once((DEMO_ANCHOR, "pairs"), read)
 
 
 def _later_by(small: DemoRun, large: DemoRun) -> tuple[float, float | None] | None:
@@ -108,7 +110,7 @@ def _span(later: tuple[float, float | None] | None) -> str:
     return f"{lo:.1f}–{hi:.1f}×" if hi is not None else f"≥ {lo:.1f}× (no upper bound from the evaluations)"
 
 
-def _demo_table(root: Path) -> str:
+def _demo_table(repo: Repository) -> str:
     large_g, small_g = DEMO_GAMMAS
 
     def esc(run: DemoRun) -> str:
@@ -119,7 +121,7 @@ def _demo_table(root: Path) -> str:
              "{:.2f} at {:.2f}".format(*small.lean()),
              f"{small.label} {small.inf:.3f} / {small.sym:.3f}, {small.seen:.3f}",
              f"{large.label} {large.inf:.3f} / {large.sym:.3f}, {large.seen:.3f}",
-             f"{small.wall:,.0f} / {large.wall:,.0f}") for seed, small, large in _demo_pairs(root)]
+             f"{small.wall:,.0f} / {large.wall:,.0f}") for seed, small, large in _demo_pairs(repo)]
     return markdown_table(
         ["seed", f"runs (γ {small_g:g} / γ {large_g:g})", f"escape in Σlr, γ {small_g:g} (between evaluations)",
          f"the same, γ {large_g:g}", "later by", f"largest (4,3) inferential on the way out, γ {small_g:g}, at "
@@ -127,10 +129,10 @@ def _demo_table(root: Path) -> str:
          f"γ {large_g:g} at the end: the same", f"train time s (γ {small_g:g} / γ {large_g:g})"], rows)
 
 
-def anchor_demo_headline(root: Path) -> str:
+def anchor_demo_headline(repo: Repository) -> str:
     """What the demo's seeds show, counted over them: the escape ordering (as the evaluations bracket it), the
     lean to the composite answer on the way out, the contrast's labels and the study's bar."""
-    pairs = _demo_pairs(root)
+    pairs = _demo_pairs(repo)
     n = len(pairs)
     large_g, small_g = DEMO_GAMMAS
     spans = [_later_by(small, large) for _, small, large in pairs]
@@ -151,9 +153,9 @@ def _search_table(root: Path) -> str:
     return markdown_table(*query(root / ANCHOR_SEARCH, (root / ANCHOR_SEARCH / "table.sql").read_text()))
 
 
-def demo_sections(root: Path) -> Sections:
+def demo_sections(repo: Repository) -> Sections:
     """The search's table (its committed query over its folder) and the demo's runs per seed."""
     return [("anchor-search", Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
-                                    partial(_search_table, root))),
-            ("anchor-demo-seeds", Table("docs/anchor-composition.md", partial(_demo_inputs, root),
-                                        partial(_demo_table, root), command=DEMO_COMMAND))]
+                                    partial(_search_table, repo.root))),
+            ("anchor-demo-seeds", Table("docs/anchor-composition.md", partial(_demo_inputs, repo.root),
+                                        partial(_demo_table, repo), command=DEMO_COMMAND))]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, cached_property, partial
+from functools import cached_property, partial
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from reasonlab.studies.sections import (
     FIGURES,
     CommittedSweep,
     Figures,
+    Repository,
     Sections,
     Table,
     analyze_pack,
@@ -70,53 +71,55 @@ def _without_runs(draw: Callable[[list[RunConfig], list[dict], Path], object]) -
     return lambda configs, rows, _, scratch: draw(configs, rows, scratch)
 
 
-def phase_sweep(root: Path, study: Study, arm: str) -> CommittedSweep:
+def phase_sweep(repo: Repository, study: Study, arm: str) -> CommittedSweep:
     """A phase arm (of ``study``, anchor-phase) committed under ``results/anchor-phase-<arm>/``."""
-    return CommittedSweep(root, study, {f"anchor-phase-{arm}": "phase"}, doc=DOC,
+    return CommittedSweep(repo, study, {f"anchor-phase-{arm}": "phase"}, doc=DOC,
                           report=lambda configs, rows, _: phase.report_lines(configs, rows, 4),
                           headline=_phase_headline, drawer=_without_runs(phase.draw), arm=arm)
 
 
-def complexity_sweep(root: Path, study: Study) -> CommittedSweep:
+def complexity_sweep(repo: Repository, study: Study) -> CommittedSweep:
     """The anchor-complexity ``cpu`` arm, committed under ``results/anchor-complexity-cpu/``."""
-    return CommittedSweep(root, study, {"anchor-complexity-cpu": "complexity"}, drawer=complexity.draw, doc=DOC,
+    return CommittedSweep(repo, study, {"anchor-complexity-cpu": "complexity"}, drawer=complexity.draw, doc=DOC,
                           report=lambda configs, rows, sweep: complexity.report_lines(
                               complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
                           headline=_complexity_headline)
 
 
-def lr_wd_sweep(root: Path, study: Study) -> CommittedSweep:
+def lr_wd_sweep(repo: Repository, study: Study) -> CommittedSweep:
     """The anchor-lr-wd ``cpu`` arm, committed under ``results/anchor-lr-wd-cpu/``."""
-    return CommittedSweep(root, study, {"anchor-lr-wd-cpu": "lr-wd"}, doc=DOC,
+    return CommittedSweep(repo, study, {"anchor-lr-wd-cpu": "lr-wd"}, doc=DOC,
                           report=lambda configs, rows, _: lr_wd.report_lines(rows, configs[0].train.base_lr, 3),
                           headline=_lr_wd_headline, drawer=_without_runs(lr_wd.draw))
 
 
 # ---- the cell protocol's arm: read from what is committed while its runs land -----------------------------------
 
-def _cell_folders(root: Path, study: Study) -> tuple[str, str]:
+def _cell_folders(study: Study) -> tuple[str, str]:
     """The arm's own folder, and the wd 0.28 arm's, which holds the arm's runs at peak 2.5e-4 (the same run ids)."""
     return f"results/{study.spec(CELL_ARM).name}", f"results/{study.spec('cpu-wide-wd').name}"
 
 
-@cache
-def _cell_arm(root: Path, study: Study) -> tuple[list[RunConfig], list[dict]]:
-    """The arm's configs and its committed finished rows, from both its folders (read once per invocation: the
-    table and its inputs both use them)."""
-    configs = sweep_configs(study.spec(CELL_ARM))[0]
-    rows = {r["run_id"]: r for folder in _cell_folders(root, study) if (root / folder).is_dir()
-            for r in finished_rows(configs, root / folder)}
-    return configs, sorted(rows.values(), key=lambda r: (r["seed"], r["init.gamma"], r["train.lr_multiplier"]))
+def _cell_arm(repo: Repository, study: Study) -> tuple[list[RunConfig], list[dict]]:
+    """The arm's configs and its committed finished rows, from both its folders (read once per reading of the
+    repository: the table and its inputs both use them)."""
+    def read() -> tuple[list[RunConfig], list[dict]]:
+        configs, root = sweep_configs(study.spec(CELL_ARM))[0], repo.root
+        rows = {r["run_id"]: r for folder in _cell_folders(study) if (root / folder).is_dir()
+                for r in finished_rows(configs, root / folder)}
+        return configs, sorted(rows.values(), key=lambda r: (r["seed"], r["init.gamma"], r["train.lr_multiplier"]))
+
+    return repo.once((CELL_ARM, "finished"), read)
 
 
-def _cell_arm_inputs(root: Path, study: Study) -> list[str]:
-    ids = {r["run_id"] for r in _cell_arm(root, study)[1]}
-    return [f"{folder}/{run_id}/{f}" for folder in _cell_folders(root, study) for run_id in sorted(ids)
-            if (root / folder / run_id).is_dir() for f in ("config.yaml", "summary.json", "metrics.parquet")]
+def _cell_arm_inputs(repo: Repository, study: Study) -> list[str]:
+    ids = {r["run_id"] for r in _cell_arm(repo, study)[1]}
+    return [f"{folder}/{run_id}/{f}" for folder in _cell_folders(study) for run_id in sorted(ids)
+            if (repo.root / folder / run_id).is_dir() for f in ("config.yaml", "summary.json", "metrics.parquet")]
 
 
-def _cell_arm_table(root: Path, study: Study) -> str:
-    configs, rows = _cell_arm(root, study)
+def _cell_arm_table(repo: Repository, study: Study) -> str:
+    configs, rows = _cell_arm(repo, study)
     seeds, lrs = sorted({r["seed"] for r in rows}), len({c.train.lr_multiplier for c in configs})
     return "\n".join([
         f"Committed: {len(rows)} of the arm's {counted(len(configs), 'run')} (seeds {', '.join(map(str, seeds))}); "
@@ -133,20 +136,20 @@ MECHANISM_PROBES = ("flow", "representations", "condensation", "embedding", "fus
 
 @dataclass(frozen=True)
 class MechanismPair:
-    """The pinned pair of ``study``'s (anchor-phase) cpu arm in ``root``: a symmetric and an inferential run, each
+    """The pinned pair of ``study``'s (anchor-phase) cpu arm in ``repo``: a symmetric and an inferential run, each
     with its committed analysis of the final weights."""
 
-    root: Path
+    repo: Repository
     study: Study
 
     @cached_property
     def probed(self) -> dict[str, str]:
         """``symmetric`` and ``inferential`` → the run id the docs show."""
-        return load_yaml(self.root / PINS)["probed"]
+        return load_yaml(self.repo.root / PINS)["probed"]
 
     @cached_property
     def sweep(self) -> CommittedSweep:
-        return phase_sweep(self.root, self.study, "cpu")
+        return phase_sweep(self.repo, self.study, "cpu")
 
     def folder(self, which: str) -> str:
         return f"results/{self.study.spec('cpu').name}/{self.probed[which]}/analysis/final"
@@ -156,7 +159,7 @@ class MechanismPair:
                             " ".join(f"--probe {p}" for p in MECHANISM_PROBES))
 
     def _draw(self, which: str, scratch: Path) -> None:
-        folder = self.root / self.folder(which)
+        folder = self.repo.root / self.folder(which)
         with np.load(folder / "flow.npz") as arrays:
             anchor_probes.draw_flow(read_json(folder / "flow.json", "flow"), arrays["pattern"],
                                     scratch / f"anchor-flow-{which}")
@@ -176,8 +179,8 @@ class MechanismPair:
         configs, rows, _ = self.sweep.finished()
         pair = configs[0].task.held_out_pairs[0]
         by_id = {r["run_id"]: r for r in rows}
-        cols = {w: {probe: read_json(self.root / self.folder(w) / f"{probe}.json", probe) for probe in MECHANISM_PROBES}
-                for w in self.probed}
+        cols = {w: {probe: read_json(self.repo.root / self.folder(w) / f"{probe}.json", probe)
+                    for probe in MECHANISM_PROBES} for w in self.probed}
 
         def per_layer(w: str, edge: str) -> str:
             return ", ".join(f"{v:.2f}" for v in cols[w]["flow"]["mean_flow"][edge])
@@ -213,9 +216,9 @@ class MechanismPair:
                                                command=self.command(*self.probed)))]
 
 
-def phase_sections(root: Path, study: Study) -> Sections:
+def phase_sections(repo: Repository, study: Study) -> Sections:
     """The anchor-phase study's sections: its committed arms, its cell protocol's arm and its mechanism pair."""
-    cell = Table(DOC, partial(_cell_arm_inputs, root, study), partial(_cell_arm_table, root, study),
+    cell = Table(DOC, partial(_cell_arm_inputs, repo, study), partial(_cell_arm_table, repo, study),
                  command=train_pack("anchor-phase", CELL_ARM))
-    return [*sweep_sections(phase_sweep(root, study, arm) for arm in PHASE_ARMS),
-            (_cell_folders(root, study)[0].removeprefix("results/"), cell), *MechanismPair(root, study).sections()]
+    return [*sweep_sections(phase_sweep(repo, study, arm) for arm in PHASE_ARMS),
+            (_cell_folders(study)[0].removeprefix("results/"), cell), *MechanismPair(repo, study).sections()]

@@ -25,7 +25,7 @@ from reasonlab.studies.anchor.trajectory_docs import (
 from reasonlab.studies.base import Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.reference import Reference
-from reasonlab.studies.sections import CommittedSweep, counts
+from reasonlab.studies.sections import CommittedSweep, Repository, counts
 from reasonlab.terminal import counted
 
 REFERENCE = Reference("tests/reference/test_anchor_reference.py", DOC)
@@ -48,9 +48,9 @@ def seed_mean_lines(sweep: CommittedSweep) -> dict[float, bool | None]:
             for (depth, _), ok in phase.transitions(as_runs, (pair.key, STUDY_BAR)).items()}
 
 
-def phase_claim(root: Path, study: Study) -> Claim:
+def phase_claim(repo: Repository, study: Study) -> Claim:
     """The γ transition on the seed means of every committed phase arm, and in single seeds."""
-    sweeps = [phase_sweep(root, study, arm) for arm in PHASE_ARMS]
+    sweeps = [phase_sweep(repo, study, arm) for arm in PHASE_ARMS]
     units = [ok for sweep in sweeps for ok in seed_mean_lines(sweep).values()]
     single, seeds = [], set()  # the transition per (depth, seed) line, at the study's bar
     for sweep in sweeps:
@@ -94,18 +94,18 @@ PHASE_ROWS = {
 }
 
 
-def phase_findings(root: Path, study: Study) -> list[Finding]:
+def phase_findings(repo: Repository, study: Study) -> list[Finding]:
     """Each committed phase arm, then the anchor demo with the search behind its profile."""
-    return [*(Finding(f"phase/{arm}", what, profile, *_phase_cells(phase_sweep(root, study, arm)),
+    return [*(Finding(f"phase/{arm}", what, profile, *_phase_cells(phase_sweep(repo, study, arm)),
                       f"[anchor-composition]({DOC}#{section})")
               for arm, (what, profile, section) in PHASE_ROWS.items()),
             Finding("demo", "the anchor demo (`reasonlab demo anchor`) and the search behind it",
-                    "`cpu-regime` and its search", counts(root, [ANCHOR_SEARCH, DEMO_ANCHOR]),
-                    anchor_demo_headline(root), f"[anchor-composition]({DOC}#the-search-for-a-cpu-profile)")]
+                    "`cpu-regime` and its search", counts(repo.root, [ANCHOR_SEARCH, DEMO_ANCHOR]),
+                    anchor_demo_headline(repo), f"[anchor-composition]({DOC}#the-search-for-a-cpu-profile)")]
 
 
-def phase_inputs(root: Path, study: Study) -> list[str]:
-    return [ANCHOR_SEARCH, *(i for arm in PHASE_ARMS for i in phase_sweep(root, study, arm).inputs()),
+def phase_inputs(repo: Repository, study: Study) -> list[str]:
+    return [ANCHOR_SEARCH, *(i for arm in PHASE_ARMS for i in phase_sweep(repo, study, arm).inputs()),
             *REFERENCE.inputs()]
 
 
@@ -146,19 +146,19 @@ def trajectory_inputs(root: Path) -> list[str]:
 
 # ---- anchor-complexity and anchor-lr-wd ---------------------------------------------------------------------------
 
-def complexity_finding(root: Path, study: Study) -> Finding:
+def complexity_finding(repo: Repository, study: Study) -> Finding:
     return Finding("cpu", "inferential complexity (`reproduce anchor-complexity`)", "`cpu`",
-                   *complexity_sweep(root, study).cells(), f"[anchor-composition]({DOC}#inferential-complexity-"
+                   *complexity_sweep(repo, study).cells(), f"[anchor-composition]({DOC}#inferential-complexity-"
                    "reasonlab-reproduce-anchor-complexity---profile-cpupaper)")
 
 
 LR_WD_SECTION = "learning-rate--weight-decay-reasonlab-reproduce-anchor-lr-wd---profile-cpupaper"
 
 
-def lr_wd_claim(root: Path, study: Study, axis: int) -> Claim:
+def lr_wd_claim(repo: Repository, study: Study, axis: int) -> Claim:
     """A larger peak learning rate (``axis`` 0) or weight decay (1) pushing (4,3) towards the inferential answer."""
     what = ("peak learning rate", "weight decay")[axis]
-    _, rows, _ = lr_wd_sweep(root, study).finished()
+    _, rows, _ = lr_wd_sweep(repo, study).finished()
     pair = lr_wd.PAIRS[0]
     per_seed = lr_wd.pushes(rows, pair, axis)
     rises = lr_wd.rises(rows, pair, axis)
@@ -172,6 +172,6 @@ def lr_wd_claim(root: Path, study: Study, axis: int) -> Claim:
         list(per_seed.values()), REFERENCE, f"[anchor-composition]({DOC}#{LR_WD_SECTION})")
 
 
-def lr_wd_finding(root: Path, study: Study) -> Finding:
+def lr_wd_finding(repo: Repository, study: Study) -> Finding:
     return Finding("cpu", "learning rate × weight decay (`reproduce anchor-lr-wd`)", "`cpu`",
-                   *lr_wd_sweep(root, study).cells(), f"[anchor-composition]({DOC}#{LR_WD_SECTION})")
+                   *lr_wd_sweep(repo, study).cells(), f"[anchor-composition]({DOC}#{LR_WD_SECTION})")

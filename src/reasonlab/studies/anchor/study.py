@@ -14,7 +14,7 @@ from reasonlab.studies.anchor.figures import plot_trajectory
 from reasonlab.studies.anchor.trajectory_docs import trajectory_sections
 from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.studies.claims import Claim, Finding
-from reasonlab.studies.sections import Sections, sweep_sections
+from reasonlab.studies.sections import Repository, Sections, sweep_sections
 from reasonlab.sweep.grid import SweepSpec
 
 PHASE_ARMS: dict[str, Arm] = {
@@ -57,17 +57,17 @@ class AnchorPhase(Study):
         return phase.summary_markdown(records.arm, records.configs[0].profile, records.configs, records.rows,
                                       records.report, phase.caption(records.configs, over_epochs), over_epochs)
 
-    def sections(self, root: Path) -> Sections:
-        return [*phase_sections(root, self), *demo_sections(root)]
+    def sections(self, repo: Repository) -> Sections:
+        return [*phase_sections(repo, self), *demo_sections(repo)]
 
-    def claims(self, root: Path) -> list[Claim]:
-        return [findings.phase_claim(root, self)]
+    def claims(self, repo: Repository) -> list[Claim]:
+        return [findings.phase_claim(repo, self)]
 
-    def findings(self, root: Path) -> list[Finding]:
-        return findings.phase_findings(root, self)
+    def findings(self, repo: Repository) -> list[Finding]:
+        return findings.phase_findings(repo, self)
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return findings.phase_inputs(root, self)
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.phase_inputs(repo, self)
 
 
 TRAJECTORY_ARMS: dict[str, Arm] = {
@@ -99,17 +99,17 @@ class AnchorTrajectory(Study):
     def summarize(self, records: Records) -> str:
         return trajectory.summary_markdown(_ours(records), trajectory.authors_log(), records.configs[0].profile)
 
-    def sections(self, root: Path) -> Sections:
-        return trajectory_sections(root)
+    def sections(self, repo: Repository) -> Sections:
+        return trajectory_sections(repo.root)
 
-    def claims(self, root: Path) -> list[Claim]:
-        return [findings.paper_scale_claim(root)]
+    def claims(self, repo: Repository) -> list[Claim]:
+        return [findings.paper_scale_claim(repo.root)]
 
-    def findings(self, root: Path) -> list[Finding]:
-        return [findings.trajectory_finding(root)]
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.trajectory_finding(repo.root)]
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return findings.trajectory_inputs(root)
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.trajectory_inputs(repo.root)
 
 
 def _ours(records: Records) -> dict[str, dict[str, dict]]:
@@ -163,14 +163,14 @@ class AnchorComplexity(Study):
         table, epochs = complexity.fit_table(records.rows, records.folder), records.configs[0].train.epochs
         return complexity.summary_markdown(records.arm, records.configs[0].profile, table, epochs, records.report)
 
-    def sections(self, root: Path) -> Sections:
-        return sweep_sections([complexity_sweep(root, self)])
+    def sections(self, repo: Repository) -> Sections:
+        return sweep_sections([complexity_sweep(repo, self)])
 
-    def findings(self, root: Path) -> list[Finding]:
-        return [findings.complexity_finding(root, self)]
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.complexity_finding(repo, self)]
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return complexity_sweep(root, self).inputs()
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return complexity_sweep(repo, self).inputs()
 
 
 # both pairs of lr_wd.PAIRS held out, depth 3, one head, γ 0.5
@@ -208,17 +208,17 @@ class AnchorLrWd(Study):
         return lr_wd.summary_markdown(records.arm, records.configs[0].profile, records.rows,
                                       records.configs[0].train.base_lr, records.report)
 
-    def sections(self, root: Path) -> Sections:
-        return sweep_sections([lr_wd_sweep(root, self)])
+    def sections(self, repo: Repository) -> Sections:
+        return sweep_sections([lr_wd_sweep(repo, self)])
 
-    def claims(self, root: Path) -> list[Claim]:
-        return [findings.lr_wd_claim(root, self, axis) for axis in (0, 1)]
+    def claims(self, repo: Repository) -> list[Claim]:
+        return [findings.lr_wd_claim(repo, self, axis) for axis in (0, 1)]
 
-    def findings(self, root: Path) -> list[Finding]:
-        return [findings.lr_wd_finding(root, self)]
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.lr_wd_finding(repo, self)]
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return [*lr_wd_sweep(root, self).inputs(), *findings.REFERENCE.inputs()]
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return [*lr_wd_sweep(repo, self).inputs(), *findings.REFERENCE.inputs()]
 
 
 PHASE, TRAJECTORY, COMPLEXITY, LR_WD = AnchorPhase(), AnchorTrajectory(), AnchorComplexity(), AnchorLrWd()

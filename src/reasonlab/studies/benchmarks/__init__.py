@@ -19,7 +19,7 @@ from reasonlab.studies.benchmarks.docs import committed
 from reasonlab.studies.benchmarks.plan import Plan
 from reasonlab.studies.benchmarks.report import benchmark_figure, runs_table, summary_markdown
 from reasonlab.studies.claims import Claim, Finding
-from reasonlab.studies.sections import Sections, sweep_sections
+from reasonlab.studies.sections import Repository, Sections, sweep_sections
 from reasonlab.sweep.grid import SweepSpec
 
 
@@ -56,17 +56,17 @@ class BenchmarkStudy(Study):
         return summary_markdown(self, records.arm, records.configs[0].profile,
                                 runs_table(records.rows, self.plans[records.arm]), records.report)
 
-    def sections(self, root: Path) -> Sections:
-        return sweep_sections([committed(self, root)])
+    def sections(self, repo: Repository) -> Sections:
+        return sweep_sections([committed(self, repo)])
 
-    def claims(self, root: Path) -> list[Claim]:
-        return [findings.claim(root, self)] if self.claim else []
+    def claims(self, repo: Repository) -> list[Claim]:
+        return [findings.claim(repo, self)] if self.claim else []
 
-    def findings(self, root: Path) -> list[Finding]:
-        return [findings.shared_finding(root, STUDIES.values())]
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.shared_finding(repo, STUDIES.values())]
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return committed(self, root).inputs()
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return committed(self, repo).inputs()
 
 
 # γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's

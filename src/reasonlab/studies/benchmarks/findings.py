@@ -5,7 +5,6 @@ committed ``cpu`` arms, counted together)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from reasonlab.report.markdown import seeds_text
 from reasonlab.studies.anchor import PAPER
@@ -13,15 +12,15 @@ from reasonlab.studies.base import Study
 from reasonlab.studies.benchmarks.docs import ARM, DOC, LARGE, SMALL, committed
 from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
 from reasonlab.studies.claims import Claim, Finding
-from reasonlab.studies.sections import counts
+from reasonlab.studies.sections import Repository, counts
 
 HEADLINES = {"ood_exact": "o.o.d. exact match", "id_judgement": "true/false judgement", "id_exact": "i.d. exact match"}
 LINK = f"[benchmarks]({DOC}#what-the-cpu-profiles-show-in-one-paragraph)"
 
 
-def claim(root: Path, study: Study) -> Claim:
+def claim(repo: Repository, study: Study) -> Claim:
     """The paper's claim on one benchmark (a ``BenchmarkStudy``: its ``title`` and ``claim``), per training size."""
-    table = runs_table(committed(study, root).finished()[1], study.plans[ARM])
+    table = runs_table(committed(study, repo).finished()[1], study.plans[ARM])
     comp = comparison(table, SMALL, LARGE)
     units = [None if w.startswith("not testable") else w.startswith("better") for *_, w in comp]
     sizes = "; ".join(f"{n:,} rows: " + ("not testable" if u is None else f"{va:.2f} vs {vb:.2f} ({w.split(';')[0]})")
@@ -34,9 +33,13 @@ def claim(root: Path, study: Study) -> Claim:
         units, None, LINK)
 
 
-def shared_finding(root: Path, studies: Iterable[Study]) -> Finding:
-    """The benchmarks' one row: their committed ``cpu`` arms and each one's headline."""
-    sweeps = [committed(study, root) for study in studies]
-    return Finding("cpu", "addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-                   counts(root, [sweep.folder for sweep in sweeps]),
-                   "; ".join(sweep.headline(*sweep.finished()) for sweep in sweeps), LINK)
+def shared_finding(repo: Repository, studies: Iterable[Study]) -> Finding:
+    """The benchmarks' one row: their committed ``cpu`` arms and each one's headline (computed once per reading of
+    the repository, though each benchmark gives it)."""
+    def read() -> Finding:
+        sweeps = [committed(study, repo) for study in studies]
+        return Finding("cpu", "addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
+                       counts(repo.root, [sweep.folder for sweep in sweeps]),
+                       "; ".join(sweep.headline(*sweep.finished()) for sweep in sweeps), LINK)
+
+    return repo.once(("benchmarks", "finding"), read)

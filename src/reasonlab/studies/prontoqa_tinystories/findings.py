@@ -4,7 +4,6 @@ the earlier cpu sweep and the ΔL̄ search)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from statistics import mean
 
 from reasonlab.report.markdown import seeds_text
@@ -48,12 +47,12 @@ def cosines_claim(docs: LmDocs) -> Claim:
         per_seed, None, f"[reasoning-bias]({DOC}#embedding-cosine-e3)")
 
 
-def finding(root: Path, docs: LmDocs) -> Finding:
+def finding(docs: LmDocs) -> Finding:
     return Finding(
         "regime", "PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",
         f"`regime` (the spec's optimizer on reduced data and model; {docs.lm_minutes('regime')}); earlier `cpu` "
         "and a search of 8 settings", f"{docs.lm_finished('regime')}: `{LM_REGIME}/`; earlier "
-        f"{counts(root, [LM, DL_SEARCH])}", docs.lm_headline(), REGIME_LINK)
+        f"{counts(docs.root, [LM, DL_SEARCH])}", docs.lm_headline(), REGIME_LINK)
 
 
 def inputs(docs: LmDocs) -> list[str]:

@@ -22,7 +22,7 @@ from reasonlab.studies.prontoqa_tinystories import (
     summary_markdown,
 )
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.runner import run_sweep
 
 
@@ -59,18 +59,18 @@ class ProntoqaTinystories(Study):
         return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
                                 records.report.timing())
 
-    def sections(self, root: Path) -> Sections:
-        return LmDocs(root).sections()
+    def sections(self, repo: Repository) -> Sections:
+        return LmDocs(repo).sections()
 
-    def claims(self, root: Path) -> list[Claim]:
-        docs = LmDocs(root)
+    def claims(self, repo: Repository) -> list[Claim]:
+        docs = LmDocs(repo)
         return [findings.delta_l_claim(docs), findings.cosines_claim(docs)]
 
-    def findings(self, root: Path) -> list[Finding]:
-        return [findings.finding(root, LmDocs(root))]
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.finding(LmDocs(repo))]
 
-    def finding_inputs(self, root: Path) -> list[str]:
-        return findings.inputs(LmDocs(root))
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.inputs(LmDocs(repo))
 
 
 def _measured(records: Records) -> dict[str, dict]:

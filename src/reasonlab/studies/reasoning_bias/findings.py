@@ -4,8 +4,6 @@ spec's volume)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from reasonlab.report.markdown import held_in
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.claims import Claim, Finding
@@ -47,16 +45,16 @@ def fig8_claim(docs: RbDocs) -> Claim:
         [*held["ranges"].values(), *held["rules"].values()], None, CPU_LINK)
 
 
-def findings(root: Path, docs: RbDocs) -> list[Finding]:
+def findings(docs: RbDocs) -> list[Finding]:
     """The demo, the cpu sweep and the mixture transformer at the spec's data volume."""
     return [
         Finding("demo", "the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
-                counts(root, [DEMO]), docs.demo_headline(), f"[reasoning-bias]({DOC}#the-demo-reasonlab-demo)"),
-        Finding("cpu", "reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`", counts(root, [RB_CPU]),
-                docs.rb_headline(), CPU_LINK),
+                counts(docs.root, [DEMO]), docs.demo_headline(), f"[reasoning-bias]({DOC}#the-demo-reasonlab-demo)"),
+        Finding("cpu", "reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
+                counts(docs.root, [RB_CPU]), docs.rb_headline(), CPU_LINK),
         Finding("volume", "the mixture transformer at the spec's volume (`train --family mixture --profile "
                 "transformer-volume`)", "`transformer-volume` (24–46 min per run)",
-                counts(root, [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]), docs.mixture_headline(), CPU_LINK),
+                counts(docs.root, [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]), docs.mixture_headline(), CPU_LINK),
     ]
 
 

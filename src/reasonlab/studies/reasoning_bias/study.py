@@ -13,7 +13,7 @@ from reasonlab.studies.base import Records, Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.reasoning_bias import ARMS, draw, findings, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.runner import run_sweep
 
 
@@ -47,17 +47,17 @@ class ReasoningBias(Study):
     def summarize(self, records: Records) -> str:
         return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
 
-    def sections(self, root: Path) -> Sections:
-        return RbDocs(root).sections()
+    def sections(self, repo: Repository) -> Sections:
+        return RbDocs(repo).sections()
 
-    def claims(self, root: Path) -> list[Claim]:
-        docs = RbDocs(root)
+    def claims(self, repo: Repository) -> list[Claim]:
+        docs = RbDocs(repo)
         return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.fig8_claim(docs)]
 
-    def findings(self, root: Path) -> list[Finding]:
-        return findings.findings(root, RbDocs(root))
+    def findings(self, repo: Repository) -> list[Finding]:
+        return findings.findings(RbDocs(repo))
 
-    def finding_inputs(self, root: Path) -> list[str]:
+    def finding_inputs(self, repo: Repository) -> list[str]:
         return findings.inputs()
 
 
