@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from reasonlab.cli import app
 from reasonlab.config import raw_config, resolve
 from reasonlab.records import finished_runs
-from reasonlab.studies.anchor import DEMO_GAMMAS, PROFILES
+from reasonlab.studies.anchor.demo import DEMO_GAMMAS, PROFILES
 
 runner = CliRunner()
 
@@ -176,7 +176,7 @@ def test_demo_trajectory_draws_the_shipped_paper_scale_runs_without_training(tmp
 
 def test_demo_verdict_says_what_the_numbers_show_and_no_more() -> None:
     from reasonlab.kinds.anchor.config import Pair
-    from reasonlab.studies.anchor import demo_end, demo_verdict
+    from reasonlab.studies.anchor.demo import demo_end, demo_verdict
 
     large, small = DEMO_GAMMAS
     at_bar = demo_verdict({large: _end("symmetric", 0.0, 0.9, 0.3), small: _end("inferential", 0.85, 0.0, 1.2, 0.8)})

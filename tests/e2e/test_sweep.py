@@ -435,12 +435,13 @@ def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
     # the figure comes back from the committed records alone (no checkpoint is committed), into any folder
     import shutil
 
-    from reasonlab.studies import anchor_phase
+    from reasonlab.studies.anchor import phase as anchor_phase
+    from reasonlab.studies.anchor.study import PHASE
     from reasonlab.sweep.grid import sweep_configs
     from reasonlab.sweep.runner import finished_rows, seed_axis
     for ckpt in sweep_dir.glob("*/checkpoints"):
         shutil.rmtree(ckpt)
-    configs = sweep_configs(anchor_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
+    configs = sweep_configs(PHASE.spec("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
     cells, _, drawn = anchor_phase.draw(configs, finished_rows(configs, sweep_dir), tmp_path / "scratch")
     assert len(cells) == 5 * 3 and (tmp_path / "scratch" / "phase.png") in drawn
     body = "\n".join(anchor_phase.report_lines(configs, finished_rows(configs, sweep_dir)))
@@ -462,14 +463,15 @@ def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
 
 def test_reproduce_seeds_replace_the_arms_and_keep_run_ids(tmp_path):
     """``--seeds`` replaces the arm's seed axis: the arm's runs of those seeds keep their ids, others are added."""
-    from reasonlab.studies import anchor_lr_wd, reasoning_bias
+    from reasonlab.studies import reasoning_bias
+    from reasonlab.studies.anchor.study import LR_WD
 
     def planned(args: list[str]) -> list[str]:
         result = runner.invoke(app, ["reproduce", *args, "--dry-run", "--out", str(tmp_path)])
         assert result.exit_code == 0, result.output
         return re.findall(r"^  ([0-9a-f]{12}) ", result.output, flags=re.M)
 
-    arm = {c.run_id(): c.seed for c in sweep_configs(anchor_lr_wd.spec_for("cpu"))[0]}
+    arm = {c.run_id(): c.seed for c in sweep_configs(LR_WD.spec("cpu"))[0]}
     one = planned(["anchor-lr-wd", "--seeds", "1"])
     assert len(one) == 9 and set(one) == {r for r, s in arm.items() if s == 1}
     four = planned(["anchor-lr-wd", "--seeds", "1,2,3,4"])
@@ -485,7 +487,7 @@ TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_mo
 
 @pytest.mark.slow
 def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
-    from reasonlab.studies.anchor_complexity import epochs_to_fit
+    from reasonlab.studies.anchor.complexity import epochs_to_fit
 
     reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR, seeds="2")
     sweep_dir = tmp_path / "anchor-complexity-cpu"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies import anchor_phase
+from reasonlab.studies.anchor import phase as anchor_phase
+from reasonlab.studies.anchor.study import PHASE
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.runner import finished_rows
 
@@ -14,7 +15,7 @@ def test_the_cell_protocol_reads_the_best_epoch_and_the_lr_sum_of_each_run(tmp_p
     """The `cpu-wide-cell` arm's reading on its six committed runs (those of `cpu-wide-wd`): the cells take each
     run's best (4,3) answer over evaluated epochs, the run table its Σlr at the end from its schedule (2,808 steps
     from 2.5e-6 up to 2.5e-4 and down the cosine: 0.365) and at its escapes as recorded."""
-    configs = sweep_configs(anchor_phase.spec_for("cpu-wide-cell"))[0]
+    configs = sweep_configs(PHASE.spec("cpu-wide-cell"))[0]
     rows = finished_rows(configs, Path(__file__).resolve().parents[2] / "results" / "anchor-phase-cpu-wide-wd")
     configs = [c for c in configs if c.run_id() in {r["run_id"] for r in rows}]
     final = {c.x: c.inferential for c in anchor_phase.draw(configs, rows, tmp_path)[0]}

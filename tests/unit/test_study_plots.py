@@ -6,7 +6,7 @@ from conftest import figures_written
 
 from reasonlab.plots.benchmarks import plot_benchmark
 from reasonlab.plots.language import plot_delta_l, plot_embedding_cosine
-from reasonlab.studies.anchor_figures import plot_complexity, plot_lr_wd
+from reasonlab.studies.anchor.figures import plot_complexity, plot_lr_wd
 
 
 def test_anchor_study_figures_from_plain_records(tmp_path):
@@ -42,7 +42,7 @@ def test_language_figures_from_plain_records(tmp_path):
 def test_lr_wd_report_counts_the_trend_per_seed():
     """The cells are means over seeds; a trend along an axis is counted seed by seed (seed 2 runs the other way
     along the learning rate), and every run is listed."""
-    from reasonlab.studies.anchor_lr_wd import report_lines
+    from reasonlab.studies.anchor.lr_wd import report_lines
 
     rows = []
     for seed in (1, 2, 3):
@@ -65,7 +65,7 @@ def test_lr_wd_report_counts_the_trend_per_seed():
 
 def test_a_dip_between_the_ends_is_no_push():
     """Over three weight decays, a seed whose accuracy dips in the middle does not count, however its ends compare."""
-    from reasonlab.studies.anchor_lr_wd import PAIRS, pushes
+    from reasonlab.studies.anchor.lr_wd import PAIRS, pushes
 
     rows = [{"train.lr_multiplier": 25, "train.weight_decay": wd, "seed": seed,
              "outcome.4-3.inferential": value, "outcome.3-4.inferential": value}
@@ -76,7 +76,7 @@ def test_a_dip_between_the_ends_is_no_push():
 
 def test_the_anchor_transition_is_counted_per_depth_and_seed():
     """Symmetric at a smaller γ than inferential, within one depth and seed; the reverse order is not it."""
-    from reasonlab.studies.anchor_phase import transitions
+    from reasonlab.studies.anchor.phase import transitions
 
     def run(g, d, s, label, acc=1.0):
         return {"init.gamma": g, "model.depth": d, "seed": s, "label": label, f"outcome.4-3.{label}": acc}
@@ -96,7 +96,7 @@ def test_complexity_sensitivity_is_decided_only_where_censoring_cannot_change_it
     """A run that never fits makes its spread a lower bound: the comparison is decided only when the bound points
     the same way; a γ that never fits at all is not testable, not a failure of the hypothesis."""
     from reasonlab.report.markdown import held_in
-    from reasonlab.studies.anchor_complexity import more_sensitive, sensitivity
+    from reasonlab.studies.anchor.complexity import more_sensitive, sensitivity
 
     def run(g, s, k, fit):
         return {"gamma": g, "seed": s, "k": k, "fit_epoch": fit}

@@ -20,7 +20,8 @@ from rich.console import Console
 
 from reasonlab.config import RunConfig
 from reasonlab.store import atomic_write_text
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -84,8 +85,9 @@ class Study:
     takes_seeds: ``reproduce --seeds`` may replace an arm's seed axis.
 
     ``spec(arm)`` is the arm's sweep; ``run`` trains it and then calls ``draw(records, out)`` (the figures, returned
-    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(root)`` are the blocks of the docs
-    the study renders from its records committed in a repository (``reasonlab.studies.sections``). An arm that is a
+    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(repo)`` are the blocks of the docs
+    the study renders from its records committed in a repository (``reasonlab.studies.sections``), and ``claims``
+    and ``findings`` its rows of the results tables that cross studies (``reasonlab.studies.claims``). An arm that is a
     demo runs through ``run_demo`` and ``next_step``.
     """
 
@@ -145,7 +147,20 @@ class Study:
         """The text of the arm's ``summary.md``."""
         raise NotImplementedError(f"study {self.name!r} writes no summary")
 
-    def sections(self, root: Path) -> Sections:
+    def sections(self, repo: Repository) -> Sections:
         """The docs blocks (figures and generated tables, each with its name) the study renders from its records
-        committed in the repository ``root``; none by default."""
+        committed in the repository ``repo`` reads; none by default."""
+        return []
+
+    def claims(self, repo: Repository) -> list[Claim]:
+        """The papers' claims the study tests, each read on units from its records committed in ``repo``: its rows
+        of the README's verdict table; none by default."""
+        return []
+
+    def findings(self, repo: Repository) -> list[Finding]:
+        """What its committed arms showed: its rows of docs/results.md's "what reproduces"; none by default."""
+        return []
+
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        """The committed paths its claims and findings read, which ``--check`` and ``--pending`` require."""
         return []

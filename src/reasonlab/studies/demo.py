@@ -15,15 +15,15 @@ from pathlib import Path
 from rich.console import Console
 
 from reasonlab.registry import studies
-from reasonlab.studies import anchor
+from reasonlab.studies.anchor import demo as anchor_demo
 
 
 def trajectory(out: Path, console: Console) -> list[Path]:
     """The anchor study's paper-scale picture without training: the authors' logged runs and reasonlab's own
     paper-scale runs of their settings on a 2-core CPU (both shipped with the package), on the Σlr clock."""
-    from reasonlab.studies.anchor import paper_scale_verdict
-    from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
-    from reasonlab.studies.anchor_trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
+    from reasonlab.studies.anchor.demo import paper_scale_verdict
+    from reasonlab.studies.anchor.figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
+    from reasonlab.studies.anchor.trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
 
     paper_scale = paper_scale_runs()
     figures = plot_regime({}, authors_log(), authors_lr_sums(), Path(out) / "demo-trajectory" / "trajectory",
@@ -45,7 +45,7 @@ class Entry:
 
 
 ANCHOR_DEMOS: dict[str, Entry] = {
-    "anchor": Entry("the anchor study in small (about 15 minutes)", anchor.demo,
+    "anchor": Entry("the anchor study in small (about 15 minutes)", anchor_demo.demo,
                     lambda runs: f"reasonlab analyze {runs[0]} --probe flow"),
     "trajectory": Entry("the anchor study's paper-scale runs, drawn from shipped data in seconds",
                         lambda out, seed, make_executor, console, overrides: trajectory(out, console),

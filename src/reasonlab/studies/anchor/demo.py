@@ -1,4 +1,4 @@
-"""The anchor-composition study: its named profiles and the small demo.
+"""The anchor-composition study's named profiles and its small demo (``reasonlab demo anchor``).
 
 A profile is a YAML file of the anchor kind, ``kinds/anchor/profiles/anchor-<profile>.yaml``; a user config is
 merged over it and ``--set`` overrides over both. The ``cpu`` profile is a reduced setting (documented in
@@ -14,17 +14,17 @@ from rich.table import Table
 
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.records import read_summary
+from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 from reasonlab.terminal import counted
 
 PROFILES = ("cpu", "cpu-regime", "cpu-wide", "paper")
 # The demo: the reduced profile closest to the study's regime by the escape diagnostics, and the γ pair it
-# contrasts at depth 2, large initialization then small; the bar each must reach on its target answer for the
-# held-out pair to count as the study's contrast (docs/anchor-composition.md).
+# contrasts at depth 2, large initialization then small; each must reach the study's bar (``STUDY_BAR``) on its
+# target answer for the held-out pair to count as the study's contrast (docs/anchor-composition.md).
 DEMO_PROFILE = "cpu-regime"
 DEMO_GAMMAS = (0.3, 0.85)
-STUDY_BAR = 0.8
 FELL = 0.05  # a drop of the inferential share from the escape to the end larger than evaluation noise on 1,000 rows
 
 
@@ -41,8 +41,8 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     shipped paper-scale runs on the Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the
     paper-scale runs show and do not."""
     from reasonlab.plots.run import plot_run
-    from reasonlab.studies.anchor_figures import plot_regime
-    from reasonlab.studies.anchor_trajectory import (
+    from reasonlab.studies.anchor.figures import plot_regime
+    from reasonlab.studies.anchor.trajectory import (
         authors_log,
         authors_lr_sums,
         paper_scale_runs,
@@ -79,7 +79,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
 
 def paper_scale_verdict(tally: dict[str, tuple[int, int, int]]) -> str:
     """What reasonlab's own paper-scale runs (shipped, drawn in the demo's figure) show, counted from their data."""
-    from reasonlab.studies.anchor_trajectory import LOGGED_OUTCOME  # here: it draws figures (matplotlib)
+    from reasonlab.studies.anchor.trajectory import LOGGED_OUTCOME  # here: it draws figures (matplotlib)
 
     parts = [f"γ {g} reached the log's {LOGGED_OUTCOME[g]} answer in {met} of {counted(fitted, 'run')} ({seeds} seed"
              f"{'s' if seeds != 1 else ''})" for g, (met, fitted, seeds) in sorted(tally.items(),
