@@ -9,15 +9,12 @@ from typing import Any
 
 from rich.console import Console
 
-from reasonlab.errors import ConfigError
 from reasonlab.studies.base import Records, Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.reasoning_bias import ARMS, demo, draw, findings, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
 from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.runner import run_sweep
-
-DEMO = "demo"  # the arm that is ``reasonlab demo reasoning``
 
 
 class ReasoningBias(Study):
@@ -26,20 +23,9 @@ class ReasoningBias(Study):
 
     name = "reasoning-bias"
     kind = "mixture"
-    arms = {**ARMS, DEMO: demo.ARM}
+    arms = {**ARMS, "demo": demo.ARM}
     what = "reasoning vs memory anchors in one training set, transformer and Emb-MLP"
     figures = ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*")
-
-    def run(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
-            seeds: list[int] | None = None) -> Path:
-        """The template, but for the ``demo`` arm, which runs as ``reasonlab demo`` does at its one seed (``seeds``,
-        else seed 1)."""
-        if arm != DEMO:
-            return super().run(arm, out, make_executor, console, overrides, seeds)
-        if seeds is not None and len(seeds) != 1:
-            raise ConfigError(f"--seeds: the {DEMO} arm trains one seed; give one (e.g. --seeds 2)")
-        self.run_demo(arm, out, seeds[0] if seeds else 1, make_executor, console, overrides)
-        return out / demo.SWEEP
 
     def run_demo(self, arm: str, out: Path, seed: int, make_executor: Any, console: Console,
                  overrides: list[str] = ()) -> list[Path]:
