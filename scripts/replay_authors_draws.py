@@ -87,7 +87,7 @@ from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.data import AnchorTask
 from reasonlab.numerics import flush_denormals, machine
 from reasonlab.store import atomic_write_bytes, git_revision, write_json
-from reasonlab.studies.anchor_trajectory import authors_log
+from reasonlab.studies.anchor.trajectory import authors_log
 from reasonlab.train import loop
 
 OVERRIDES = ["train.lr_multiplier=20", "task.split_modulus=9", "train.cosine_epochs=200", f"seed={SEED}"]

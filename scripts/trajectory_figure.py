@@ -24,55 +24,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
-from reasonlab.store import read_json, write_json
-from reasonlab.studies.anchor_figures import SERIES
-from reasonlab.studies.anchor_trajectory import (
-    PAPER_SCALE_FILE,
-    authors_lr_sums,
-    draw,
-    paper_scale_record,
-    trajectories,
-)
+from reasonlab.store import write_json
+from reasonlab.studies.anchor.trajectory import PAPER_SCALE_FILE, committed, draw, paper_scale_record
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
-    return {"lr_sum": sums[epoch]} if epoch in sums else {}
-
-
-def replay_curves(path: Path, tag: str = "") -> tuple[str, str, dict, int]:
-    """A replay's γ, line name (ending in ``tag``, which tells several replays of one draw apart), curves in
-    ``run_curves``' layout and sequences evaluated per group, from its ``replay.json``; Σlr is the logged runs' (a
-    replay trains on their schedule and batch count)."""
-    replay, sums = read_json(path, "replay file"), authors_lr_sums()
-    try:
-        settings = replay["settings"]
-        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k, _, _ in SERIES}} | _lr_sum(sums, e["epoch"])
-                       for e in replay["evaluations"]]
-        losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
-        name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay{tag})"
-        curves = {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
-        return settings["gamma"], name, curves, settings["eval_rows"]
-    except (KeyError, TypeError) as e:
-        raise UserError(f"{path}: not a replay.json of scripts/replay_authors_draws.py (no {e})") from None
-
-
-def committed(runs: list[Path], replays: list[Path]) -> tuple[dict, str, str]:
-    """``draw``'s trajectories, profile and note for run folders and replay files (``scripts/regenerate_docs.py``
-    draws the committed figure and summary through this too)."""
-    profile = resolve(load_yaml(runs[0] / "config.yaml")).profile
-    ours, rows = trajectories(runs), set()
-    for path in replays:
-        gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(replays) > 1 else "")
-        ours.setdefault(gamma, {})[name] = curves
-        rows.add(eval_rows)
-    note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
-            f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
-            if rows else "")
-    return ours, profile.split("; changed:")[0], note
 
 
 def main() -> int:

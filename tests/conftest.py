@@ -89,6 +89,11 @@ def tiny_run(**sections) -> RunConfig:
     return resolve(tiny_run_dict(**sections))
 
 
+# an anchor study's arm at a few seconds a run (the complexity and lr-wd studies' end-to-end tests)
+TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
+               "model.d_ff=32", "train.epochs=2", "train.warmup_epochs=0", "train.batch_size=64"]
+
+
 def reproduce_tiny(experiment: str, out, sets: list[str], profile: str = "cpu", seeds: str | None = None) -> str:
     """Run ``reasonlab reproduce EXPERIMENT --profile PROFILE`` with tiny ``--set`` overrides (and ``--seeds``,
     fewer than the arm's, so a test trains few runs); it must succeed. Returns what it printed."""

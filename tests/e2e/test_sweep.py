@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import anchor_phase_row as _row
-from conftest import reproduce_tiny, tiny_run, tiny_run_dict
+from conftest import tiny_run, tiny_run_dict
 from typer.testing import CliRunner
 
 from reasonlab.cli import app
@@ -415,38 +415,6 @@ def test_a_partial_run_with_its_summary_is_not_finished(tmp_path):
     assert [p.name for p in unfinished_runs(tmp_path)] == ["fedcba987654.partial"]
 
 
-@pytest.mark.slow
-def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
-    tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
-            "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]
-    reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")  # the arm has 3 seeds; two show the ranges
-    sweep_dir = tmp_path / "anchor-phase-cpu"
-    rows = read_results(sweep_dir)
-    assert len(rows) == 5 * 3 * 2 and all(r["profile"].startswith("anchor-cpu (reduced") for r in rows)
-    summary = (sweep_dir / "summary.md").read_text()
-    assert "profile `cpu`" in summary and "depth 2:" in summary and "depth 4:" in summary
-    assert summary.count("| 0.3 | 2 |") == 2  # one row per cell, one per (γ, depth) in the runs by seed
-    assert "The study's transition (symmetric at a smaller γ" in summary and "seed 2: label" in summary
-    assert (sweep_dir / "figures" / "phase.png").is_file()
-    before = {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")}
-    reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")
-    assert {p: p.stat().st_mtime_ns for p in sweep_dir.rglob("summary.json")} == before  # nothing retrained
-
-    # the figure comes back from the committed records alone (no checkpoint is committed), into any folder
-    import shutil
-
-    from reasonlab.studies import anchor_phase
-    from reasonlab.sweep.grid import sweep_configs
-    from reasonlab.sweep.runner import finished_rows, seed_axis
-    for ckpt in sweep_dir.glob("*/checkpoints"):
-        shutil.rmtree(ckpt)
-    configs = sweep_configs(anchor_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
-    cells, _, drawn = anchor_phase.draw(configs, finished_rows(configs, sweep_dir), tmp_path / "scratch")
-    assert len(cells) == 5 * 3 and (tmp_path / "scratch" / "phase.png") in drawn
-    body = "\n".join(anchor_phase.report_lines(configs, finished_rows(configs, sweep_dir)))
-    assert body in summary  # the docs' section is the summary's, from the records alone
-
-
 def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
     result = runner.invoke(app, ["reproduce", "anchor-phaze", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "anchor-phase" in result.output
@@ -462,14 +430,15 @@ def test_reproduce_rejects_unknown_experiment_and_profile(tmp_path):
 
 def test_reproduce_seeds_replace_the_arms_and_keep_run_ids(tmp_path):
     """``--seeds`` replaces the arm's seed axis: the arm's runs of those seeds keep their ids, others are added."""
-    from reasonlab.studies import anchor_lr_wd, reasoning_bias
+    from reasonlab.studies import reasoning_bias
+    from reasonlab.studies.anchor.study import LR_WD
 
     def planned(args: list[str]) -> list[str]:
         result = runner.invoke(app, ["reproduce", *args, "--dry-run", "--out", str(tmp_path)])
         assert result.exit_code == 0, result.output
         return re.findall(r"^  ([0-9a-f]{12}) ", result.output, flags=re.M)
 
-    arm = {c.run_id(): c.seed for c in sweep_configs(anchor_lr_wd.spec_for("cpu"))[0]}
+    arm = {c.run_id(): c.seed for c in sweep_configs(LR_WD.spec("cpu"))[0]}
     one = planned(["anchor-lr-wd", "--seeds", "1"])
     assert len(one) == 9 and set(one) == {r for r, s in arm.items() if s == 1}
     four = planned(["anchor-lr-wd", "--seeds", "1,2,3,4"])
@@ -477,40 +446,6 @@ def test_reproduce_seeds_replace_the_arms_and_keep_run_ids(tmp_path):
     mixture = planned(["reasoning-bias", "--seeds", "2"])  # 2 models × 2 γ, then the two Fig. 8 runs at seed 2
     assert set(mixture) == {c.run_id() for c in reasoning_bias.study_configs("cpu", seeds=[2])}
     assert len(mixture) == 6 and not list(tmp_path.iterdir())
-
-
-TINY_ANCHOR = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
-               "model.d_ff=32", "train.epochs=2", "train.warmup_epochs=0", "train.batch_size=64"]
-
-
-@pytest.mark.slow
-def test_reproduce_anchor_complexity_end_to_end_on_a_tiny_override(tmp_path):
-    from reasonlab.studies.anchor_complexity import epochs_to_fit
-
-    reproduce_tiny("anchor-complexity", tmp_path, TINY_ANCHOR, seeds="2")
-    sweep_dir = tmp_path / "anchor-complexity-cpu"
-    rows = read_results(sweep_dir)
-    assert sorted({r["task.complexity_k"] for r in rows}) == list(range(7)) and len(rows) == 21
-    assert all(r["task.held_out_pairs"] == "[]" for r in rows)  # every pair trained
-    summary = (sweep_dir / "summary.md").read_text()
-    assert "## The hypothesis" in summary and summary.count("| 0.8 | 2 |") == 7
-    line = next(x for x in summary.splitlines() if x.startswith("- γ 0.8 more sensitive to k than γ 0.3"))
-    assert "of 1 seed;" in line or "no seed: not testable in any of 1;" in line  # the one seed, decided or censored
-    assert (sweep_dir / "figures" / "complexity.png").is_file()
-    fit = epochs_to_fit(sweep_dir / rows[0]["run_id"])
-    assert fit is None or 1 <= fit <= 2
-
-
-@pytest.mark.slow
-def test_reproduce_anchor_lr_wd_end_to_end_on_a_tiny_override(tmp_path):
-    reproduce_tiny("anchor-lr-wd", tmp_path, TINY_ANCHOR, seeds="1")
-    sweep_dir = tmp_path / "anchor-lr-wd-cpu"
-    rows = read_results(sweep_dir)
-    assert len(rows) == 9 and {r["model.depth"] for r in rows} == {3}
-    assert all("outcome.3-4.inferential" in r and "outcome.4-3.inferential" in r for r in rows)
-    summary = (sweep_dir / "summary.md").read_text()
-    assert summary.count("pushes towards the inferential solution in") == 4  # two pairs × (lr, wd), per seed
-    assert (sweep_dir / "figures" / "lr-wd.png").is_file()
 
 
 def test_phase_cells_over_epochs_and_seed_ranges():

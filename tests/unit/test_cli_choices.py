@@ -4,6 +4,7 @@ profile on a CPU, and --help without <bool>."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -103,9 +104,12 @@ def test_a_paper_scale_profile_on_a_cpu_needs_yes(tmp_path, monkeypatch) -> None
 
 def test_a_demo_is_an_arm_of_a_registered_study(tmp_path, monkeypatch) -> None:
     """An arm that says it is a demo (``Arm.demo``) is ``reasonlab demo <name>``: in the command's help, run at the
-    seed given and followed by the study's next step."""
+    seed given and followed by the study's next step; ``reproduce`` runs it too, at one seed. The demos are the
+    registered studies' demo arms, the command's default first."""
     from reasonlab import registry
+    from reasonlab.cli.training import demo
     from reasonlab.studies.base import Arm, Demo, Study
+    from reasonlab.studies.demo import DEFAULT, demos
 
     class Tiny(Study):
         name, kind = "tiny-study", "anchor"
@@ -130,6 +134,13 @@ def test_a_demo_is_an_arm_of_a_registered_study(tmp_path, monkeypatch) -> None:
     assert (tmp_path / "o" / "drawn.txt").read_text() == "small at seed 4"
     line = _one_error_line(["demo", "tiny-dem", "--out", str(tmp_path / "o")])
     assert "did you mean tiny-demo?" in line and "reasoning" in line
+    reproduced = runner.invoke(app, ["reproduce", "tiny-study", "--profile", "small", "--out", str(tmp_path / "r")])
+    assert reproduced.exit_code == 0 and (tmp_path / "r" / "drawn.txt").read_text() == "small at seed 1"
+    assert "one seed" in _one_error_line(["reproduce", "tiny-study", "--profile", "small", "--seeds", "1,2"])
+    assert inspect.signature(demo).parameters["which"].default == DEFAULT
+    assert [(name, study.name, arm) for name, (study, arm) in demos().items()] == [
+        (DEFAULT, "reasoning-bias", "demo"), ("anchor", "anchor-phase", "demo"),
+        ("trajectory", "anchor-trajectory", "demo"), ("tiny-demo", "tiny-study", "small")]
 
 
 @pytest.mark.parametrize("command", [[], ["train"], ["reproduce"], ["analyze"], ["demo"]])

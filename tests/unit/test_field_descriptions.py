@@ -3,17 +3,13 @@ its meaning, and an unknown field's hint quotes it, so a field without one is a 
 
 from __future__ import annotations
 
-import importlib
 import re
 import typing
-from pathlib import Path
 
 from pydantic import BaseModel
 
 from reasonlab import registry
 from reasonlab.config import RunConfig
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _models_in(annotation: object) -> list[type[BaseModel]]:
@@ -54,11 +50,12 @@ def test_every_field_of_every_registered_section_has_a_description():
     assert not missing, "fields without a description=: " + ", ".join(missing)
 
 
-def test_the_generated_config_page_gives_every_field_a_meaning_and_flowing_section_intros(monkeypatch):
+def test_the_generated_config_page_gives_every_field_a_meaning_and_flowing_section_intros():
     """No row of docs/config.md has an empty meaning, and a section's intro (its class's docstring) reads as one
     flowing text, not with the docstring's indentation inside it ("A     bad field")."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    page = importlib.import_module("docgen.config_reference").config_reference()
+    from reasonlab.config.reference import config_reference
+
+    page = config_reference()
     rows = [line for line in page.splitlines() if line.startswith("| `")]
     assert len(rows) > 100
     cells = [re.split(r"(?<!\\)\|", row) for row in rows]  # an escaped \| stays inside its cell

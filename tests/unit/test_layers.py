@@ -149,6 +149,17 @@ def test_a_kinds_module_takes_the_layer_of_its_role():
     assert kinds and all(names[layer_of(m)] != "kinds" for m in kinds)
 
 
+def test_the_studies_generic_modules_import_no_study():
+    """What every study speaks — its base class, its docs blocks, its rows of the results tables, the references
+    and the tables that gather those rows — imports no study (nor the package, which registers the built-ins): the
+    tables read the studies through the registry, so that a study added is one folder."""
+    generic = {f"reasonlab.studies.{name}" for name in ("base", "sections", "claims", "reference", "tables")}
+    assert generic <= set(MODULES)
+    bad = [f"{a} -> {b}" for a in generic for b in GRAPH[a]
+           if (b == "reasonlab.studies" or b.startswith("reasonlab.studies.")) and b not in generic]
+    assert not bad, "\n".join(bad)
+
+
 def test_the_registry_names_no_module():
     """The registry is the mechanism only: no "module:attr" string, no import of a higher layer (the checks of a
     registration's arguments import nothing but the errors)."""

@@ -13,7 +13,7 @@ from conftest import tiny_run
 
 import reasonlab
 from reasonlab.config import TrainConfig
-from reasonlab.studies.demo import demos
+from reasonlab.studies.anchor.demo import ARM as ANCHOR_DEMO
 from reasonlab.train.run import train_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def _flowing(text: str) -> str:
 
 
 def test_the_anchor_demo_takes_the_minutes_its_help_says_everywhere():
-    minutes = re.search(r"about (\d+) minutes", demos()["anchor"].about).group(1)
+    minutes = re.search(r"about (\d+) minutes", ANCHOR_DEMO.demo.about).group(1)
     for path in ("README.md", "docs/reasoning-bias.md"):
         said = re.findall(r"reasonlab demo anchor`[^)]*?about (\d+) minutes", _flowing((ROOT / path).read_text()))
         assert said == [minutes], (path, said)

@@ -16,8 +16,8 @@ from test_pack_transactions import _cli, _one_line_error, anchor_run, cfg, quiet
 
 from reasonlab.checkpoint import check_safetensors
 from reasonlab.errors import StoreError
-from reasonlab.train.loop import train_run
 from reasonlab.train.packs import pack_run, pack_runs, restore_pack
+from reasonlab.train.run import train_run
 
 HUGE = 20 * 2**30  # a sparse file: holes, no disk space; read whole it would need 20 GB of memory
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from reasonlab.studies.sections import Repository
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -50,10 +52,16 @@ def test_check_fails_on_a_hand_edited_table_and_an_orphan_figure(tmp_path):
     assert "README.md: a generated table differs" in done.stderr
 
 
+def _docs(monkeypatch, root: Path = REPO):
+    """The script's generators over one reading of ``root`` that writes nothing, as an invocation of it gathers
+    them."""
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    return importlib.import_module("regenerate_docs").Docs(Repository(root, writes=False))
+
+
 def test_every_generator_has_its_inputs_committed(monkeypatch):
     """Nothing is pending on the committed tree (the coverage part of ``--check``, without drawing or tables)."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    assert importlib.import_module("regenerate_docs").pending() == []
+    assert _docs(monkeypatch).pending() == []
 
 
 def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_them(monkeypatch, capsys):
@@ -62,7 +70,7 @@ def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_t
     sweep, name the generators whose commands commit what they miss."""
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
     docs = importlib.import_module("regenerate_docs")
-    before = set(docs.pending())
+    before = set(docs.Docs(Repository(REPO, writes=False)).pending())
     gone = REPO / "results" / "addition-cpu"
     real_exists = Path.exists
     monkeypatch.setattr(Path, "exists", lambda p: not p.is_relative_to(gone) and real_exists(p))
@@ -70,7 +78,10 @@ def test_a_generator_without_its_inputs_is_named_with_the_command_that_commits_t
     assert docs.main() == 0
     listed = {line.split(": ", 1)[0]: line for line in capsys.readouterr().out.splitlines() if line not in before}
     assert set(listed) == {"benchmark-addition-cpu", "addition-cpu", "what-reproduces", "verdicts", "verdict-readings"}
-    sweep = docs.sweeps.BENCHMARKS["addition"]
+    from reasonlab.studies import benchmarks
+    from reasonlab.studies.benchmarks.docs import committed
+
+    sweep = committed(benchmarks.STUDIES["addition"], Repository(REPO))
     assert listed["addition-cpu"] == (
         f"addition-cpu: {3 * len(sweep.configs())} input(s) missing from the repository (first: results/addition-cpu/"
         f"{sweep.configs()[0].run_id()}/config.yaml); to commit them: reasonlab reproduce addition --profile cpu "
@@ -85,12 +96,11 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
     """The regime sweep grows over days, so its docs are whatever is committed: every finished run of the grid in
     its group's table (— for cosines it cannot have), no unfinished snapshot, each group without a finished run
     saying so; its figures and both tables registered."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    docs = importlib.import_module("regenerate_docs")
+    docs = _docs(monkeypatch)
     from reasonlab.studies import prontoqa_tinystories as lm
     from reasonlab.studies.prontoqa_tinystories import docs as lm_docs
 
-    rb = lm_docs.LmDocs(REPO)
+    rb = lm_docs.LmDocs(Repository(REPO, writes=False))
     groups, measured = rb._lm("regime")
     sweep = REPO / lm_docs.LM_REGIME
     report = rb._regime_report()
@@ -105,19 +115,19 @@ def test_the_regime_docs_follow_what_is_committed(monkeypatch):
             assert row.endswith("| — | — | — | — |") == (m["cosine"] is None), row
             assert f"| {m['delta_L_train_window']:.3f} |" in row
     assert not any(p.name.removesuffix(".partial") in measured for p in sweep.glob("*.partial"))
-    assert set(lm_docs._lm_figures("regime")) <= {o for g in docs.FIGURE_GENERATORS.values() for o in g.outputs}
-    assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.TABLES)
+    assert set(lm_docs._lm_figures("regime")) <= {o for g in docs.figures.values() for o in g.outputs}
+    assert {"prontoqa-tinystories-regime", "prontoqa-tinystories-regime-reading"} <= set(docs.tables)
 
 
 def test_a_figure_the_docs_show_is_missing_for_the_check_only(monkeypatch, tmp_path):
     """A figure newly shown in the docs, with its generator but not drawn yet: the check names it; the plain run
     (which draws it) does not refuse."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    docs = importlib.import_module("regenerate_docs")
+    docs = _docs(monkeypatch)
     from reasonlab.studies.modular.docs import ROUTES
+    from reasonlab.studies.sections import FIGURES
 
     name = next(iter(ROUTES))
-    shown = REPO / docs.FIGURES / f"{name}.png"
+    shown = REPO / FIGURES / f"{name}.png"
     real_is_file = type(shown).is_file
     monkeypatch.setattr(type(shown), "is_file", lambda p: p != shown and real_is_file(p))
     assert any(f"figures/{name}.png, which does not exist" in p for p in docs.coverage(check=True))

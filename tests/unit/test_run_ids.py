@@ -35,11 +35,14 @@ def test_shipped_profile_keeps_its_run_id(stem):
 
 
 def study_specs():
-    from reasonlab.studies import anchor_complexity, anchor_lr_wd, anchor_phase, benchmarks, modular_phase
+    from reasonlab.studies import benchmarks, modular_phase
+    from reasonlab.studies.anchor import study as anchor
 
-    studies = {"anchor-phase": anchor_phase, "anchor-complexity": anchor_complexity, "anchor-lr-wd": anchor_lr_wd,
-               "modular-phase": modular_phase, **benchmarks.STUDIES}
-    return {f"{name}/{p}": study.spec_for(p) for name, study in studies.items() for p in study.GRIDS}
+    studies = {"anchor-phase": anchor.PHASE, "anchor-complexity": anchor.COMPLEXITY, "anchor-lr-wd": anchor.LR_WD,
+               "modular-phase": modular_phase.STUDY, **benchmarks.STUDIES}
+    # a demo arm's runs are pinned by its committed runs (tests/unit/test_cli_choices.py)
+    return {f"{name}/{p}": study.spec(p) for name, study in studies.items() for p, arm in study.arms.items()
+            if arm.demo is None}
 
 
 def test_study_grids_keep_their_run_ids():
@@ -74,10 +77,10 @@ def test_the_paper_width_arm_is_the_profile_swept_over_its_contrast():
     """`reproduce anchor-phase --profile cpu-wide` trains exactly the runs of `reasonlab sweep --profile cpu-wide
     --grid init.gamma=0.5,0.7,0.75,0.8 --grid seed=1,2,3` (the docs' earlier search), the profile's own run among
     them."""
-    from reasonlab.studies import anchor_phase
+    from reasonlab.studies.anchor import study as anchor
     from reasonlab.sweep.grid import SweepSpec
 
-    arm = {c.run_id() for c in sweep_configs(anchor_phase.spec_for("cpu-wide"))[0]}
+    arm = {c.run_id() for c in sweep_configs(anchor.PHASE.spec("cpu-wide"))[0]}
     swept = sweep_configs(SweepSpec(name="search", family="anchor", profile="cpu-wide", grid={}),
                           grid=["init.gamma=0.5,0.7,0.75,0.8", "seed=1,2,3"])[0]
     assert arm == {c.run_id() for c in swept} and len(arm) == 12
@@ -88,10 +91,10 @@ def test_the_integrated_decay_arm_is_the_paper_width_arm_with_weight_decay_0_28(
     """`--profile cpu-wide-wd` trains the `cpu-wide` contrast's runs (γ 0.5, 0.8) with weight decay 0.28 and nothing
     else changed, the runs of `reasonlab sweep --profile cpu-wide --set train.weight_decay=0.28` over that grid; its
     labels say so."""
-    from reasonlab.studies import anchor_phase
+    from reasonlab.studies.anchor import study as anchor
     from reasonlab.sweep.grid import SweepSpec
 
-    wide, wd = (sweep_configs(anchor_phase.spec_for(arm), grid=["init.gamma=0.5,0.8"])[0]
+    wide, wd = (sweep_configs(anchor.PHASE.spec(arm), grid=["init.gamma=0.5,0.8"])[0]
                 for arm in ("cpu-wide", "cpu-wide-wd"))
     assert [c.model_copy(update={"train": c.train.model_copy(update={"weight_decay": 0.28})}).model_dump(
         exclude={"profile"}) for c in wide] == [c.model_dump(exclude={"profile"}) for c in wd]
@@ -112,10 +115,10 @@ def test_the_fig8_runs_keep_their_seed_1_ids_now_that_every_seed_has_them():
 def test_the_cell_protocol_arm_is_the_integrated_decay_arm_over_five_peak_learning_rates():
     """`--profile cpu-wide-cell` trains the `cpu-wide-wd` runs (peak lr 2.5e-4) and the same contrast at four more
     peak learning rates spanning the paper's grid (1e-4 … 3e-4), seeds outermost so each finished seed is a cell."""
-    from reasonlab.studies import anchor_phase
+    from reasonlab.studies.anchor import study as anchor
 
-    cell = sweep_configs(anchor_phase.spec_for("cpu-wide-cell"))[0]
-    wd = sweep_configs(anchor_phase.spec_for("cpu-wide-wd"))[0]
+    cell = sweep_configs(anchor.PHASE.spec("cpu-wide-cell"))[0]
+    wd = sweep_configs(anchor.PHASE.spec("cpu-wide-wd"))[0]
     assert {c.run_id() for c in wd} < {c.run_id() for c in cell} and len(cell) == 30
     assert sorted({round(c.train.base_lr * c.train.lr_multiplier, 8) for c in cell}) == [1e-4, 1.5e-4, 2e-4, 2.5e-4,
                                                                                           3e-4]

@@ -1,14 +1,16 @@
 """The README's verdict table can be read row by row: every cell is short, every verdict one of four words computed by
-the stated rule, every row links its paper; and the docs carry none of the readings the committed runs do not
-support."""
+the stated rule, every row links its paper, the rows cross studies in the stated order; and the docs carry none of
+the readings the committed runs do not support."""
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
 import pytest
+
+from reasonlab.studies.claims import VERDICTS, verdict
+from reasonlab.studies.tables import in_order
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -50,13 +52,18 @@ def test_each_verdict_is_one_of_four_words_and_each_row_links_its_paper():
     ([False, None, False], "not reproduced"),
     ([None, None], "not testable at this scale"),
 ])
-def test_the_verdict_rule(monkeypatch, units, word):
+def test_the_verdict_rule(units, word):
     """No unit could test it → not testable; every unit held → reproduced; none held → not reproduced; else partly
     (held in some units, not held or not testable in others)."""
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
-    verdicts = importlib.import_module("docgen.verdicts")
-    assert set(verdicts.VERDICTS) == WORDS
-    assert verdicts.verdict(units) == word
+    assert set(VERDICTS) == WORDS
+    assert verdict(units) == word
+
+
+def test_rows_cross_studies_in_the_stated_order():
+    """An entry names a study or some of its rows by key; rows no entry names follow as given (registration order);
+    a row two studies share shows once."""
+    rows = [("a/x", "ax"), ("b/e1/m", "be1"), ("c/y", "shared"), ("b/fig8", "b8"), ("d/y", "shared")]
+    assert in_order(rows, ("c", "b/e1", "a")) == ["shared", "be1", "ax", "b8"]
 
 
 def test_the_docs_hold_none_of_the_unsupported_readings():

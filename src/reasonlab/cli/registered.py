@@ -117,7 +117,8 @@ def _reproduce(command: Any) -> None:
 def _demo(command: Any) -> None:
     from reasonlab.studies.demo import demos
 
-    _param(command, "which").help = "; ".join(f"{name}: {entry.about}" for name, entry in demos().items())
+    _param(command, "which").help = "; ".join(f"{name}: {study.arms[arm].demo.about}"
+                                              for name, (study, arm) in demos().items())
 
 
 COMPLETE: dict[str, Callable[[Any], None]] = {"analyze": _analyze, "phase": _phase, "reproduce": _reproduce,

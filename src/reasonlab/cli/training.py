@@ -156,15 +156,15 @@ def demo(
     known = demos()
     if which not in known:
         raise unknown_name(f"demo {which!r}", which, known)
-    entry = known[which]
+    study, arm = known[which]
     try:
-        paths = entry.start(out, seed, executor_factory("local", workers, None, None, dry_run), console,
-                            overrides or [])
+        paths = study.run_demo(arm, out, seed, executor_factory("local", workers, None, None, dry_run), console,
+                               overrides or [])
     except PlannedOnly:
         console.print("dry run: nothing trained, nothing written")
         return
     if paths:
-        console.print(f"next: {entry.next_step(paths)}", highlight=False, soft_wrap=True)
+        console.print(f"next: {study.next_step(arm, paths)}", highlight=False, soft_wrap=True)
 
 
 def sweep(

@@ -43,6 +43,14 @@ def held_in(per_seed: dict[int, bool | None]) -> str:
     return text + (f"; {untested} more not testable" if untested else "")
 
 
+def seeds_text(seeds: set[int]) -> str:
+    """"seeds 1–3", "seeds 1, 3" or "seed 2"."""
+    s = sorted(seeds)
+    if len(s) == 1:
+        return f"seed {s[0]}"
+    return f"seeds {s[0]}–{s[-1]}" if s == list(range(s[0], s[-1] + 1)) else f"seeds {', '.join(map(str, s))}"
+
+
 def failed_runs(report: Any) -> list[str]:
     """A "Failed runs" section listing each failed run and its error, or nothing."""
     failed = getattr(report, "failed", [])

@@ -1,12 +1,13 @@
 """``Study``: the whole contract of a study in one class. A study states its name, the kind its runs are of, and its
-arms (each a profile, a grid, the fields it changes and its stated cost); ``run(arm)`` is the template every arm
-follows — train (or finish) the arm's grid, ``draw`` its figures, write ``summarize``'s text as ``summary.md`` —
-and a study overrides only the steps where it has something of its own.
+arms (each a profile, a grid, the fields it changes and its stated cost); ``run_grid(arm)`` is the template every
+arm follows — train (or finish) the arm's grid, ``draw`` its figures, write ``summarize``'s text as ``summary.md``
+— and a study overrides only the steps where it has something of its own.
 
 A study registers keyword-only, as a kind does: ``reasonlab.register_study(ReversalPhase)`` with the class (or an
 instance), whose attributes say everything the command line lists (``reasonlab studies``) and runs
-(``reasonlab reproduce <study> --profile <arm>``). An arm may also be a demo (``Arm.demo``), which
-``reasonlab demo <name>`` runs at one seed (``run_demo``) and follows with a suggested command (``next_step``).
+(``reasonlab reproduce <study> --profile <arm>``: ``run``). An arm may also be a demo (``Arm.demo``), which
+``reasonlab demo <name>`` (and ``reproduce``) runs at one seed (``run_demo``) and follows with a suggested command
+(``next_step``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from typing import Any, ClassVar
 from rich.console import Console
 
 from reasonlab.config import RunConfig
+from reasonlab.errors import ConfigError
 from reasonlab.store import atomic_write_text
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -83,10 +86,11 @@ class Study:
     runs_on_cpu: its large arms are meant to train on a CPU (``reproduce`` asks no ``--yes`` for them).
     takes_seeds: ``reproduce --seeds`` may replace an arm's seed axis.
 
-    ``spec(arm)`` is the arm's sweep; ``run`` trains it and then calls ``draw(records, out)`` (the figures, returned
-    as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(root)`` are the blocks of the docs
-    the study renders from its records committed in a repository (``reasonlab.studies.sections``). An arm that is a
-    demo runs through ``run_demo`` and ``next_step``.
+    ``spec(arm)`` is the arm's sweep; ``run_grid`` trains it and then calls ``draw(records, out)`` (the figures,
+    returned as paths) and ``summarize(records)`` (the text of ``summary.md``); ``sections(repo)`` are the blocks of
+    the docs the study renders from its records committed in a repository (``reasonlab.studies.sections``), and
+    ``claims`` and ``findings`` its rows of the results tables that cross studies (``reasonlab.studies.claims``). An
+    arm that is a demo runs through ``run_demo`` and ``next_step``.
     """
 
     name: ClassVar[str]
@@ -119,6 +123,18 @@ class Study:
 
     def run(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
             seeds: list[int] | None = None) -> Path:
+        """``reasonlab reproduce``: the arm's ``run_grid``, which returns the sweep's folder; an arm that is a demo
+        runs as ``reasonlab demo`` runs it (``run_demo``), at one seed (``seeds``, else seed 1), and returns the
+        store ``out``."""
+        if self.arms[arm].demo is None:
+            return self.run_grid(arm, out, make_executor, console, overrides, seeds)
+        if seeds is not None and len(seeds) != 1:
+            raise ConfigError(f"--seeds: the {arm} arm trains one seed; give one (e.g. --seeds 2)")
+        self.run_demo(arm, out, seeds[0] if seeds else 1, make_executor, console, overrides)
+        return out
+
+    def run_grid(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
+                 seeds: list[int] | None = None) -> Path:
         """The template of every arm: train, draw the figures, write ``summary.md``; returns the sweep's folder."""
         records = self.train(arm, out, make_executor, console, overrides, seeds)
         for path in self.draw(records, records.figures):
@@ -130,8 +146,8 @@ class Study:
     def run_demo(self, arm: str, out: Path, seed: int, make_executor: Any, console: Console,
                  overrides: list[str] = ()) -> list[Path]:
         """``reasonlab demo``: the arm at one ``seed``; returns what ``next_step`` names (by default the arm's
-        template ``run`` at that seed, and its sweep's folder)."""
-        return [self.run(arm, out, make_executor, console, [f"seed={seed}", *overrides])]
+        template ``run_grid`` at that seed, and its sweep's folder)."""
+        return [self.run_grid(arm, out, make_executor, console, [f"seed={seed}", *overrides])]
 
     def next_step(self, arm: str, paths: list[Path]) -> str:
         """The command ``reasonlab demo`` suggests after the arm, given what ``run_demo`` returned."""
@@ -145,7 +161,20 @@ class Study:
         """The text of the arm's ``summary.md``."""
         raise NotImplementedError(f"study {self.name!r} writes no summary")
 
-    def sections(self, root: Path) -> Sections:
+    def sections(self, repo: Repository) -> Sections:
         """The docs blocks (figures and generated tables, each with its name) the study renders from its records
-        committed in the repository ``root``; none by default."""
+        committed in the repository ``repo`` reads; none by default."""
+        return []
+
+    def claims(self, repo: Repository) -> list[Claim]:
+        """The papers' claims the study tests, each read on units from its records committed in ``repo``: its rows
+        of the README's verdict table; none by default."""
+        return []
+
+    def findings(self, repo: Repository) -> list[Finding]:
+        """What its committed arms showed: its rows of docs/results.md's "what reproduces"; none by default."""
+        return []
+
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        """The committed paths its claims and findings read, which ``--check`` and ``--pending`` require."""
         return []

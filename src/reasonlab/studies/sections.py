@@ -3,14 +3,16 @@ tables, each with the committed inputs it reads and the command that trains and 
 sweep, the block most studies render (an arm's runs packed under ``results/<study>-<arm>/``).
 
 ``scripts/regenerate_docs.py`` gathers every study's sections and draws, rewrites or checks them (``--check``,
-``--pending``); a section reads files under ``root``, the repository it is asked about.
+``--pending``); a section reads files of the ``Repository`` it is asked about, one reading of a repository per
+invocation, which holds what the invocation may write and what it has read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from reasonlab.config import RunConfig, load_yaml
 from reasonlab.sweep.grid import sweep_configs
@@ -18,9 +20,25 @@ from reasonlab.sweep.runner import finished_rows
 from reasonlab.terminal import counted
 
 FIGURES = "docs/figures"
-# whether a section may keep what it measures beside a committed run (a file under results/ that later readings
-# reuse); ``scripts/regenerate_docs.py --check`` sets it False, so that a check changes nothing
-WRITES = True
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Repository:
+    """One reading of a repository's committed records (``scripts/regenerate_docs.py`` makes one per invocation):
+    its ``root``; whether a section may keep what it measures beside a committed run (``writes``: a file under
+    results/ that later readings reuse; False for ``--check`` and ``--pending``, so that they change nothing); and
+    what the reading has read (``once``), since a figure, a docs table and the results tables read the same runs."""
+
+    root: Path
+    writes: bool = True
+    read: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def once(self, key: Hashable, reader: Callable[[], T]) -> T:
+        """``reader()``, called once per reading for ``key``."""
+        if key not in self.read:
+            self.read[key] = reader()
+        return self.read[key]
 
 
 @dataclass(frozen=True)
@@ -83,14 +101,13 @@ def sweep_inputs(folder: str, configs: list[RunConfig]) -> list[str]:
 
 
 Finished = tuple[list[RunConfig], list[dict], Path]  # a committed sweep's configs, finished rows and folder
-_FINISHED: dict[Path, Finished] = {}  # folder -> what ``CommittedSweep.finished`` read
 
 
 @dataclass(frozen=True)
 class CommittedSweep:
-    """A study's arm committed under ``results/<study>-<arm>/`` in ``root``: what draws its figures and which drawn
+    """A study's arm committed under ``results/<study>-<arm>/`` in ``repo``: what draws its figures and which drawn
     file each docs figure is, the doc that shows its report, and the line the results tables give it."""
-    root: Path
+    repo: Repository
     study: object  # a Study: ``spec(arm)``
     figures: dict[str, str]  # docs figure name → the file ``drawer`` leaves in its folder (no suffix)
     doc: str  # the doc that shows the sweep's report (``report``), as the table ``<study>-<arm>``
@@ -116,12 +133,13 @@ class CommittedSweep:
 
     def finished(self) -> Finished:
         """The configs, the committed finished rows (its results table, rebuilt from the run folders) and the folder:
-        read once per process, though the figure, the docs table and the results tables' rows all use them."""
-        folder = self.root / self.folder
-        if folder not in _FINISHED:
-            configs = self.configs()
-            _FINISHED[folder] = configs, finished_rows(configs, folder), folder
-        return _FINISHED[folder]
+        read once per reading of the repository, though the figure, the docs table and the results tables' rows all
+        use them."""
+        def read() -> Finished:
+            configs, folder = self.configs(), self.repo.root / self.folder
+            return configs, finished_rows(configs, folder), folder
+
+        return self.repo.once((self.folder, "finished"), read)
 
     def draw(self, scratch: Path) -> None:
         self.drawer(*self.finished(), scratch)
@@ -131,7 +149,7 @@ class CommittedSweep:
 
     def cells(self) -> tuple[str, str]:
         """The results table's committed-runs and finding cells, counted and computed from the committed sweep."""
-        return counts(self.root, [self.folder]), self.headline(*self.finished())
+        return counts(self.repo.root, [self.folder]), self.headline(*self.finished())
 
 
 def sweep_sections(sweeps: Iterable[CommittedSweep]) -> Sections:

@@ -16,7 +16,7 @@ from reasonlab.config import StrictModel
 class ParityTaskConfig(StrictModel):
     """Bit strings of ``n_bits`` bits; ``held_out`` of them are never trained on."""
 
-    kind: Literal["parity"] = "parity"
-    n_bits: int = Field(6, ge=2, le=16)
+    kind: Literal["parity"] = Field("parity", description="the task kind: the parity of a bit string")
+    n_bits: int = Field(6, ge=2, le=16, description="bits per string")
     held_out: float = Field(0.25, gt=0, lt=1, description="fraction of bit strings never trained on")
     repeats: int = Field(8, ge=1, description="copies of each training string per epoch")

@@ -5,13 +5,11 @@ and other tests read every registered study's sections."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import reasonlab
 from reasonlab.config import load_yaml
 from reasonlab.report.markdown import document, table
 from reasonlab.studies.base import Arm, Records
-from reasonlab.studies.sections import Sections, Table
+from reasonlab.studies.sections import Repository, Sections, Table
 
 PINS = "results/gamma-pair/pins.yaml"
 
@@ -29,9 +27,9 @@ class GammaPair(reasonlab.Study):
         return document(["# gamma-pair", ""], table(["γ", "label"], [(r["init.gamma"], r["label"])
                                                                       for r in records.rows]))
 
-    def sections(self, root: Path) -> Sections:
+    def sections(self, repo: Repository) -> Sections:
         def render() -> str:
-            return "".join(f"- γ {g}: run `{run}`\n" for g, run in load_yaml(root / PINS)["runs"].items())
+            return "".join(f"- γ {g}: run `{run}`\n" for g, run in load_yaml(repo.root / PINS)["runs"].items())
 
         return [("gamma-pair-runs", Table("docs/gamma-pair.md", lambda: [PINS], render))]
 

@@ -5,7 +5,6 @@ renders from the run ids pinned in its ``results/<study>/pins.yaml``."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from typer.testing import CliRunner
 import reasonlab
 from reasonlab import registry
 from reasonlab.cli import app
+from reasonlab.studies.sections import Repository
 
 REPO = Path(__file__).resolve().parents[3]
 runner = CliRunner()
@@ -46,15 +46,12 @@ def test_the_study_is_listed_and_planned_from_its_class(tmp_path):
 def test_its_docs_section_renders_from_its_pins_and_regenerate_docs_gathers_it(study, tmp_path, monkeypatch):
     (tmp_path / "results" / "gamma-pair").mkdir(parents=True)
     (tmp_path / study.PINS).write_text("runs:\n  0.3: 0123456789ab\n  0.8: ba9876543210\n")
-    (name, section), = study.GammaPair().sections(tmp_path)
+    (name, section), = study.GammaPair().sections(Repository(tmp_path))
     assert name == "gamma-pair-runs" and section.inputs() == [study.PINS]
     assert section.render() == "- γ 0.3: run `0123456789ab`\n- γ 0.8: run `ba9876543210`\n"
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location("regenerate_docs_with_gamma_pair", REPO / "scripts" /
-                                                  "regenerate_docs.py")
-    docs = importlib.util.module_from_spec(spec)  # a copy of its own: the module other tests read stays as it was
-    spec.loader.exec_module(docs)
-    assert docs.TABLES["gamma-pair-runs"].doc == "docs/gamma-pair.md"
+    docs = importlib.import_module("regenerate_docs").Docs(Repository(REPO, writes=False))
+    assert docs.tables["gamma-pair-runs"].doc == "docs/gamma-pair.md"
 
 
 @pytest.mark.slow

@@ -78,11 +78,12 @@ def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(tmp_path):
     from reasonlab.errors import UserError
     from reasonlab.studies import modular_phase
     from reasonlab.studies.modular.docs import ROUTES, ModularDocs
+    from reasonlab.studies.sections import Repository
 
-    first = ModularDocs(REPO, modular_phase.STUDY).route_run("modular-grok")
+    first = ModularDocs(Repository(REPO), modular_phase.STUDY).route_run("modular-grok")
     folder = tmp_path / ROUTES["modular-grok"][0]
     shutil.copytree(first, folder / first.name)
-    docs = ModularDocs(tmp_path, modular_phase.STUDY)
+    docs = ModularDocs(Repository(tmp_path), modular_phase.STUDY)
     assert docs.route_run("modular-grok") == folder / first.name
     shutil.copytree(first, folder / "again" / first.name)
     with pytest.raises(UserError, match="two runs of seed 1"):

@@ -25,6 +25,7 @@ from reasonlab.studies.sections import (
     FIGURES,
     CommittedSweep,
     Figures,
+    Repository,
     Sections,
     Table,
     analyze_pack,
@@ -48,15 +49,15 @@ def _headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
 
 @dataclass(frozen=True)
 class ModularDocs:
-    """The sections of the modular study (``study``: ``modular-phase``) over the records committed in ``root``."""
+    """The sections of the modular study (``study``: ``modular-phase``) over the records committed in ``repo``."""
 
-    root: Path
+    repo: Repository
     study: Study
 
     @cached_property
     def sweep(self) -> CommittedSweep:
         """The cpu grid, committed under ``results/modular-phase-cpu/``."""
-        return CommittedSweep(self.root, self.study, {"modular-phase-cpu-L2": "phase-L2-final",
+        return CommittedSweep(self.repo, self.study, {"modular-phase-cpu-L2": "phase-L2-final",
                                                       "modular-phase-cpu-shots": "shots"},
                               drawer=report.draw, doc=DOC, report=lambda configs, rows, sweep:
                               report.report_lines(rows, report.measure(rows, sweep), 4, figures=False),
@@ -66,7 +67,7 @@ class ModularDocs:
     def seeds(self, folder: str) -> dict[int, Path]:
         """Seed → run folder of a route's committed runs (finished or packed), one per seed."""
         runs: dict[int, Path] = {}
-        for run in run_folders(self.root, folder):
+        for run in run_folders(self.repo.root, folder):
             seed = load_yaml(run / "config.yaml")["seed"]
             if seed in runs:
                 raise UserError(f"{folder}: two runs of seed {seed} ({runs[seed].name}, {run.name}) where a route "
@@ -83,7 +84,7 @@ class ModularDocs:
         return runs[min(runs)]
 
     def _route_inputs(self, figure: str) -> list[str]:
-        run = self.route_run(figure).relative_to(self.root)
+        run = self.route_run(figure).relative_to(self.repo.root)
         return [f"{run}/config.yaml", f"{run}/metrics.parquet"]
 
     def _draw_route(self, figure: str, scratch: Path) -> None:
@@ -98,26 +99,27 @@ class ModularDocs:
     @cached_property
     def memorizer(self) -> str:
         """The pinned memorizer's analysis folder (8 tasks, α 0.5, depth 2, seed 2 of the cpu grid)."""
-        run = load_yaml(self.root / PINS)["grid_memorizer"]
+        run = load_yaml(self.repo.root / PINS)["grid_memorizer"]
         return f"results/{self.study.spec('cpu').name}/{run}/analysis/final"
 
     def _memorizer_command(self) -> str:
         return analyze_pack("modular-phase", [self.memorizer.split("/")[2]])  # every probe of its kind
 
     def _draw_memorizer_grid(self, scratch: Path) -> None:
-        folder = self.root / self.memorizer
+        folder = self.repo.root / self.memorizer
         with np.load(folder / "grid.npz") as arrays:
             modular_probes.draw_grid(read_json(folder / "grid.json", "grid"), dict(arrays), scratch)
 
     def _memorizer_probes_inputs(self) -> list[str]:
-        return [PINS, *(str(path.relative_to(self.root)) for path in probe_files(self.root / self.memorizer).values())]
+        folder = self.repo.root / self.memorizer
+        return [PINS, *(str(path.relative_to(self.repo.root)) for path in probe_files(folder).values())]
 
     def _memorizer_probes(self) -> str:
-        return "\n".join([f"`{self.memorizer}/`:", "", *probe_lines(self.root / self.memorizer)]) + "\n"
+        return "\n".join([f"`{self.memorizer}/`:", "", *probe_lines(self.repo.root / self.memorizer)]) + "\n"
 
     def side_by_side(self) -> Sections:
         """The side by side with the reference's own script: its table, and its figure once both codes have a run."""
-        committed = side_by_side.Committed(self.root)
+        committed = side_by_side.Committed(self.repo.root)
         table = ("modular-side-by-side", Table(DOC, committed.inputs, committed.render, command=side_by_side.COMMAND))
         if not committed.both_codes():
             return [table]

@@ -13,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.modular import findings
 from reasonlab.studies.modular.docs import ModularDocs
 from reasonlab.studies.modular.report import draw, measure, summary_markdown
 from reasonlab.studies.modular.route_r3 import RouteR3
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.sections import Repository, Sections
 
 ARMS: dict[str, Arm] = {
     "cpu": Arm(profile="cpu", grid={"task.n_tasks": [8, 16, 32, 64], "task.alpha": [0.5, 0.7], "model.depth": [1, 2],
@@ -49,9 +51,19 @@ class ModularPhase(Study):
         return summary_markdown(records.arm, records.configs[0].profile, records.rows,
                                 measure(records.rows, records.folder), records.report)
 
-    def sections(self, root: Path) -> Sections:
-        docs = ModularDocs(root, self)
+    def sections(self, repo: Repository) -> Sections:
+        docs = ModularDocs(repo, self)
         return [*docs.sections(), *RouteR3(docs).sections()]
+
+    def claims(self, repo: Repository) -> list[Claim]:
+        r3 = RouteR3(ModularDocs(repo, self))
+        return [findings.task_count_claim(r3), findings.depth_one_claim(r3), findings.grokking_claim(r3)]
+
+    def findings(self, repo: Repository) -> list[Finding]:
+        return findings.findings(RouteR3(ModularDocs(repo, self)))
+
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.inputs(RouteR3(ModularDocs(repo, self)))
 
 
 STUDY = ModularPhase()

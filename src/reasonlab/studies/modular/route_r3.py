@@ -5,7 +5,7 @@ matching and the verdict on what ratio matching cannot answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from statistics import mean
 
@@ -104,7 +104,7 @@ class RouteR3:
     """Route R3's sections over the records of ``docs`` (the modular study's, in its repository)."""
 
     def __init__(self, docs: ModularDocs) -> None:
-        self.docs, self.root = docs, docs.root
+        self.docs, self.root = docs, docs.repo.root
 
     def _grok_seeds_inputs(self) -> list[str]:
         return [f"{run.relative_to(self.root)}/{f}" for run in self.docs.seeds(GROK).values()
@@ -145,20 +145,23 @@ class RouteR3:
                                          beyond=arrays["ood_test_beyond_rm"] if "ood_test_beyond_rm" in arrays.files
                                          else None)
 
-    @cached_property
+    @property
     def stats(self) -> dict[int, GrokSeed]:
-        """Each seed as committed (``GrokSeed``), read once."""
-        stats = {}
-        for seed, run in sorted(self.docs.seeds(GROK).items()):
-            metrics = read_metrics(run / "metrics.parquet")
-            series = modular_figures.step_series(metrics)
-            steps, ood = series["ood_test_last_shot"]
-            last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
-            peak = max(range(len(ood)), key=ood.__getitem__)
-            stats[seed] = GrokSeed(run, packed_state(run, metrics),
-                                   next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None), ood[peak],
-                                   steps[peak], last, phase_label(last))
-        return stats
+        """Each seed as committed (``GrokSeed``), read once per reading of the repository."""
+        def read() -> dict[int, GrokSeed]:
+            stats = {}
+            for seed, run in sorted(self.docs.seeds(GROK).items()):
+                metrics = read_metrics(run / "metrics.parquet")
+                series = modular_figures.step_series(metrics)
+                steps, ood = series["ood_test_last_shot"]
+                last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
+                peak = max(range(len(ood)), key=ood.__getitem__)
+                stats[seed] = GrokSeed(run, packed_state(run, metrics),
+                                       next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None),
+                                       ood[peak], steps[peak], last, phase_label(last))
+            return stats
+
+        return self.docs.repo.once((GROK, "stats"), read)
 
     def _grok_table(self) -> str:
         rows = [(str(seed), s.run.name, s.state, "never" if s.first is None else f"{s.first:,}",

@@ -1,7 +1,8 @@
 """The PrOntoQA + TinyStories study (``reasonlab reproduce prontoqa-tinystories``): the language-model half of the
 reasoning-bias study (spec §4, E2–E3): one GPT-style model trained by next-token prediction on PrOntoQA-style text
 mixed with TinyStories. This module holds its grids; ``study.py`` its class, ``measure.py`` the per-run
-measurement, ``figures.py`` and ``report.py`` what it draws and writes, ``docs.py`` its sections of the docs.
+measurement, ``figures.py`` and ``report.py`` what it draws and writes, ``docs.py`` its sections of the docs,
+``findings.py`` its rows of the results tables.
 
 Measured per run: ΔL = (L_TinyStories − L_PrOntoQA) / L_PrOntoQA along training, its mean over 5–50 % of the
 steps (ΔL̄) and its final value, and the mean pairwise cosine of the input embeddings of PrOntoQA-only and

@@ -12,11 +12,10 @@ from statistics import mean, median
 from reasonlab.config import RunConfig
 from reasonlab.store import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
-from reasonlab.studies import sections
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep, per_gamma, stage_cosine, with_cosines
 from reasonlab.studies.prontoqa_tinystories.report import ordering_verdict, report_sections, spread
-from reasonlab.studies.sections import FIGURES, Figures, Sections, Table, train_pack
+from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, train_pack
 from reasonlab.sweep.results import markdown_table, query
 
 LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
@@ -24,7 +23,6 @@ LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"
 LM_SWEEPS = {"cpu": LM, "regime": LM_REGIME}
 DL_SEARCH = "results/reasoning-bias/dl-search"
 DOC = "docs/reasoning-bias.md"
-_READ: dict[Path, tuple[dict[str, list[RunConfig]], dict[str, dict]]] = {}  # sweep folder -> what ``_lm`` read
 
 
 def chain(gammas: list[float]) -> str:
@@ -40,26 +38,26 @@ def _lm_figures(profile: str) -> dict[str, str]:
 
 
 class LmDocs:
-    """The study's sections over the records committed in ``root``; each profile's sweep is measured once."""
+    """The study's sections over the records committed in ``repo``; each profile's sweep is measured once."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, repo: Repository) -> None:
+        self.repo, self.root = repo, repo.root
 
     def _sql_table(self, target: str, sql_root: str) -> str:
         return markdown_table(*query(self.root / target, (self.root / sql_root / "table.sql").read_text()))
 
     def _lm(self, profile: str) -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
         """The study's groups for a profile and its committed finished runs as ``measure_sweep`` gives them (a
-        ``.partial`` snapshot is no finished run), measured once per invocation: every table, figure and row reads
-        them, and a run whose cosines cannot be had is named once. Under ``--check`` a run's cosines file is not
-        written into ``results/`` (``sections.WRITES``: the check changes nothing): a run packed without one is
-        measured each time."""
-        folder = self.root / LM_SWEEPS[profile]
-        if folder not in _READ:
+        ``.partial`` snapshot is no finished run), measured once per reading of the repository: every table, figure
+        and row reads them, and a run whose cosines cannot be had is named once. Under ``--check`` a run's cosines
+        file is not written into ``results/`` (``Repository.writes``: the check changes nothing): a run packed
+        without one is measured each time."""
+        def read() -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
             groups = lm.study_configs(profile)
-            _READ[folder] = groups, measure_sweep([c for cs in groups.values() for c in cs], folder,
-                                                  keep=sections.WRITES)
-        return _READ[folder]
+            return groups, measure_sweep([c for cs in groups.values() for c in cs], self.root / LM_SWEEPS[profile],
+                                         keep=self.repo.writes)
+
+        return self.repo.once((LM_SWEEPS[profile], "measured"), read)
 
     def per_gamma(self, profile: str, group: str = "main") -> dict[float, list[dict]]:
         groups, measured = self._lm(profile)

@@ -1,5 +1,6 @@
 """``reasonlab reproduce prontoqa-tinystories``: the study's class — its arms (each a profile and its groups), how an
-arm trains, draws and summarizes, and its sections of the docs (``docs.py``)."""
+arm trains, draws and summarizes, its sections of the docs (``docs.py``) and its rows of the results tables
+(``findings.py``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from rich.console import Console
 
 from reasonlab.records import axis_value
 from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.studies.prontoqa_tinystories import AXES, COSTS, GRIDS, study_configs
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.prontoqa_tinystories import AXES, COSTS, GRIDS, findings, study_configs
 from reasonlab.studies.prontoqa_tinystories.docs import LmDocs
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep
 from reasonlab.studies.prontoqa_tinystories.report import summary_markdown
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.runner import run_sweep
 
 
@@ -52,8 +54,18 @@ class ProntoqaTinystories(Study):
         return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
                                 records.report.timing())
 
-    def sections(self, root: Path) -> Sections:
-        return LmDocs(root).sections()
+    def sections(self, repo: Repository) -> Sections:
+        return LmDocs(repo).sections()
+
+    def claims(self, repo: Repository) -> list[Claim]:
+        docs = LmDocs(repo)
+        return [findings.delta_l_claim(docs), findings.cosines_claim(docs)]
+
+    def findings(self, repo: Repository) -> list[Finding]:
+        return [findings.finding(LmDocs(repo))]
+
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.inputs(LmDocs(repo))
 
 
 def _measured(records: Records) -> dict[str, dict]:

@@ -5,7 +5,8 @@ The transformer and the Emb-MLP are trained on the reasoning/memory mixture at a
 measures the embedding and attention geometry of the runs: anchor cosine matrices against the label-distribution
 prediction (T2), first-layer attention against 1/i at initialization (T1), W_V's alignment (T3) and the
 theoretical embedding profile (T4), as ``theory.py`` states them. ``summary.md`` states every number and whether
-each claim held. The study's class is in ``study.py``, its docs sections in ``docs.py``.
+each claim held. The study's class is in ``study.py``, its docs sections in ``docs.py``, its rows of the results
+tables in ``findings.py``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from reasonlab.studies.reasoning_bias.theory import (
 )
 from reasonlab.sweep.grid import expand
 
+PAPER = "2502.04375"  # the paper the reasoning-bias studies (this and prontoqa-tinystories) reproduce: its arXiv id
 MODELS = ("transformer", "emb-mlp")
 # each arm trains both models' profiles (``transformer-<arm>``, ``emb-mlp-<arm>``) over γ and its seeds
 ARMS = {"cpu": Arm(profile="cpu", grid={"seed": [1, 2, 3]},

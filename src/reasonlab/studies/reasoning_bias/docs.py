@@ -13,7 +13,7 @@ from reasonlab.store import read_json
 from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
-from reasonlab.studies.sections import FIGURES, Figures, Sections, Table, counts, run_folders, train_pack
+from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, counts, run_folders, train_pack
 from reasonlab.sweep.results import markdown_table, query
 
 MIXTURE = "results/reasoning-bias"
@@ -88,11 +88,10 @@ def spec_lr_verdict(held: dict[str, list[bool]], finished: int) -> str:
 
 
 class RbDocs:
-    """The study's sections over the records committed in ``root``."""
+    """The study's sections over the records committed in ``repo``."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._results: dict | None = None
+    def __init__(self, repo: Repository) -> None:
+        self.repo, self.root = repo, repo.root
 
     def demo_seeds(self) -> dict[int, dict[float, dict]]:
         return {int(d.name.removeprefix("seed-")): demo.read_demo_runs(d)
@@ -163,10 +162,9 @@ class RbDocs:
                 f"{min(walls):.0f}–{max(walls):.0f} s per demo on 2 cores")
 
     def results(self) -> dict:
-        """``reasoning_bias.measure`` of the committed cpu sweep, read once."""
-        if self._results is None:
-            self._results = reasoning_bias.measure(reasoning_bias.study_configs("cpu"), self.root / RB_CPU, keep=False)
-        return self._results
+        """``reasoning_bias.measure`` of the committed cpu sweep, read once per reading of the repository."""
+        return self.repo.once((RB_CPU, "measured"), lambda: reasoning_bias.measure(
+            reasoning_bias.study_configs("cpu"), self.root / RB_CPU, keep=False))
 
     def _draw_rb(self, scratch: Path) -> None:
         reasoning_bias.draw(self.results(), reasoning_bias.study_configs("cpu"), scratch)

@@ -1,6 +1,6 @@
 """``reasonlab reproduce reasoning-bias``: the study's class — its arms, how an arm trains (both models' profiles
-over γ and seeds, and Fig. 8's runs), draws and summarizes, its sections of the docs (``docs.py``), and its ``demo``
-arm, which is ``reasonlab demo`` (``demo.py``)."""
+over γ and seeds, and Fig. 8's runs), draws and summarizes, its sections of the docs (``docs.py``), its rows of
+the results tables (``findings.py``) and its ``demo`` arm, which is ``reasonlab demo`` (``demo.py``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from typing import Any
 
 from rich.console import Console
 
-from reasonlab.errors import ConfigError
 from reasonlab.studies.base import Records, Study
-from reasonlab.studies.reasoning_bias import ARMS, demo, draw, measure, study_configs, summary_markdown
+from reasonlab.studies.claims import Claim, Finding
+from reasonlab.studies.reasoning_bias import ARMS, demo, draw, findings, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
-from reasonlab.studies.sections import Sections
+from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.runner import run_sweep
-
-DEMO = "demo"  # the arm that is ``reasonlab demo reasoning``
 
 
 class ReasoningBias(Study):
@@ -25,20 +23,9 @@ class ReasoningBias(Study):
 
     name = "reasoning-bias"
     kind = "mixture"
-    arms = {**ARMS, DEMO: demo.ARM}
+    arms = {**ARMS, "demo": demo.ARM}
     what = "reasoning vs memory anchors in one training set, transformer and Emb-MLP"
     figures = ("label-distribution", "curves", "cosine-*", "pca-*", "profile-*")
-
-    def run(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
-            seeds: list[int] | None = None) -> Path:
-        """The template, but for the ``demo`` arm, which runs as ``reasonlab demo`` does at its one seed (``seeds``,
-        else seed 1)."""
-        if arm != DEMO:
-            return super().run(arm, out, make_executor, console, overrides, seeds)
-        if seeds is not None and len(seeds) != 1:
-            raise ConfigError(f"--seeds: the {DEMO} arm trains one seed; give one (e.g. --seeds 2)")
-        self.run_demo(arm, out, seeds[0] if seeds else 1, make_executor, console, overrides)
-        return out / demo.SWEEP
 
     def run_demo(self, arm: str, out: Path, seed: int, make_executor: Any, console: Console,
                  overrides: list[str] = ()) -> list[Path]:
@@ -67,8 +54,18 @@ class ReasoningBias(Study):
     def summarize(self, records: Records) -> str:
         return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
 
-    def sections(self, root: Path) -> Sections:
-        return RbDocs(root).sections()
+    def sections(self, repo: Repository) -> Sections:
+        return RbDocs(repo).sections()
+
+    def claims(self, repo: Repository) -> list[Claim]:
+        docs = RbDocs(repo)
+        return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.fig8_claim(docs)]
+
+    def findings(self, repo: Repository) -> list[Finding]:
+        return findings.findings(RbDocs(repo))
+
+    def finding_inputs(self, repo: Repository) -> list[str]:
+        return findings.inputs()
 
 
 def _measured(records: Records) -> dict:

@@ -1,4 +1,5 @@
-"""``reasonlab reproduce anchor-lr-wd``: learning rate × weight decay (anchor spec §7, paper App. E).
+"""The reading of ``reasonlab reproduce anchor-lr-wd``, learning rate × weight decay (anchor spec §7, paper App. E;
+its arms in ``study.py``).
 
 Depth 3, one head, γ 0.5; both (3,4) and (4,3) held out, so no symmetric answer exists and the x−6 pair is
 gone; the other 14 pairs are inferential. The metric is the mean (4,3) inferential accuracy over seeds per
@@ -11,53 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from reasonlab.config import RunConfig, raw_config
+from reasonlab.config import RunConfig
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.report.markdown import document, header, held_in, table
-from reasonlab.studies.anchor_figures import plot_lr_wd
-from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.sweep.grid import SweepSpec
+from reasonlab.studies.anchor.figures import plot_lr_wd
 from reasonlab.sweep.runner import SweepReport
 
-CONFIG = {"task": {"held_out_pairs": [[3, 4], [4, 3]], "non_inferential": {}}, "model": {"depth": 3, "n_heads": 1},
-          "init": {"gamma": 0.5}}
-ARMS: dict[str, Arm] = {
-    "cpu": Arm(profile="cpu", grid={"train.lr_multiplier": [25, 50, 100], "train.weight_decay": [0.01, 0.1, 1.0],
-                                    "seed": [1, 2, 3]}),
-    "paper": Arm(profile="paper", grid={"train.lr_multiplier": [5, 10, 20, 40, 60],
-                                        "train.weight_decay": [0.003, 0.01, 0.03, 0.1, 0.3],
-                                        "seed": list(range(1, 10))}),
-}
-PAIRS = (Pair(4, 3), Pair(3, 4))  # both held out (CONFIG): the figure and tables show (4,3) first
+PAIRS = (Pair(4, 3), Pair(3, 4))  # both held out (study.LR_WD_CONFIG): the figure and tables show (4,3) first
 
 
-class AnchorLrWd(Study):
-    """Anchor outcomes over peak learning rate × weight decay: the two maps and ``summary.md``."""
-
-    name = "anchor-lr-wd"
-    kind = "anchor"
-    arms = ARMS
-    what = "anchor outcomes over learning rate × weight decay"
-    figures = ("lr-wd",)
-
-    def spec(self, arm: str) -> SweepSpec:
-        """The arm's sweep with both pairs held out (``CONFIG``), named in its label."""
-        label = f"{raw_config(None, arm, [], 'anchor')['profile']}; anchor-lr-wd: depth 3, γ 0.5, " \
-                f"{' and '.join(p.caption for p in reversed(PAIRS))} held out"
-        return SweepSpec(name=f"anchor-lr-wd-{arm}", family="anchor", profile=ARMS[arm].profile,
-                         config={**CONFIG, "profile": label}, grid=ARMS[arm].grid)
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return draw(records.configs, records.rows, out)
-
-    def summarize(self, records: Records) -> str:
-        return summary_markdown(records.arm, records.configs[0].profile, records.rows,
-                                records.configs[0].train.base_lr, records.report)
-
-
-STUDY = AnchorLrWd()
-GRIDS = STUDY.grids()
-spec_for = STUDY.spec
 
 
 def cell_means(rows: list[dict], pair: Pair) -> dict[tuple[float, float], float]:

@@ -1,4 +1,5 @@
-"""``reasonlab reproduce anchor-complexity``: the inferential-complexity experiment (anchor spec §7).
+"""The reading of ``reasonlab reproduce anchor-complexity``, the inferential-complexity experiment (anchor spec §7;
+its arms in ``study.py``).
 
 The first k unordered anchor pairs (k = 0..6) get symmetric non-inferential targets in both orders; all 16 pairs
 are trained and nothing is held out. Readout per run: the first epoch whose training accuracy reaches 1.0
@@ -12,63 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import mean
 
-from reasonlab.config import RunConfig, raw_config
+from reasonlab.config import RunConfig
 from reasonlab.report.markdown import document, header, held_in
 from reasonlab.report.markdown import table as table_lines
 from reasonlab.store import Metrics
-from reasonlab.studies.anchor_figures import plot_complexity
-from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.sweep.grid import SweepSpec
+from reasonlab.studies.anchor.figures import plot_complexity
 from reasonlab.sweep.runner import SweepReport
-
-# All 16 pairs trained, nothing held out, no extra non-inferential pair: only the first k complexity pairs break
-# the composition rule.
-TASK = {"held_out_pairs": [], "non_inferential": {}}
-ARMS: dict[str, Arm] = {
-    "cpu": Arm(profile="cpu", grid={"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.6, 0.8],
-                                    "seed": [2, 3, 4]}),
-    "paper": Arm(profile="paper", grid={"task.complexity_k": [0, 1, 2, 3, 4, 5, 6], "init.gamma": [0.3, 0.8],
-                                        "seed": list(range(2, 10))}),
-}
-# The code setting of the source (spec §7): 100k sequences, batch 300, 21 epochs, multiplier 10, depth 2.
-SETTINGS = {
-    "cpu": {"train": {"epochs": 10, "eval_every": 1, "checkpoint_every": 10},
-            "label": "10 epochs, evaluated every epoch"},
-    "paper": {"task": {"n_train_per_pair": 6250}, "model": {"depth": 2},
-              "train": {"epochs": 21, "batch_size": 300, "lr_multiplier": 10, "eval_every": 1},
-              "label": "the source's code setting: 100k sequences, batch 300, 21 epochs, multiplier 10"},
-}
-
-
-class AnchorComplexity(Study):
-    """Anchor outcomes as more pairs break the composition rule: the complexity figure and ``summary.md``."""
-
-    name = "anchor-complexity"
-    kind = "anchor"
-    arms = ARMS
-    what = "anchor outcomes as more pairs get symmetric non-inferential targets"
-    figures = ("complexity",)
-
-    def spec(self, arm: str) -> SweepSpec:
-        """The arm's sweep with every pair trained and the arm's training setting (``SETTINGS``) in its label."""
-        settings = {k: v for k, v in SETTINGS[arm].items() if k != "label"}
-        label = f"{raw_config(None, arm, [], 'anchor')['profile']}; anchor-complexity: all 16 pairs trained, " \
-                f"{SETTINGS[arm]['label']}"
-        config = {**settings, "task": {**TASK, **settings.get("task", {})}, "profile": label}
-        return SweepSpec(name=f"anchor-complexity-{arm}", family="anchor", profile=ARMS[arm].profile, config=config,
-                         grid=ARMS[arm].grid)
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return draw(records.configs, records.rows, records.folder, out)[2]
-
-    def summarize(self, records: Records) -> str:
-        table, epochs = fit_table(records.rows, records.folder), records.configs[0].train.epochs
-        return summary_markdown(records.arm, records.configs[0].profile, table, epochs, records.report)
-
-
-STUDY = AnchorComplexity()
-GRIDS = STUDY.grids()
-spec_for = STUDY.spec
 
 
 def epochs_to_fit(run_dir: Path, level: float = 1.0) -> int | None:

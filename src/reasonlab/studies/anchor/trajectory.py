@@ -1,4 +1,5 @@
-"""``reasonlab reproduce anchor-trajectory``: the authors' logged paper-scale runs retraced on this CPU (spec §6b).
+"""The reading of ``reasonlab reproduce anchor-trajectory``: the authors' logged paper-scale runs retraced on this
+CPU (spec §6b), read from run folders and replays of the authors' draws beside the shipped log.
 
 Runs of the ``trajectory`` profile (the ``paper`` model and data with the settings of the authors' logs),
 truncated where the log shows the outcome: γ 0.5 to epoch 9 (it fits within warm-up and is symmetric at once),
@@ -17,18 +18,11 @@ from pathlib import Path
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
 from reasonlab.kinds.anchor.config import Pair
-from reasonlab.store import Metrics, atomic_write_text
-from reasonlab.studies.anchor_figures import AUTHORS_PAIR, plot_trajectory
-from reasonlab.studies.base import Arm, Records, Study
-from reasonlab.sweep.grid import SweepSpec
+from reasonlab.store import Metrics, atomic_write_text, read_json
+from reasonlab.studies.anchor.figures import AUTHORS_PAIR, SERIES, plot_trajectory
 
 PAIR = AUTHORS_PAIR  # the study retraces the authors' logged runs, which hold out (4,3)
 AUTHORS_STEPS_PER_EPOCH = 370  # 759,375 training sequences in batches of 2048, as their logs' setting states
-ARMS: dict[str, Arm] = {
-    "paper": Arm(profile="trajectory", grid={"init.gamma+train.epochs": [[0.5, 9], [0.8, 27]]}),
-    "seeds": Arm(profile="trajectory", grid={"init.gamma+train.epochs+seed": [[0.5, 9, 1], [0.8, 27, 1],
-                                                                             [0.8, 27, 2], [0.8, 27, 3]]}),
-}
 
 
 # What each γ of the logged runs answers for (4,3) at paper scale, and the bar a run of ours must meet to count as
@@ -156,35 +150,6 @@ def authors_lr_sums() -> dict[int, float]:
     return {e: sums[e * AUTHORS_STEPS_PER_EPOCH] for e in range(last + 1)}
 
 
-class AnchorTrajectory(Study):
-    """Paper-scale anchor runs retraced on a CPU: every evaluation beside the authors' logged points, in a figure
-    and in ``summary.md``. Both arms train into one store (``anchor-trajectory``), so that they share runs."""
-
-    name = "anchor-trajectory"
-    kind = "anchor"
-    arms = ARMS
-    what = "two paper-scale anchor runs beside the authors' logged trajectory"
-    figures = ("trajectory",)
-    runs_on_cpu = True
-
-    def spec(self, arm: str) -> SweepSpec:
-        return SweepSpec(name=self.name, family=self.kind, profile=ARMS[arm].profile, grid=ARMS[arm].grid)
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return plot_trajectory(_ours(records), authors_log(), out / "trajectory", records.configs[0].profile, "")
-
-    def summarize(self, records: Records) -> str:
-        return summary_markdown(_ours(records), authors_log(), records.configs[0].profile)
-
-
-def _ours(records: Records) -> dict[str, dict[str, dict]]:
-    done = {r["run_id"] for r in records.rows}
-    return trajectories([records.folder / c.run_id() for c in records.configs if c.run_id() in done])
-
-
-STUDY = AnchorTrajectory()
-
-
 def draw(ours: dict[str, dict[str, dict]], out_dir: Path, profile: str, note: str = "") -> list[Path]:
     """The figure (``figures/trajectory.png``/``.svg``) and ``summary.md`` of the given trajectories (``note``:
     a caption line for any line that is not a run of the profile)."""
@@ -214,3 +179,39 @@ def summary_markdown(ours: dict[str, dict[str, dict]], reference: dict, profile:
                 lr_sum = f"{e['lr_sum']:.3f}" if "lr_sum" in e else "—"
                 lines.append(f"| {gamma} | {name} | {e['epoch']} | {lr_sum} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
+    return {"lr_sum": sums[epoch]} if epoch in sums else {}
+
+
+def replay_curves(path: Path, tag: str = "") -> tuple[str, str, dict, int]:
+    """A replay's γ, line name (ending in ``tag``, which tells several replays of one draw apart), curves in
+    ``run_curves``' layout and sequences evaluated per group, from its ``replay.json``; Σlr is the logged runs' (a
+    replay trains on their schedule and batch count)."""
+    replay, sums = read_json(path, "replay file"), authors_lr_sums()
+    try:
+        settings = replay["settings"]
+        evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k, _, _ in SERIES}} | _lr_sum(sums, e["epoch"])
+                       for e in replay["evaluations"]]
+        losses = [{"epoch": e["epoch"], "loss": e["loss"]} for e in replay["epochs"]]
+        name = f"step on the authors' draws ({settings['draws']}, init seed {settings['init_seed']}; replay{tag})"
+        curves = {"evaluations": evaluations, "train_loss": losses, "marker": "D"}
+        return settings["gamma"], name, curves, settings["eval_rows"]
+    except (KeyError, TypeError) as e:
+        raise UserError(f"{path}: not a replay.json of scripts/replay_authors_draws.py (no {e})") from None
+
+
+def committed(runs: list[Path], replays: list[Path]) -> tuple[dict, str, str]:
+    """``draw``'s trajectories, profile and note for run folders and replay files: what
+    ``scripts/trajectory_figure.py`` and the docs' trajectory figure and summary draw."""
+    profile = resolve(load_yaml(runs[0] / "config.yaml")).profile
+    ours, rows = trajectories(runs), set()
+    for path in replays:
+        gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(replays) > 1 else "")
+        ours.setdefault(gamma, {})[name] = curves
+        rows.add(eval_rows)
+    note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "
+            f"batch order), evaluated on the first {', '.join(map(str, sorted(rows)))} sequences of each group."
+            if rows else "")
+    return ours, profile.split("; changed:")[0], note

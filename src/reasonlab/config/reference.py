@@ -1,5 +1,6 @@
 """docs/config.md: every config field — its section, type, default, meaning and role — generated from the schema
-(the generic sections and every registered task and model kind), so the page cannot drift from the code."""
+(the generic sections and every registered task and model kind), so the page cannot drift from the code
+(``scripts/regenerate_docs.py`` writes and checks it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import typing
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from docgen.common import Table
 from reasonlab import registry
 from reasonlab.config import InitConfig, RunConfig, ThresholdConfig, TrainConfig
 from reasonlab.config.base import field_roles
@@ -68,6 +68,7 @@ def _section(title: str, model: type[BaseModel], prefix: str) -> list[str]:
 
 
 def config_reference() -> str:
+    """The whole page: the run's fields, each generic section's, then each model kind's and task kind's."""
     lines = [INTRO, *_section("The run", RunConfig, "")]
     for title, model, prefix in (("`train:`", TrainConfig, "train."), ("`init:`", InitConfig, "init."),
                                  ("`thresholds:`", ThresholdConfig, "thresholds.")):
@@ -78,8 +79,3 @@ def config_reference() -> str:
         lines += _section(f"`task:` kind `{name}`", kind.config, "task.")
     return "\n".join(lines)
 
-
-TABLES: dict[str, Table] = {
-    "config-reference": Table("docs/config.md", lambda: ["src/reasonlab/config", "src/reasonlab/kinds"],
-                              config_reference, whole=True),
-}

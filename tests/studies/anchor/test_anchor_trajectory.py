@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from reasonlab.cli import app
 from reasonlab.errors import UserError
-from reasonlab.studies.anchor_trajectory import (
+from reasonlab.studies.anchor.trajectory import (
     _line_names,
     authors_log,
     paper_scale_record,

@@ -1,4 +1,6 @@
-"""The anchor-composition study: its named profiles and the small demo.
+"""The anchor-composition study's named profiles and its two demos: ``reasonlab demo anchor``, the phase study's
+``demo`` arm (the study in small), and ``reasonlab demo trajectory``, the trajectory study's (its paper-scale runs
+drawn from the data shipped with the package, training nothing).
 
 A profile is a YAML file of the anchor kind, ``kinds/anchor/profiles/anchor-<profile>.yaml``; a user config is
 merged over it and ``--set`` overrides over both. The ``cpu`` profile is a reduced setting (documented in
@@ -14,24 +16,29 @@ from rich.table import Table
 
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.records import read_summary
+from reasonlab.studies.anchor import STUDY_BAR
+from reasonlab.studies.base import Arm, Demo
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 from reasonlab.terminal import counted
 
 PROFILES = ("cpu", "cpu-regime", "cpu-wide", "paper")
 # The demo: the reduced profile closest to the study's regime by the escape diagnostics, and the γ pair it
-# contrasts at depth 2, large initialization then small; the bar each must reach on its target answer for the
-# held-out pair to count as the study's contrast (docs/anchor-composition.md).
-DEMO_PROFILE = "cpu-regime"
+# contrasts at depth 2, large initialization then small; each must reach the study's bar (``STUDY_BAR``) on its
+# target answer for the held-out pair to count as the study's contrast (docs/anchor-composition.md).
 DEMO_GAMMAS = (0.3, 0.85)
-STUDY_BAR = 0.8
+SWEEP = "demo-anchor"  # the demo's sweep folder under the store
+# its cost: the committed seeds 2 and 3 (results/demo-anchor/), each run's wall time summed per seed
+ARM = Arm(profile="cpu-regime", grid={"init.gamma": list(DEMO_GAMMAS)},
+          demo=Demo("anchor", "the anchor study in small (about 15 minutes)"),
+          cost="2 runs of 5,187 steps: 0.5–1.0 CPU-hours a seed on an AMD EPYC, 1 thread a run")
 FELL = 0.05  # a drop of the inferential share from the escape to the end larger than evaluation noise on 1,000 rows
 
 
 def demo_spec(seed: int, overrides: list[str] = ()) -> SweepSpec:
     """The demo's sweep at one seed: its runs are the ones the docs table per seed (their ids pin them)."""
-    return SweepSpec(name="demo-anchor", family="anchor", profile=DEMO_PROFILE, set=[f"seed={seed}", *overrides],
-                     grid={"init.gamma": list(DEMO_GAMMAS)})
+    return SweepSpec(name=SWEEP, family="anchor", profile=ARM.profile, set=[f"seed={seed}", *overrides],
+                     grid=ARM.grid)
 
 
 def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[str] = ()) -> list[Path]:
@@ -41,8 +48,8 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     shipped paper-scale runs on the Σlr clock (``figures/demo.png``), a table, and what the reduced profile and the
     paper-scale runs show and do not."""
     from reasonlab.plots.run import plot_run
-    from reasonlab.studies.anchor_figures import plot_regime
-    from reasonlab.studies.anchor_trajectory import (
+    from reasonlab.studies.anchor.figures import plot_regime
+    from reasonlab.studies.anchor.trajectory import (
         authors_log,
         authors_lr_sums,
         paper_scale_runs,
@@ -77,9 +84,24 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     return [d for _, d in runs]
 
 
+def trajectory(out: Path, console: Console) -> list[Path]:
+    """``reasonlab demo trajectory``: the anchor study's paper-scale picture without training — the authors' logged
+    runs and reasonlab's own paper-scale runs of their settings on a 2-core CPU (both shipped with the package), on
+    the Σlr clock (``out/demo-trajectory/trajectory.png``) — and what those runs show; returns the figures."""
+    from reasonlab.studies.anchor.figures import AUTHORS_PAIR, plot_regime  # matplotlib: only when drawing
+    from reasonlab.studies.anchor.trajectory import authors_log, authors_lr_sums, paper_scale_runs, paper_scale_tally
+
+    paper_scale = paper_scale_runs()
+    figures = plot_regime({}, authors_log(), authors_lr_sums(), Path(out) / "demo-trajectory" / "trajectory",
+                          "no reduced-profile runs (nothing trained here)", AUTHORS_PAIR, paper_scale)
+    console.print(f"figure: {figures[0]}", highlight=False)
+    console.print(paper_scale_verdict(paper_scale_tally(paper_scale["runs"])), highlight=False)  # wrapped to width
+    return figures
+
+
 def paper_scale_verdict(tally: dict[str, tuple[int, int, int]]) -> str:
     """What reasonlab's own paper-scale runs (shipped, drawn in the demo's figure) show, counted from their data."""
-    from reasonlab.studies.anchor_trajectory import LOGGED_OUTCOME  # here: it draws figures (matplotlib)
+    from reasonlab.studies.anchor.trajectory import LOGGED_OUTCOME  # here: it draws figures (matplotlib)
 
     parts = [f"γ {g} reached the log's {LOGGED_OUTCOME[g]} answer in {met} of {counted(fitted, 'run')} ({seeds} seed"
              f"{'s' if seeds != 1 else ''})" for g, (met, fitted, seeds) in sorted(tally.items(),

@@ -1,4 +1,5 @@
-"""``reasonlab reproduce anchor-phase``: the study's γ × depth phase diagram (spec §4, paper Fig. 2a,b).
+"""The reading of ``reasonlab reproduce anchor-phase``, the γ × depth phase diagram (spec §4, paper Fig. 2a,b): its
+cells, caption, transitions and reports. The arms (``study.py``):
 
 The ``paper`` grid is the study's full protocol (γ 0.3..0.8 × depth 2..6 × 9 peak learning rates × 3 seeds =
 810 runs, meant for GPUs). The ``cpu`` grid runs the reduced CPU profile at its single learning rate over 5 γ
@@ -22,57 +23,13 @@ from reasonlab.kinds.anchor.figures import plot_phase
 from reasonlab.report.markdown import document, failed_runs, header, table
 from reasonlab.schedule import lr_sums
 from reasonlab.studies.anchor import STUDY_BAR
-from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.sweep.runner import SweepReport
 
-ARMS: dict[str, Arm] = {
-    "cpu": Arm(profile="cpu", grid={"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4],
-                                    "seed": [1, 2, 3]}),
-    "cpu-wide": Arm(profile="cpu-wide", grid={"init.gamma": [0.5, 0.7, 0.75, 0.8], "model.depth": [2],
-                                              "seed": [1, 2, 3]}),
-    "cpu-wide-wd": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28",),
-                       grid={"init.gamma": [0.5, 0.8], "model.depth": [2], "seed": [1, 2, 3]}),
-    "cpu-wide-cell": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28",),
-                         grid={"seed": [1, 2, 3], "init.gamma": [0.5, 0.8], "model.depth": [2],
-                               "train.lr_multiplier": [10, 15, 20, 25, 30]}),
-    "cpu-wide-long": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28", "train.lr_multiplier=30",
-                                                      "train.epochs=42"),
-                         grid={"seed": [1, 2, 3], "init.gamma": [0.8, 0.5], "model.depth": [2]}),
-    "paper": Arm(profile="paper", grid={"init.gamma": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "model.depth": [2, 3, 4, 5, 6],
-                                        "train.lr_multiplier": [10, 12.5, 15, 17.5, 20, 22.5, 25, 27.5, 30],
-                                        "seed": [1, 2, 3]}),
-}
-
-
-# arms whose cells take the paper's statistic in full: per seed the max over peak learning rates AND evaluated epochs
-# of the held-out answers, then the mean over seeds (the other arms read each run's final epoch)
-OVER_EPOCHS = {"cpu-wide-cell", "cpu-wide-long"}
 # the Σlr at which the authors' own γ 0.8 run leaves its plateau (their log: seen-pair accuracy passes 0.5 and 0.9
 # between epochs 18 and 24; docs/anchor-composition.md)
 AUTHORS_ESCAPE_LR_SUM = (1.0, 1.4)
 
 
-class AnchorPhase(Study):
-    """The γ × depth phase diagram: each arm writes the phase figure and ``summary.md`` beside its results table."""
-
-    name = "anchor-phase"
-    kind = "anchor"
-    arms = ARMS
-    what = "γ × depth phase diagram of the anchor task (paper Fig. 2a,b)"
-    figures = ("phase",)
-
-    def draw(self, records: Records, out: Path) -> list[Path]:
-        return draw(records.configs, records.rows, out, records.arm in OVER_EPOCHS)[2]
-
-    def summarize(self, records: Records) -> str:
-        over_epochs = records.arm in OVER_EPOCHS
-        return summary_markdown(records.arm, records.configs[0].profile, records.configs, records.rows,
-                                records.report, caption(records.configs, over_epochs), over_epochs)
-
-
-STUDY = AnchorPhase()
-GRIDS = STUDY.grids()
-spec_for = STUDY.spec
 
 
 def caption(configs: list[RunConfig], over_epochs: bool = False) -> str:
