@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from reasonlab.checkpoint import check_best, check_checkpoint, complete_steps, resumable_steps
+from reasonlab.checkpoint import complete_steps, resumable_steps
+from reasonlab.checkpoint_checks import check_best, check_checkpoint
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
