@@ -251,8 +251,8 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     where it is missing. A finished run found whole is left untouched; one without its figure in a directory that
     cannot be written (a read-only store, a committed run) is reported in one line, not redrawn: finding a run
     finished never needs to write."""
+    from reasonlab.files import warn
     from reasonlab.plots.run import plot_run
-    from reasonlab.store import warn
     from reasonlab.train.run import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)

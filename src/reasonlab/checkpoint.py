@@ -33,7 +33,7 @@ from reasonlab.checkpoint_checks import (
     check_marker,
     read_marker,
 )
-from reasonlab.store import atomic_write_bytes, warn, write_json
+from reasonlab.files import atomic_write_bytes, warn, write_json
 
 
 def _weights(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -204,7 +204,6 @@ def file_bounds(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str,
     weights = sum(t.numel() * t.element_size() for t in model.state_dict().values())
     params = sum(p.numel() * p.element_size() for g in optimizer.param_groups for p in g["params"])
     return {"weights": weights + MAX_HEADER_BYTES + 8, "optim": 4 * params + 64 * 2**20}
-
 
 
 def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimizer,

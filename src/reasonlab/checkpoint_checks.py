@@ -19,8 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reasonlab.errors import StoreError
+from reasonlab.files import read_json
 from reasonlab.staging import file_sha256, open_below
-from reasonlab.store import read_json
 
 MAX_MARKER_BYTES = 2**20  # a marker is a few hundred bytes
 MAX_HEADER_BYTES = 100 * 2**20  # safetensors' own bound on a header

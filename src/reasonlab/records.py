@@ -25,19 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError, UserError
+from reasonlab.files import finite, inside, read_json, warn, write_json
 from reasonlab.registry import task_kind
-from reasonlab.store import (
-    PARTIAL,
-    RUN_ID,
-    MetricRow,
-    check_metrics_columns,
-    finite,
-    inside,
-    read_json,
-    read_metrics,
-    warn,
-    write_json,
-)
+from reasonlab.store import PARTIAL, RUN_ID, MetricRow, check_metrics_columns, read_metrics
 
 Scalar = bool | int | float | str | None
 Record = TypeVar("Record", bound=BaseModel)

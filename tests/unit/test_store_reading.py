@@ -301,7 +301,7 @@ def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path
     import torch
 
     from reasonlab.errors import StoreError
-    from reasonlab.store import read_with_arrays, write_with_arrays
+    from reasonlab.files import read_with_arrays, write_with_arrays
 
     record = {"early": {"epoch": np.int64(3), "ok": np.bool_(True), "cosine": np.eye(3),
                         "pca": (list(range(4)), torch.ones(4, 2), np.float32(0.5))}}

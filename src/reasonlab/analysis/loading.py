@@ -22,8 +22,8 @@ from reasonlab.checkpoint_checks import BestMarker, bound_marker, read_marker
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
 from reasonlab.errors import StoreError
+from reasonlab.files import write_json, write_npz
 from reasonlab.records import load_run
-from reasonlab.store import write_json, write_npz
 from reasonlab.tasks.base import TaskData
 
 

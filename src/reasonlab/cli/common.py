@@ -62,8 +62,8 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
                   markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
     """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
     prints it, and ``sweep`` once its runs are done."""
+    from reasonlab.files import atomic_write_text
     from reasonlab.report.table import plain_view, results_view
-    from reasonlab.store import atomic_write_text
     from reasonlab.sweep.results import csv_text, markdown_table, query, table_view
 
     outputs = {flag: path for flag, path in (("--csv", csv), ("--markdown", markdown)) if path is not None}

@@ -14,6 +14,7 @@ from rich.table import Table
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
+from reasonlab.files import inside, warn
 from reasonlab.numerics import describe_machine
 from reasonlab.records import (
     RunSummary,
@@ -27,7 +28,7 @@ from reasonlab.records import (
     run_metrics,
 )
 from reasonlab.registry import task_kind
-from reasonlab.store import PARTIAL, inside, warn
+from reasonlab.store import PARTIAL
 from reasonlab.vocabulary import labelled
 
 

@@ -32,9 +32,10 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
+from reasonlab.files import atomic_write_bytes, warn
 from reasonlab.records import check_metrics, finished_summaries, load_run, read_sweep, run_dirs, within
 from reasonlab.registry import task_kind, task_kinds
-from reasonlab.store import LOCKS, atomic_write_bytes, file_lock, warn
+from reasonlab.store import LOCKS, file_lock
 from reasonlab.sweep.bindings import holds, row_digest, run_binding, stored_bindings, with_bindings
 from reasonlab.sweep.sql_names import name_hint
 from reasonlab.sweep.sql_tables import load_metrics, metrics_readable, no_metrics, offsets_table

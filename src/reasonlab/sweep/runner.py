@@ -26,6 +26,7 @@ from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, to_yaml
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import progress_parts
+from reasonlab.files import atomic_write_text, write_json
 from reasonlab.records import (
     SweepRecord,
     axis_value,
@@ -38,7 +39,7 @@ from reasonlab.records import (
     run_dirs,
     valid,
 )
-from reasonlab.store import PARTIAL, atomic_write_text, check_name, write_json
+from reasonlab.store import PARTIAL, check_name
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results

@@ -11,7 +11,8 @@ from typing import Any
 import pyarrow as pa
 
 from reasonlab.errors import StoreError
-from reasonlab.store import check_metrics_columns, read_metrics, warn
+from reasonlab.files import warn
+from reasonlab.store import check_metrics_columns, read_metrics
 
 
 def _sql_list(paths: list[Path]) -> str:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from reasonlab.store import read_json, read_metrics
+from reasonlab.files import read_json
+from reasonlab.store import read_metrics
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor.demo import DEMO_GAMMAS, demo_spec
 from reasonlab.studies.sections import Repository, Sections, Table, run_folders

@@ -10,7 +10,7 @@ from pathlib import Path
 from statistics import mean, median
 
 from reasonlab.config import RunConfig
-from reasonlab.store import read_json
+from reasonlab.files import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep, per_gamma, stage_cosine, with_cosines

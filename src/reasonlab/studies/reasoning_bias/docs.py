@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
+from reasonlab.files import read_json
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.report.markdown import epoch_cell, held_in
-from reasonlab.store import read_json
 from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
