@@ -13,8 +13,9 @@ both, and the few arrows below that are forbidden even though they point down).
     store       files.py (each file written whole, read within its bound), store.py, staging.py, checkpoint.py,
                 checkpoint_checks.py: run directories (folders written as one transaction), metrics, summaries,
                 checkpoints and the checks of their files; raises StoreError
-    records     records.py: the store read back: a schema per file its readers use, runs known by their id (the
-                hash of their config, so it reads the config schema, which the store itself may not)
+    records     record_schemas.py (a schema per file the store's readers use), records.py (the store read back:
+                runs known by their id, the hash of their config, so it reads the config schema, which the store
+                itself may not), describe.py (a run in one line)
     init        init.py: the γ rule (any torch module)
     tasks       tasks/: data and named evaluation sets
     models      models/
@@ -58,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("schedule", ("reasonlab.schedule",)),
     ("store", ("reasonlab.files", "reasonlab.store", "reasonlab.staging", "reasonlab.checkpoint",
                "reasonlab.checkpoint_checks")),
-    ("records", ("reasonlab.records",)),
+    ("records", ("reasonlab.record_schemas", "reasonlab.records", "reasonlab.describe")),
     ("init", ("reasonlab.init",)),
     ("tasks", ("reasonlab.tasks",)),
     ("models", ("reasonlab.models",)),
