@@ -283,6 +283,6 @@ def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPy
     """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
     with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
     and ``offsets`` (held-out offset histograms), holding at most ``memory_gib`` GiB (as ``results --sql``)."""
-    from reasonlab.sweep.results import connect
+    from reasonlab.sweep.sql_query import connect
 
     return connect(Path(path), memory_gib)

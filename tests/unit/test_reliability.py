@@ -387,7 +387,8 @@ def _cli(*args: str):
 def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
     import shutil
 
-    from reasonlab.sweep.results import query, write_results
+    from reasonlab.sweep.results import write_results
+    from reasonlab.sweep.sql_query import query
 
     store, cfgs, _ = _copy(small_sweep, tmp_path)
     run = store / "s" / cfgs[0].run_id()

@@ -14,7 +14,8 @@ from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
 from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, counts, run_folders, train_pack
-from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.results import markdown_table
+from reasonlab.sweep.sql_query import query
 
 MIXTURE = "results/reasoning-bias"
 MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")
