@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasonlab.store import atomic_write_bytes, write_npz
+from reasonlab.files import atomic_write_bytes, write_npz
 
 AUTHORS_COMMIT = "3bc8533cf019d8bec78325ee572ab624d69137f6"
 # git blob ids of the files used, at that commit (computed with LF line endings, as git stores them)

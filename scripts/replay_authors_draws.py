@@ -83,10 +83,11 @@ import reasonlab
 from reasonlab.config import RunConfig, raw_config, resolve
 from reasonlab.evaluate.scoring import score_sets
 from reasonlab.evaluate.set_score import histogram_bins, pooled
+from reasonlab.files import atomic_write_bytes, write_json
 from reasonlab.kinds.anchor.config import Pair
 from reasonlab.kinds.anchor.data import AnchorTask
 from reasonlab.numerics import flush_denormals, machine
-from reasonlab.store import atomic_write_bytes, git_revision, write_json
+from reasonlab.store import git_revision
 from reasonlab.studies.anchor.trajectory import authors_log
 from reasonlab.train import loop
 

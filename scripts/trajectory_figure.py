@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from reasonlab.errors import UserError
-from reasonlab.store import write_json
+from reasonlab.files import write_json
 from reasonlab.studies.anchor.trajectory import PAPER_SCALE_FILE, committed, draw, paper_scale_record
 
 REPO = Path(__file__).resolve().parents[1]

@@ -422,7 +422,7 @@ def build_store(work: Path) -> Path:
     from rich.console import Console
 
     from reasonlab.analysis.probes import analyze
-    from reasonlab.store import write_json
+    from reasonlab.files import write_json
     from reasonlab.sweep.executors import LocalExecutor
     from reasonlab.sweep.grid import SweepSpec, sweep_configs
     from reasonlab.sweep.runner import run_sweep

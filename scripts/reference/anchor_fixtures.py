@@ -50,7 +50,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: authors_draws.py
 from authors_draws import AUTHORS_COMMIT, AUTHORS_FILES, GROUPS, TRAINED, git_blob, load_authors  # noqa: E402
 
-from reasonlab.store import write_json, write_npz  # noqa: E402
+from reasonlab.files import write_json, write_npz  # noqa: E402
 
 REPOSITORY = "https://github.com/xuzhiqin1990/understanding_dl"
 FOLDER = "code/book_jupyter_composition_task"

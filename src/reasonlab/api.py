@@ -251,8 +251,8 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
     where it is missing. A finished run found whole is left untouched; one without its figure in a directory that
     cannot be written (a read-only store, a committed run) is reported in one line, not redrawn: finding a run
     finished never needs to write."""
+    from reasonlab.files import warn
     from reasonlab.plots.run import plot_run
-    from reasonlab.store import warn
     from reasonlab.train.run import train_run
 
     run_dir, summary = train_run(config, root, progress=progress, log=log)
@@ -283,6 +283,6 @@ def open_store(path: str | Path, memory_gib: float = 4.0):  # -> duckdb.DuckDBPy
     """An in-memory, read-only DuckDB connection over a store root, a sweep or a group of runs (``runs/adhoc``)
     with the views ``runs`` (one row per run), ``metrics`` (sweep, run_id, epoch, step, split, metric, value)
     and ``offsets`` (held-out offset histograms), holding at most ``memory_gib`` GiB (as ``results --sql``)."""
-    from reasonlab.sweep.results import connect
+    from reasonlab.sweep.sql_query import connect
 
     return connect(Path(path), memory_gib)

@@ -10,10 +10,12 @@ both, and the few arrows below that are forbidden even though they point down).
                 kind's one label for it, as every surface shows them)
     config      config/: schemas (base, schema), run identity (identity), overrides and profiles (io)
     schedule    schedule.py: the learning rate per step, a law of the training config (trainer and Σlr clocks)
-    store       store.py, staging.py, checkpoint.py: run directories (folders written as one transaction), metrics,
-                summaries, checkpoints; raises StoreError
-    records     records.py: the store read back: a schema per file its readers use, runs known by their id (the
-                hash of their config, so it reads the config schema, which the store itself may not)
+    store       files.py (each file written whole, read within its bound), store.py, staging.py, checkpoint.py,
+                checkpoint_checks.py: run directories (folders written as one transaction), metrics, summaries,
+                checkpoints and the checks of their files; raises StoreError
+    records     record_schemas.py (a schema per file the store's readers use), records.py (the store read back:
+                runs known by their id, the hash of their config, so it reads the config schema, which the store
+                itself may not), describe.py (a run in one line)
     init        init.py: the γ rule (any torch module)
     tasks       tasks/: data and named evaluation sets
     models      models/
@@ -55,8 +57,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "reasonlab.version", "reasonlab.terminal", "reasonlab.vocabulary")),
     ("config", ("reasonlab.config",)),
     ("schedule", ("reasonlab.schedule",)),
-    ("store", ("reasonlab.store", "reasonlab.staging", "reasonlab.checkpoint")),
-    ("records", ("reasonlab.records",)),
+    ("store", ("reasonlab.files", "reasonlab.store", "reasonlab.staging", "reasonlab.checkpoint",
+               "reasonlab.checkpoint_checks")),
+    ("records", ("reasonlab.record_schemas", "reasonlab.records", "reasonlab.describe")),
     ("init", ("reasonlab.init",)),
     ("tasks", ("reasonlab.tasks",)),
     ("models", ("reasonlab.models",)),

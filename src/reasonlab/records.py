@@ -1,11 +1,9 @@
-"""The store read back: one schema per file a reader relies on, checked on every read, and runs known by their id.
+"""The store read back: each file a reader relies on checked against its schema on every read, and runs known by
+their id.
 
-A file can parse and still not be what reasonlab wrote: a number stored as a string, an outcome pair without its
-fields, a config whose model is a list, a run directory copied under another run's name. Each file the store's
-readers use has a pydantic model here, which the code that writes it validates against too: ``RunSummary``
-(``summary.json``), ``SweepRecord`` (``sweep.json``), ``ProgressRecord`` (``progress.json``), analysis results
-(a JSON object). A run directory is a run when the id inside it — the hash of its config — is its name
-(``<id>`` or ``<id>.partial``). A run is printed in one line by ``describe_run``, wherever it is printed.
+The schemas are ``reasonlab.record_schemas``. A run directory is a run when the id inside it — the hash of its
+config — is its name (``<id>`` or ``<id>.partial``); a run is printed in one line by ``describe.describe_run``,
+wherever it is printed.
 
 A single file asked for by name (``show RUN``, ``train`` of a finished run) that fails is a one-line StoreError
 naming the file and what is wrong; in a listing (a sweep's runs for ``results``, ``report``, ``phase`` or a sweep
@@ -17,165 +15,15 @@ may not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing import Any
 
 from reasonlab.config import RunConfig
-from reasonlab.errors import StoreError, UserError
-from reasonlab.registry import task_kind
-from reasonlab.store import (
-    PARTIAL,
-    RUN_ID,
-    MetricRow,
-    check_metrics_columns,
-    finite,
-    inside,
-    read_json,
-    read_metrics,
-    warn,
-    write_json,
-)
-
-Scalar = bool | int | float | str | None
-Record = TypeVar("Record", bound=BaseModel)
-
-
-class _Record(BaseModel):
-    """Strict: a number stored as a string, or a string as a list, is not silently converted; and every string is
-    Unicode text (JSON's escapes can spell a lone surrogate, which no page or table can encode)."""
-
-    model_config = ConfigDict(strict=True, extra="allow")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _text(cls, data: Any) -> Any:
-        for where, node in _strings(data):
-            try:
-                node.encode()
-            except UnicodeEncodeError:
-                raise ValueError(f"{where or 'a key'}: not Unicode text") from None
-        return data
-
-
-def _strings(node: Any, where: str = "") -> Iterable[tuple[str, str]]:
-    """Every string of a JSON value (keys too), with where it is."""
-    if isinstance(node, str):
-        yield where, node
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            yield from _strings(k, where)
-            yield from _strings(v, f"{where}.{k}" if where else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, f"{where}.{i}")
-
-
-class KindReport(_Record):
-    """The base of a kind's part of ``summary.json`` (``Kind.Report``): its own fields, typed; the rest of the
-    summary passes through it untouched."""
-
-
-class Outcome(_Record):
-    """A run's outcome: its label and its kind's fields (scalars, or a kind's typed parts: the anchor pairs)."""
-
-    __pydantic_extra__: dict[str, Scalar | dict[str, Any]]
-    label: str | None = None
-
-
-class Machine(_Record):
-    cpu: str
-    kernels: str
-    extensions: list[str] = []  # SIMD and matrix extensions (AVX2, AVX-512, AVX512-BF16, AMX-BF16)
-
-
-class Versions(_Record):
-    reasonlab: str
-    torch: str
-    python: str
-
-
-class RunSummary(_Record):
-    """``summary.json``: what every reader of a finished run relies on (train writes it through this model)."""
-
-    run_id: str = Field(pattern=RUN_ID.pattern)
-    profile: str | None
-    status: str
-    label: str
-    outcome: Outcome
-    final: dict[str, float | None]
-    best: dict[str, Scalar | dict[str, Scalar]] = {}
-    histograms: dict[str, list[int]] = {}
-    epochs: int
-    steps: int
-    wall_time_s: float
-    diverged_step: int | None = None
-    time_s: dict[str, float] = {}
-    n_params: int
-    device: str
-    threads: int
-    machine: Machine | None = None
-    versions: Versions
-    git_revision: str | None = None
-    config: dict[str, Any]
-
-    @field_validator("config")
-    @classmethod
-    def _a_run_config(cls, value: dict[str, Any]) -> dict[str, Any]:
-        RunConfig.model_validate(value)
-        return value
-
-    @model_validator(mode="after")
-    def _named_by_its_config(self) -> RunSummary:
-        hashed = self.run_config().run_id()
-        if hashed != self.run_id:
-            raise ValueError(f"run_id {self.run_id} is not the hash of its config ({hashed})")
-        return self
-
-    @model_validator(mode="after")
-    def _its_kind_part(self) -> RunSummary:
-        """The kind's own fields, validated by the kind's ``Report`` (found through the registry)."""
-        task_kind(self.config["task"]["kind"]).Report.model_validate(self.model_dump())
-        return self
-
-    def run_config(self) -> RunConfig:
-        return RunConfig.model_validate(self.config)
-
-    def describe(self, axes: Sequence[str] = ()) -> str:
-        """The finished run in one line (``describe_run``)."""
-        return describe_run(self.run_config(), axes, self.label, self.steps)
-
-
-class SweepRecord(_Record):
-    """``sweep.json``: the sweep's name, its axes (a linked axis as ``a+b``), the spec it ran, and the command line
-    that last ran it (``reasonlab demo``; None from the Python API): what resumes its unfinished runs."""
-
-    name: str
-    axes: list[str]
-    spec: dict[str, Any] = {}
-    run_ids: list[str] = []
-    command: str | None = None
-
-
-class ProgressRecord(_Record):
-    """``progress.json`` of an unfinished run: where it stands, then its last evaluation's figures (flat)."""
-
-    __pydantic_extra__: dict[str, float | None]
-    epoch: int
-    epochs: int
-    step: int
-    steps: int | None = None  # the run's total; with the speed and ETA, written while it trains (older files lack them)
-    steps_per_s: float | None = None
-    eta_s: float | None = None
-    loss: float | None
-    wall_time_s: float
-    diverged_step: int | None = None
-    evaluated_epoch: int | None = None
-
-
-PROGRESS_FIELDS = tuple(ProgressRecord.model_fields)  # every other key is a figure of the last evaluation
+from reasonlab.errors import StoreError
+from reasonlab.files import inside, read_json, warn, write_json
+from reasonlab.record_schemas import PROGRESS_FIELDS, ProgressRecord, RunSummary, SweepRecord, checked, valid, validated
+from reasonlab.store import PARTIAL, RUN_ID, MetricRow, check_metrics_columns, read_metrics
 
 
 def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: float | None, wall_time_s: float,
@@ -198,41 +46,6 @@ def write_progress(run_dir: Path, *, epoch: int, epochs: int, step: int, loss: f
 def progress_figures(progress: dict) -> dict[str, float]:
     """The last evaluation's figures in a ``progress.json`` record (everything that is not a progress field)."""
     return {k: v for k, v in progress.items() if k not in PROGRESS_FIELDS and v is not None}
-
-
-def valid(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` as it will be stored, checked against the schema its readers use (a writer's own check: a
-    failure here is a bug, not bad input)."""
-    model.model_validate(finite(data))
-    return data
-
-
-def problem(e: ValidationError | UserError | ValueError) -> str:
-    """What is wrong, in a few words: the first field that fails and how (``final.seen_test_acc: Input should be a
-    valid number, got '0.93'``), and how many more."""
-    if not isinstance(e, ValidationError):
-        return str(e).splitlines()[0]
-    errors = e.errors()
-    first = errors[0]
-    where = ".".join(str(p) for p in first["loc"]) or "the file"
-    got = repr(first["input"])
-    got = f", got {got[:40]}{'…' if len(got) > 40 else ''}" if first["type"] != "missing" else ""
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{where}: {first['msg'].removeprefix('Value error, ')}{got}{more}"
-
-
-def validated(model: type[Record], data: Any, path: Path, what: str, fix: str) -> Record:
-    """``data`` (read from ``path``) as a ``model``; else a one-line StoreError naming the file."""
-    try:
-        return model.model_validate(data)
-    except (ValidationError, UserError, ValueError) as e:
-        raise StoreError(f"{path}: not a {what} as reasonlab writes it ({problem(e)}); {fix}") from None
-
-
-def checked(model: type[BaseModel], data: Any, path: Path, what: str, fix: str) -> dict[str, Any]:
-    """``data`` (read from ``path``) if it is a ``model``; else a one-line StoreError naming the file."""
-    validated(model, data, path, what, fix)
-    return data
 
 
 def read_summary(path: Path, name: str | None = None) -> dict[str, Any]:
@@ -368,46 +181,3 @@ def read_analysis(path: Path) -> dict[str, Any]:
         raise StoreError(f"{path}: not an analysis result as reasonlab writes it (a JSON object; got "
                          f"{type(data).__name__}); run `reasonlab analyze` again")
     return data
-
-
-def axis_value(cfg: RunConfig, key: str) -> object:
-    """A field's value; for a linked axis (``a+b``) the values joined by "/"."""
-    values = []
-    for name in key.split("+"):
-        node: object = cfg
-        for part in name.split("."):
-            node = getattr(node, part)
-        values.append(node)
-    return values[0] if len(values) == 1 else "/".join(map(str, values))
-
-
-def _has(cfg: RunConfig, key: str) -> bool:
-    """Whether the config has the dotted field (an Emb-MLP has no ``model.depth``)."""
-    node: object = cfg
-    for part in key.split("."):
-        if not hasattr(node, part):
-            return False
-        node = getattr(node, part)
-    return True
-
-
-def describe_run(cfg: RunConfig, axes: Sequence[str] = (), label: str | None = None, steps: int | None = None) -> str:
-    """A run in one line, the same wherever a run is printed (a sweep's plan, progress and finished lines, ``show``,
-    the report's headers): its id, task kind and profile name (the label's first word: the full label is printed
-    once, where a run or sweep is introduced); its key fields as ``field=value`` (the initialization, the model's
-    depth or kind, the seed, its kind's phase-diagram axes, then any ``axes`` given: a sweep's); its length
-    (the steps once known); and its label once finished::
-
-        d8f6b940c81f · anchor · profile cpu · init.gamma=0.5 model.depth=2 seed=1 · 30 epochs / 1200 steps · inferential
-    """
-    gpt = cfg.init.scheme == "gpt"
-    fields = dict.fromkeys([*(("init.scheme", "init.std") if gpt else ("init.gamma",)),
-                            "model.depth" if hasattr(cfg.model, "depth") else "model.kind", "seed",
-                            *(a for a in task_kind(cfg.task.kind).phase_axes
-                              if _has(cfg, a) and not (gpt and a == "init.gamma")),
-                            *axes])
-    length = f"{cfg.train.epochs} epochs" + (f" / {steps} steps" if steps is not None else "")
-    name = cfg.profile.split(maxsplit=1)[0] if cfg.profile and cfg.profile.strip() else cfg.profile
-    parts = [cfg.run_id(), cfg.task.kind, f"profile {name}",
-             " ".join(f"{a}={axis_value(cfg, a)}" for a in fields), length]
-    return " · ".join(parts + ([label] if label is not None else []))

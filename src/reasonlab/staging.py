@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
-from reasonlab.store import LOCKS, TMP, alive, remove_temps
+from reasonlab.files import TMP, alive, remove_temps
+from reasonlab.store import LOCKS
 
 ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
 CHUNK = 2**20

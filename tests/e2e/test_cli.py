@@ -216,8 +216,8 @@ def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, 
     """The run is finished and kept; only its figure is missing, and a rerun draws it."""
     import errno
 
+    import reasonlab.files as files
     import reasonlab.plots as plots
-    import reasonlab.store as store
 
     original = plots.atomic_write_bytes
 
@@ -226,7 +226,7 @@ def test_a_full_disk_while_the_figures_are_written_is_one_line(tiny_yaml: Path, 
             raise OSError(errno.ENOSPC, "No space left on device")
 
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(store.os, "fsync", no_space)
+            m.setattr(files.os, "fsync", no_space)
             original(path, data)
 
     monkeypatch.setattr(plots, "atomic_write_bytes", full_disk)
@@ -271,9 +271,9 @@ def test_a_file_size_limit_is_one_line_and_keeps_the_run(tiny_yaml: Path, tmp_pa
     """EFBIG (ulimit -f) at a checkpoint write is one line, like a full disk; the rerun resumes and finishes."""
     import errno
 
-    import reasonlab.store as store
+    import reasonlab.files as files
 
-    real_fsync, calls = store.os.fsync, []
+    real_fsync, calls = files.os.fsync, []
 
     def limited(fd):
         calls.append(fd)
@@ -281,12 +281,12 @@ def test_a_file_size_limit_is_one_line_and_keeps_the_run(tiny_yaml: Path, tmp_pa
             raise OSError(errno.EFBIG, "File too large")
         real_fsync(fd)
 
-    monkeypatch.setattr(store.os, "fsync", limited)
+    monkeypatch.setattr(files.os, "fsync", limited)
     out = tmp_path / "store"
     result = runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"])
     lines = [x for x in result.output.splitlines() if x.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and "file too large" in lines[0], result.output
-    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    monkeypatch.setattr(files.os, "fsync", real_fsync)
     assert runner.invoke(app, ["train", str(tiny_yaml), "--out", str(out), "-q"]).exit_code == 0
     assert len(finished_runs(out / "adhoc")) == 1
 

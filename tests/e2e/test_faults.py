@@ -61,7 +61,8 @@ def _killed_cli(args: list[str], cwd, **faults: str) -> int:
 
 def _whole_pack_or_run(folder, checkpoints: str, run_id: str) -> None:
     """``folder`` holds a run's record and a checkpoint whose files are whole."""
-    from reasonlab.checkpoint import check_checkpoint, complete_steps
+    from reasonlab.checkpoint import complete_steps
+    from reasonlab.checkpoint_checks import check_checkpoint
 
     assert (folder / "config.yaml").is_file() and (folder / "metrics.parquet").is_file()
     check_checkpoint(folder / checkpoints, complete_steps(folder / checkpoints)[-1], run_id)

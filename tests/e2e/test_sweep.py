@@ -30,8 +30,9 @@ from reasonlab.records import finished_runs, run_dirs
 from reasonlab.store import unfinished_runs
 from reasonlab.sweep.executors import LocalExecutor, split_cores
 from reasonlab.sweep.grid import SweepSpec, expand, load_sweep, parse_axis, split_top_level, sweep_configs
-from reasonlab.sweep.results import query, read_results, table_view, write_results
+from reasonlab.sweep.results import read_results, table_view, write_results
 from reasonlab.sweep.runner import run_sweep
+from reasonlab.sweep.sql_query import query
 from reasonlab.train.run import train_run
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ from conftest import tiny_modular
 from typer.testing import CliRunner
 
 from reasonlab.analysis.loading import load_trained
-from reasonlab.checkpoint import check_best
+from reasonlab.checkpoint_checks import check_best
 from reasonlab.cli import app
 from reasonlab.config import resolve
 from reasonlab.errors import StoreError

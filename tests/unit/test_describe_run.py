@@ -6,7 +6,8 @@ import pytest
 from conftest import tiny_run, tiny_run_dict
 
 from reasonlab.config import resolve
-from reasonlab.records import RunSummary, describe_run
+from reasonlab.describe import describe_run
+from reasonlab.record_schemas import RunSummary
 
 
 def test_a_planned_run_reads_id_kind_profile_key_fields_and_length():

@@ -8,7 +8,7 @@ from __future__ import annotations
 from reasonlab.config import ThresholdConfig
 from reasonlab.evaluate.set_score import SetScore
 from reasonlab.kinds.base import Kind
-from reasonlab.records import KindReport
+from reasonlab.record_schemas import KindReport
 from reasonlab.vocabulary import labelled
 
 

@@ -14,7 +14,7 @@ import shutil
 import pytest
 from test_pack_transactions import _cli, _one_line_error, anchor_run, cfg, quiet, reference, unfinished_run  # noqa: F401
 
-from reasonlab.checkpoint import check_safetensors
+from reasonlab.checkpoint_checks import check_safetensors
 from reasonlab.errors import StoreError
 from reasonlab.train.packs import pack_run, pack_runs, restore_pack
 from reasonlab.train.run import train_run

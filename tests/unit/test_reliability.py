@@ -181,7 +181,7 @@ def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_pa
     import yaml
     from typer.testing import CliRunner
 
-    from reasonlab import store
+    from reasonlab import files
     from reasonlab.checkpoint import complete_steps
     from reasonlab.cli import app
 
@@ -194,7 +194,7 @@ def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_pa
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(store.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "fsync", fsync)
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
     result = CliRunner().invoke(app, ["train", str(path), "--out", str(tmp_path), "--name", "s", "-q"])
@@ -203,7 +203,7 @@ def test_out_of_space_keeps_the_previous_state_and_says_so(uninterrupted, tmp_pa
     partial = tmp_path / "s" / f"{cfg.run_id()}.partial"
     steps = complete_steps(partial / "checkpoints")
     assert steps and not list(partial.rglob(".*.tmp-*"))
-    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    monkeypatch.setattr(files.os, "fsync", real_fsync)
     _, summary = train_run(cfg, tmp_path / "s", progress=False, log=lambda _: None)
     assert summary["final"] == reference["final"]
 
@@ -387,7 +387,8 @@ def _cli(*args: str):
 def test_a_copied_run_directory_is_not_a_run(small_sweep, tmp_path):
     import shutil
 
-    from reasonlab.sweep.results import query, write_results
+    from reasonlab.sweep.results import write_results
+    from reasonlab.sweep.sql_query import query
 
     store, cfgs, _ = _copy(small_sweep, tmp_path)
     run = store / "s" / cfgs[0].run_id()
@@ -468,8 +469,8 @@ MUTATIONS = st.one_of(
 def test_damaged_store_files_read_or_fail_in_one_line(small_sweep, tmp_path_factory, kind, mutation):
     """Any damage to a file the store reads (cut short, bytes flipped, replaced) gives its reader's value or one
     line naming the file: never a traceback."""
+    from reasonlab.files import read_json
     from reasonlab.records import read_summary
-    from reasonlab.store import read_json
 
     out, cfgs, _ = small_sweep
     run = out / "s" / cfgs[0].run_id()
@@ -519,8 +520,8 @@ def test_seeds_are_ascii_digits_or_one_line(text):
 
 
 def test_a_loop_of_links_in_a_store_is_left_out_not_a_crash(tmp_path, capsys):
+    from reasonlab.files import inside
     from reasonlab.records import run_dirs
-    from reasonlab.store import inside
 
     (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
     (tmp_path / "loop2").symlink_to(tmp_path / "loop1")

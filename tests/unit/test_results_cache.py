@@ -17,7 +17,8 @@ from conftest import tiny_run_dict
 from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_sweep is a fixture
 
 from reasonlab.sweep import results
-from reasonlab.sweep.results import RESULTS, query, read_results, write_results
+from reasonlab.sweep.results import RESULTS, read_results, write_results
+from reasonlab.sweep.sql_query import query
 
 
 def _bound(small_sweep, tmp_path):  # noqa: F811

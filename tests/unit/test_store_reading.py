@@ -24,8 +24,9 @@ from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_swee
 from reasonlab.errors import ConfigError, UserError
 from reasonlab.records import finished_runs, read_summary
 from reasonlab.sweep.executors import LocalExecutor
-from reasonlab.sweep.results import query, read_results, sweep_axes, write_results
+from reasonlab.sweep.results import read_results, sweep_axes, write_results
 from reasonlab.sweep.runner import run_sweep
+from reasonlab.sweep.sql_query import query
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -301,7 +302,7 @@ def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path
     import torch
 
     from reasonlab.errors import StoreError
-    from reasonlab.store import read_with_arrays, write_with_arrays
+    from reasonlab.files import read_with_arrays, write_with_arrays
 
     record = {"early": {"epoch": np.int64(3), "ok": np.bool_(True), "cosine": np.eye(3),
                         "pca": (list(range(4)), torch.ones(4, 2), np.float32(0.5))}}
@@ -319,11 +320,11 @@ def test_a_record_with_arrays_round_trips_and_a_damaged_npz_is_one_line(tmp_path
 def test_an_sql_error_is_one_line_of_bounded_length():
     """DuckDB's binder can print a whole expression on its error's first line (2 kB, here its star's column list
     over a committed sweep): the message keeps its start."""
-    from reasonlab.sweep import results
+    from reasonlab.sweep import sql_query
 
     sweep = Path(__file__).resolve().parents[2] / "results" / "prontoqa-cpu"
     with pytest.raises(ConfigError) as caught:
         query(sweep, """SELECT "init.gamma" g, * LIKE 'final.%acc%' FROM runs""")
     message = str(caught.value)
-    assert "\n" not in message and len(message) <= results.SQL_ERROR_CHARS + 10, len(message)
+    assert "\n" not in message and len(message) <= sql_query.SQL_ERROR_CHARS + 10, len(message)
     assert message.startswith("--sql: Binder Error") and message.endswith("…")

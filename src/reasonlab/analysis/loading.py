@@ -17,20 +17,13 @@ import numpy as np
 import torch
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import (
-    BestMarker,
-    bound_marker,
-    checkpoint_at,
-    complete_steps,
-    load_weights,
-    read_marker,
-    snapshot_steps,
-)
+from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
+from reasonlab.checkpoint_checks import BestMarker, bound_marker, read_marker
 from reasonlab.config import ConfigError, RunConfig, resolve
 from reasonlab.config.io import set_dotted
 from reasonlab.errors import StoreError
+from reasonlab.files import write_json, write_npz
 from reasonlab.records import load_run
-from reasonlab.store import write_json, write_npz
 from reasonlab.tasks.base import TaskData
 
 
@@ -51,7 +44,7 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
                  ) -> tuple[RunConfig, torch.nn.Module, TaskData, str]:
     """The model (and task data, built unless given) of a finished run at ``final`` (last step), ``best``
     (early-stopping pick) or a saved step; weights whose marker names another run, or records another SHA-256,
-    are refused in one line naming the file (``checkpoint.bound_marker``)."""
+    are refused in one line naming the file (``checkpoint_checks.bound_marker``)."""
     _, raw = load_run(run_dir)
     cfg = resolve(raw)
     ckpt = Path(run_dir) / "checkpoints"

@@ -16,9 +16,9 @@ from reasonlab.analysis.loading import Loaded, checkpoint_step, load_trained, sa
 from reasonlab.build import make_task
 from reasonlab.checkpoint import complete_steps
 from reasonlab.config import ConfigError
+from reasonlab.files import finite, write_json
 from reasonlab.records import load_run
 from reasonlab.registry import task_kind, task_kinds
-from reasonlab.store import finite, write_json
 from reasonlab.tasks.base import TaskData
 
 

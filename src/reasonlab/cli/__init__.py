@@ -63,7 +63,7 @@ class _Commands(TyperGroup):
     options as flags, its lists of probes and studies: ``registered.complete``); flags show no ``<bool>`` type."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
-        from reasonlab.store import forget_warnings
+        from reasonlab.files import forget_warnings
         from reasonlab.terminal import command_line, narrowest, plain_encoding
 
         forget_warnings()  # each command says each of its warnings once

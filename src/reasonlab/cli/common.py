@@ -33,7 +33,7 @@ def error_line(message: str) -> None:
 
 def end_now(message: str) -> NoReturn:
     """``message`` as the command's error line, then exit code 2 at once, from any thread: for a statement that
-    went on past its bound and cannot be stopped from inside (``sweep.results.query``'s ``overrun``)."""
+    went on past its bound and cannot be stopped from inside (``sweep.sql_query.query``'s ``overrun``)."""
     error_line(message)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -62,9 +62,10 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
                   markdown: Path | None = None, bounds: tuple[float, float, int] = ()) -> None:
     """A sweep's results table (or an SQL query's result) on the console, and in the files asked for: ``results``
     prints it, and ``sweep`` once its runs are done."""
+    from reasonlab.files import atomic_write_text
     from reasonlab.report.table import plain_view, results_view
-    from reasonlab.store import atomic_write_text
-    from reasonlab.sweep.results import csv_text, markdown_table, query, table_view
+    from reasonlab.sweep.results import csv_text, markdown_table, table_view
+    from reasonlab.sweep.sql_query import query
 
     outputs = {flag: path for flag, path in (("--csv", csv), ("--markdown", markdown)) if path is not None}
     for flag, path in outputs.items():

@@ -11,7 +11,7 @@ import typer
 from reasonlab.cli.common import console, line, print_results
 from reasonlab.cli.registered import given, refuse_foreign
 from reasonlab.config import ConfigError
-from reasonlab.sweep.results import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
+from reasonlab.sweep.sql_query import SQL_MEMORY_GIB, SQL_ROWS, SQL_SECONDS
 
 
 def show(run_dir: Annotated[Path, typer.Argument(help="a run directory, finished or not (`<run_id>.partial`), or "

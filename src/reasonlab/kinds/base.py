@@ -26,7 +26,7 @@ from reasonlab.analysis.loading import Loaded
 from reasonlab.config import RunConfig, StrictModel, ThresholdConfig
 from reasonlab.evaluate.set_score import Evaluation, SetScore
 from reasonlab.plots.run import metrics_figure
-from reasonlab.records import KindReport, RunSummary
+from reasonlab.record_schemas import KindReport, RunSummary
 from reasonlab.registry import KindOption
 from reasonlab.report.card import default_rows
 from reasonlab.report.phase import VALUE_OPTION, Drawn, label_phase, most_common_label
@@ -42,9 +42,9 @@ class Kind:
     ``task`` (``Task(config).build(seed) -> TaskData``; the instance is the law probes read) and, unless the
     generic summary suits it, ``summarize``. Everything else is optional:
 
-    Report: the model (a ``records.KindReport``) of the kind's own ``summary.json`` fields, what ``summarize`` and
-        ``extras`` add beside the generic ones; every summary of the kind is validated by it, and its fields are
-        the kind's results columns unless ``columns`` says otherwise.
+    Report: the model (a ``record_schemas.KindReport``) of the kind's own ``summary.json`` fields, what
+        ``summarize`` and ``extras`` add beside the generic ones; every summary of the kind is validated by it, and
+        its fields are the kind's results columns unless ``columns`` says otherwise.
     words: readable names of the kind's set and metric names in the report (``seen_test_acc`` -> words).
     palette: the kind's outcome labels, in the order its phase figures stack them, each with its colour.
     axes: the kind's config fields as sweep axes: dotted field -> (short name, what it measures).

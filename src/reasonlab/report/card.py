@@ -12,13 +12,14 @@ from pathlib import Path
 from rich.table import Table
 
 from reasonlab.config import load_yaml, resolve
+from reasonlab.describe import describe_run
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
+from reasonlab.files import inside, warn
 from reasonlab.numerics import describe_machine
+from reasonlab.record_schemas import RunSummary
 from reasonlab.records import (
-    RunSummary,
     check_identity,
-    describe_run,
     finished_summaries,
     load_progress,
     load_run,
@@ -27,7 +28,7 @@ from reasonlab.records import (
     run_metrics,
 )
 from reasonlab.registry import task_kind
-from reasonlab.store import PARTIAL, inside, warn
+from reasonlab.store import PARTIAL
 from reasonlab.vocabulary import labelled
 
 

@@ -23,11 +23,11 @@ from markdown_it import MarkdownIt
 
 from reasonlab.config import ConfigError, changed_yaml
 from reasonlab.errors import StoreError
+from reasonlab.files import atomic_write_text, warn
 from reasonlab.plots import figure_bytes
 from reasonlab.plots.phase import axis_name
 from reasonlab.records import finished_runs, load_record, read_analysis, within
 from reasonlab.registry import task_kinds
-from reasonlab.store import atomic_write_text, warn
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import counted, printable
 from reasonlab.vocabulary import label, labelled

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from reasonlab.config import RunConfig
 from reasonlab.errors import ConfigError
-from reasonlab.store import atomic_write_text
+from reasonlab.files import atomic_write_text
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.sections import Repository, Sections
 from reasonlab.sweep.grid import SweepSpec

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from reasonlab.errors import StoreError
-from reasonlab.store import inside, read_bounded
+from reasonlab.files import inside, read_bounded
 
 KEY = b"reasonlab.bindings"
 TAIL_BYTES = 4096  # of a metrics file: its Parquet footer (the schema and row groups) and the end of its data

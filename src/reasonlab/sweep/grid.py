@@ -41,7 +41,7 @@ from reasonlab.config import (
     raw_config,
     validation_message,
 )
-from reasonlab.store import warn
+from reasonlab.files import warn
 
 
 class SweepSpec(StrictModel):

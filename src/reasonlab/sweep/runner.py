@@ -24,21 +24,13 @@ from rich.text import Text
 from reasonlab import terminal
 from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, to_yaml
+from reasonlab.describe import axis_value, describe_run
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import progress_parts
-from reasonlab.records import (
-    SweepRecord,
-    axis_value,
-    check_metrics,
-    describe_run,
-    finished_summaries,
-    load_progress,
-    load_record,
-    progress_figures,
-    run_dirs,
-    valid,
-)
-from reasonlab.store import PARTIAL, atomic_write_text, check_name, write_json
+from reasonlab.files import atomic_write_text, write_json
+from reasonlab.record_schemas import SweepRecord, valid
+from reasonlab.records import check_metrics, finished_summaries, load_progress, load_record, progress_figures, run_dirs
+from reasonlab.store import PARTIAL, check_name
 from reasonlab.sweep.executors import Executor, RunOutcome
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.results import read_results, write_results

@@ -1,4 +1,4 @@
-"""The tables SQL sees beside the results table (``sweep.results.connect``): every run's metric rows and the
+"""The tables SQL sees beside the results table (``sweep.sql_query.connect``): every run's metric rows and the
 held-out offset histograms, loaded into a DuckDB connection. A metrics file that does not read, or is not a
 metrics table, is reported in one line and skipped.
 """
@@ -11,7 +11,8 @@ from typing import Any
 import pyarrow as pa
 
 from reasonlab.errors import StoreError
-from reasonlab.store import check_metrics_columns, read_metrics, warn
+from reasonlab.files import warn
+from reasonlab.store import check_metrics_columns, read_metrics
 
 
 def _sql_list(paths: list[Path]) -> str:

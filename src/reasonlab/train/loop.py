@@ -20,14 +20,8 @@ import torch
 from torch import nn
 
 from reasonlab.build import build_model, build_task
-from reasonlab.checkpoint import (
-    bound_marker,
-    complete_steps,
-    load_latest,
-    save_best,
-    save_checkpoint,
-    save_snapshot,
-)
+from reasonlab.checkpoint import complete_steps, load_latest, save_best, save_checkpoint, save_snapshot
+from reasonlab.checkpoint_checks import bound_marker
 from reasonlab.config import ConfigError, RunConfig, TrainConfig
 from reasonlab.errors import Interrupted, StoreError
 from reasonlab.evaluate import (

@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from reasonlab.checkpoint import check_best, check_checkpoint, complete_steps, resumable_steps
+from reasonlab.checkpoint import complete_steps, resumable_steps
+from reasonlab.checkpoint_checks import check_best, check_checkpoint
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
+from reasonlab.files import MAX_RECORD_BYTES, TMP, read_bounded, read_json, warn
 from reasonlab.records import load_progress, read_summary
 from reasonlab.staging import (
     clean_stale,
@@ -45,19 +47,7 @@ from reasonlab.staging import (
     remove,
     staging,
 )
-from reasonlab.store import (
-    MAX_RECORD_BYTES,
-    PARTIAL,
-    RUN_ID,
-    TMP,
-    append_event,
-    read_bounded,
-    read_json,
-    read_metrics,
-    run_lock,
-    run_paths,
-    warn,
-)
+from reasonlab.store import PARTIAL, RUN_ID, append_event, read_metrics, run_lock, run_paths
 
 RESUME = "resume"
 LIMIT_BYTES = 10 * 2**20  # a resume checkpoint is committed only up to this size (larger ones are not packed)

@@ -16,20 +16,12 @@ import torch
 from reasonlab.checkpoint import drop_resume_points
 from reasonlab.config import RunConfig, to_yaml
 from reasonlab.evaluate import best_of_run, summary_extras
+from reasonlab.files import atomic_write_text, remove_temps, write_json
 from reasonlab.numerics import describe_machine, flush_denormals, machine
-from reasonlab.records import RunSummary, read_summary, valid
+from reasonlab.record_schemas import RunSummary, valid
+from reasonlab.records import read_summary
 from reasonlab.staging import refuse_links
-from reasonlab.store import (
-    append_event,
-    atomic_write_text,
-    finish_run,
-    git_revision,
-    remove_temps,
-    run_lock,
-    run_paths,
-    write_json,
-    write_metrics,
-)
+from reasonlab.store import append_event, finish_run, git_revision, run_lock, run_paths, write_metrics
 from reasonlab.train.loop import Trainer
 from reasonlab.train.progress import Mode
 from reasonlab.version import __version__

@@ -6,7 +6,7 @@ Layer: records (by its file name).
 
 from __future__ import annotations
 
-from reasonlab.records import KindReport
+from reasonlab.record_schemas import KindReport
 
 
 class ParityOutcome(KindReport):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from reasonlab.records import KindReport
+from reasonlab.record_schemas import KindReport
 
 
 class PairRecord(KindReport):

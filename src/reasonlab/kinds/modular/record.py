@@ -3,7 +3,7 @@ ln p, with the epoch, step, Σlr, that loss and the four sets' last-shot accurac
 
 from __future__ import annotations
 
-from reasonlab.records import KindReport
+from reasonlab.record_schemas import KindReport
 
 
 class PlateauRecord(KindReport):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reasonlab.records import KindReport
+from reasonlab.record_schemas import KindReport
 
 
 class TextMixtureReport(KindReport):

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from reasonlab.store import read_json, read_metrics
+from reasonlab.files import read_json
+from reasonlab.store import read_metrics
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor.demo import DEMO_GAMMAS, demo_spec
 from reasonlab.studies.sections import Repository, Sections, Table, run_folders
 from reasonlab.sweep.grid import sweep_configs
-from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.results import markdown_table
+from reasonlab.sweep.sql_query import query
 
 ANCHOR_SEARCH = "results/anchor-search"
 DEMO_ANCHOR = "results/demo-anchor"  # `reasonlab demo anchor --seed 2` and `--seed 3`

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from reasonlab.config import RunConfig, load_yaml
+from reasonlab.files import read_json
 from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.kinds.anchor.cells import phase_cells
 from reasonlab.report.markdown import held_in
-from reasonlab.store import read_json
 from reasonlab.studies.anchor import complexity, lr_wd, phase
 from reasonlab.studies.anchor.trajectory_docs import PINS
 from reasonlab.studies.base import Study

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
+from reasonlab.files import atomic_write_text, read_json
 from reasonlab.kinds.anchor.config import Pair
-from reasonlab.store import Metrics, atomic_write_text, read_json
+from reasonlab.store import Metrics
 from reasonlab.studies.anchor.figures import AUTHORS_PAIR, SERIES, plot_trajectory
 
 PAIR = AUTHORS_PAIR  # the study retraces the authors' logged runs, which hold out (4,3)

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 
 from reasonlab.config import load_yaml
-from reasonlab.store import read_json
+from reasonlab.files import read_json
 from reasonlab.studies.anchor.trajectory import (
     FITTED,
     authors_log,

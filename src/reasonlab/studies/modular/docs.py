@@ -14,11 +14,12 @@ import numpy as np
 
 from reasonlab.config import RunConfig, load_yaml
 from reasonlab.errors import UserError
+from reasonlab.files import read_json
 from reasonlab.kinds.modular import figures as modular_figures
 from reasonlab.kinds.modular import probes as modular_probes
 from reasonlab.kinds.modular.probes import PROBES, TITLES
 from reasonlab.plots import save_figure
-from reasonlab.store import read_json, read_metrics
+from reasonlab.store import read_metrics
 from reasonlab.studies.base import Study
 from reasonlab.studies.modular import report, side_by_side
 from reasonlab.studies.sections import (

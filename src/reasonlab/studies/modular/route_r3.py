@@ -13,11 +13,12 @@ import numpy as np
 
 from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
+from reasonlab.files import read_json
 from reasonlab.kinds.modular import figures as modular_figures
 from reasonlab.kinds.modular.evaluate import GOOD, SETS, phase_label
 from reasonlab.kinds.modular.probes import PROBES
 from reasonlab.plots import save_figure
-from reasonlab.store import read_json, read_metrics
+from reasonlab.store import read_metrics
 from reasonlab.studies.modular.docs import DOC, MODULAR, ModularDocs, packed_state, probe_lines
 from reasonlab.studies.sections import FIGURES, Figures, Sections, Table
 from reasonlab.sweep.results import markdown_table

@@ -29,9 +29,10 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import load_yaml
 from reasonlab.errors import StoreError
+from reasonlab.files import read_json
 from reasonlab.plots import save_figure
 from reasonlab.records import run_metrics
-from reasonlab.store import Metrics, read_json
+from reasonlab.store import Metrics
 
 EXIT_FRACTION = 0.9  # the plateau is left when the loss is at most this fraction of ln p
 EXIT_TOLERANCE = 0.25  # plateau exits agree within this fraction of the reference's step

@@ -10,13 +10,14 @@ from pathlib import Path
 from statistics import mean, median
 
 from reasonlab.config import RunConfig
-from reasonlab.store import read_json
+from reasonlab.files import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep, per_gamma, stage_cosine, with_cosines
 from reasonlab.studies.prontoqa_tinystories.report import ordering_verdict, report_sections, spread
 from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, train_pack
-from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.results import markdown_table
+from reasonlab.sweep.sql_query import query
 
 LM = "results/reasoning-bias/prontoqa-tinystories-cpu"
 LM_REGIME = "results/reasoning-bias/prontoqa-tinystories-regime"

@@ -15,10 +15,11 @@ from reasonlab.build import build_model
 from reasonlab.checkpoint import complete_steps, snapshot_steps
 from reasonlab.config import RunConfig
 from reasonlab.errors import StoreError
+from reasonlab.files import read_json, warn, write_json
 from reasonlab.kinds.text_mixture import evaluate as text_evaluate
 from reasonlab.kinds.text_mixture.data import SOURCES, TextMixtureTask, load_tokenizer
 from reasonlab.records import load_run, run_metrics
-from reasonlab.store import MetricRow, Metrics, read_json, warn, write_json
+from reasonlab.store import MetricRow, Metrics
 
 EARLY = 0.05  # spec §4: the "early" point of the embedding cosines
 COSINE_KEYS = {"run_id", "cosine", "n_exclusive"}

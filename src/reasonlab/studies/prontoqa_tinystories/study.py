@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from reasonlab.records import axis_value
+from reasonlab.describe import axis_value
 from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.prontoqa_tinystories import AXES, COSTS, GRIDS, findings, study_configs

@@ -17,10 +17,10 @@ from rich.table import Table
 
 from reasonlab import vocabulary
 from reasonlab.config import load_yaml, resolve
+from reasonlab.files import atomic_write_text
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
 from reasonlab.report import markdown
-from reasonlab.store import atomic_write_text
 from reasonlab.studies.base import Arm, Demo
 from reasonlab.studies.reasoning_bias import read_mixture_run
 from reasonlab.studies.reasoning_bias.theory import GAMMAS

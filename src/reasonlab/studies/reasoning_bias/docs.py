@@ -7,14 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.config import load_yaml, resolve
+from reasonlab.files import read_json
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.report.markdown import epoch_cell, held_in
-from reasonlab.store import read_json
 from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
 from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, counts, run_folders, train_pack
-from reasonlab.sweep.results import markdown_table, query
+from reasonlab.sweep.results import markdown_table
+from reasonlab.sweep.sql_query import query
 
 MIXTURE = "results/reasoning-bias"
 MIXTURE_SWEEPS = ("mixture-transformer-full", "mixture-transformer-seeds")

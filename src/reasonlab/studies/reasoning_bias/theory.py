@@ -14,7 +14,7 @@ from reasonlab.analysis import geometry as geo
 from reasonlab.analysis.loading import load_at_fraction
 from reasonlab.build import build_model
 from reasonlab.config import RunConfig
-from reasonlab.store import read_with_arrays, write_with_arrays
+from reasonlab.files import read_with_arrays, write_with_arrays
 from reasonlab.tasks.base import TaskData
 
 GAMMAS = (0.3, 0.8)
