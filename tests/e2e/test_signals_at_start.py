@@ -23,7 +23,7 @@ import pytest
 import yaml
 from conftest import tiny_run, tiny_run_dict
 
-from reasonlab.train.loop import train_run
+from reasonlab.train.run import train_run
 
 pytestmark = pytest.mark.slow  # about 30 real commands, each a second or two of imports
 
