@@ -120,7 +120,7 @@ def test_missing_and_broken_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize("profile", PROFILES)
 def test_profiles_resolve_and_label_themselves(profile: str) -> None:
     cfg = resolve(raw_config(None, profile, [], "anchor"))
-    assert cfg.profile.startswith(profile)
+    assert cfg.profile.startswith(f"anchor-{profile}")  # its full name, as every run line shows it
     if profile.startswith("cpu"):
         assert "reduced" in cfg.profile  # a reduced profile says so in every run it produces
     if profile == "paper":

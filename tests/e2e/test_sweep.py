@@ -91,7 +91,7 @@ def test_sweep_file_layers_and_cli_axes(tmp_path):
     cfgs, axes = sweep_configs(spec, ["init.gamma=0.3,0.9"], ["model.depth=3"])
     assert axes == ["seed", "init.gamma"] and len(cfgs) == 4
     assert {c.train.epochs for c in cfgs} == {5} and {c.model.depth for c in cfgs} == {3}
-    assert {c.model.d_model for c in cfgs} == {128} and cfgs[0].profile.startswith("cpu")
+    assert {c.model.d_model for c in cfgs} == {128} and cfgs[0].profile.startswith("anchor-cpu")
 
 
 def test_bad_sweep_file_names_file_and_field(tmp_path):
