@@ -74,10 +74,11 @@ def print_results(target: Path, sql: str | None, show_all: bool, csv: Path | Non
         raise ConfigError(f"--csv {STDOUT} and --markdown {STDOUT}: only one of them can go to standard output")
     columns, rows = query(target, sql, *bounds, overrun=end_now) if sql else table_view(target, show_all)
     texts = {"--csv": csv_text, "--markdown": markdown_table}
-    if STDOUT not in map(str, outputs.values()) and console.is_terminal:
-        console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
-    elif STDOUT not in map(str, outputs.values()):  # piped: every run on its own line, nothing folded
-        sys.stdout.write(plain_view(columns, rows))
+    if STDOUT not in map(str, outputs.values()):
+        if console.is_terminal:
+            console.print(results_view(columns, rows, console.width, str(target) if not sql else None))
+        else:  # piped: every run on its own line, nothing folded
+            sys.stdout.write(plain_view(columns, rows))
     for flag, path in outputs.items():
         if str(path) == STDOUT:  # the table alone, as plain text a pipe can take
             sys.stdout.write(texts[flag](columns, rows))

@@ -47,7 +47,7 @@ def plain_view(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
     no rule, nothing folded or turned (a pipe has no width; ``less -S`` scrolls it, ``grep`` keeps a run's line
     whole). Cells as ``format_cell`` prints them, control characters escaped; an empty table prints its header."""
     lines = [[printable(c) for c in columns], *([printable(format_cell(v)) for v in row] for row in rows)]
-    widths = [max(cell_len(line[i]) for line in lines) for i in range(len(columns))]
+    widths = _column_widths(lines)
     return "".join("  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(line, widths, strict=True)).rstrip()
                    + "\n" for line in lines)
 
@@ -55,8 +55,13 @@ def plain_view(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
 def _width(lines: list[list[str]]) -> int:
     """The width of a boxed table of these lines (its header, then its rows) with no cell folded: each column as
     wide as its widest cell, one space of padding each side, a rule between columns and at both edges."""
-    widths = [max(cell_len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    widths = _column_widths(lines)
     return sum(widths) + 3 * len(widths) + 1
+
+
+def _column_widths(lines: list[list[str]]) -> list[int]:
+    """Each column's width: its widest cell over these lines, in terminal cells."""
+    return [max(cell_len(line[i]) for line in lines) for i in range(len(lines[0]))]
 
 
 def _table(title: str | None, columns: list[str], names: bool = False) -> Table:

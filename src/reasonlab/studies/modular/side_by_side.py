@@ -43,11 +43,14 @@ REFERENCE_COLUMNS = ("step", "tr_loss", "ood_val_last_acc")
 
 @dataclass(frozen=True)
 class History:
-    """One run's logged figures: the training-distribution loss and the o.o.d. last-shot accuracy by step."""
+    """One run's logged figures: the training-distribution loss and the o.o.d. last-shot accuracy by step; for a
+    stored run also its modulus and its wall time with the CPU, as its code recorded them."""
     code: str  # "reference" or "reasonlab"
     seed: int
     loss: dict[int, float]
     ood: dict[int, float]
+    p: int | None = None
+    wall: str = "—"
 
     def plateau_exit(self, p: int) -> int | None:
         """The first logged step from which every logged loss is at most ``EXIT_FRACTION`` · ln p (None: the last
@@ -61,8 +64,13 @@ class History:
         return exit_step
 
 
+def _wall(seconds: float, cpu: str) -> str:
+    return f"{seconds / 3600:.1f} h, {cpu}"
+
+
 def reference_history(folder: Path) -> History:
-    """A reference run as the side-by-side script stored it: ``config.json`` (its seed) and ``metrics.parquet``."""
+    """A reference run as the side-by-side script stored it: ``config.json`` (its args, wall time and CPU) and
+    ``metrics.parquet``."""
     config = read_json(folder / "config.json", "reference run config")
     path = folder / "metrics.parquet"
     try:
@@ -70,16 +78,21 @@ def reference_history(folder: Path) -> History:
     except (OSError, ValueError, KeyError) as e:  # pyarrow's errors for a missing column or a damaged file
         raise StoreError(f"{path}: not a reference history with columns {', '.join(REFERENCE_COLUMNS)} ({e})") from e
     steps = [int(s) for s in table["step"]]
-    return History("reference", int(config["args"]["seed"]), dict(zip(steps, table["tr_loss"], strict=True)),
-                   dict(zip(steps, table["ood_val_last_acc"], strict=True)))
+    args = config["args"]
+    return History("reference", int(args["seed"]), dict(zip(steps, table["tr_loss"], strict=True)),
+                   dict(zip(steps, table["ood_val_last_acc"], strict=True)), int(args["p"]),
+                   _wall(config["wall_seconds"], config["cpu"]))
 
 
 def reasonlab_history(run_dir: Path) -> History:
-    """A reasonlab run's training-distribution loss and o.o.d. last-shot accuracy by step."""
+    """A finished reasonlab run's training-distribution loss and o.o.d. last-shot accuracy by step (its
+    ``config.yaml``, ``summary.json`` and metrics)."""
     rows = Metrics(run_metrics(run_dir))
-    seed = int(load_yaml(run_dir / "config.yaml")["seed"])
-    return History("reasonlab", seed, dict(rows.series("id/train:iid", "loss", clock="step")),
-                   dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")))
+    config = load_yaml(run_dir / "config.yaml")
+    summary = read_json(run_dir / "summary.json", "run summary")
+    return History("reasonlab", int(config["seed"]), dict(rows.series("id/train:iid", "loss", clock="step")),
+                   dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")), int(config["task"]["p"]),
+                   _wall(summary["wall_time_s"], summary.get("machine", {}).get("cpu", "?")))
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,14 @@ COMMAND = ("for S in 1 2: `python scripts/reference/modular_side_by_side.py --re
            f"{FOLDER}/reasonlab`)")
 
 
+def one_p(histories: list[History]) -> int:
+    """The modulus every run trained at (one, or the comparison means nothing)."""
+    ps = {h.p for h in histories}
+    if len(ps) != 1 or None in ps:
+        raise StoreError(f"{FOLDER}: the side by side's runs trained at p {sorted(ps, key=str)}, not one p")
+    return ps.pop()
+
+
 @dataclass(frozen=True)
 class Committed:
     """The side by side's runs committed in a repository: the reference's (``reference-s<S>/``, whose history the
@@ -194,26 +215,6 @@ class Committed:
         return ([reference_history(d) for d in self.reference_folders()]
                 + [reasonlab_history(d) for d in self.reasonlab_folders()])
 
-    def walls(self) -> dict[tuple[str, int], str]:
-        """(code, seed) → the run's wall time and CPU, as each code recorded them."""
-        out = {}
-        for d in self.reference_folders():
-            config = read_json(d / "config.json", "reference run config")
-            out["reference", int(config["args"]["seed"])] = f"{config['wall_seconds'] / 3600:.1f} h, {config['cpu']}"
-        for d in self.reasonlab_folders():
-            summary = read_json(d / "summary.json", "run summary")
-            cpu = summary.get("machine", {}).get("cpu", "?")
-            out["reasonlab", int(summary["config"]["seed"])] = f"{summary['wall_time_s'] / 3600:.1f} h, {cpu}"
-        return out
-
-    def p(self) -> int:
-        """The modulus every committed run trained at (one, or the comparison means nothing)."""
-        ps = {int(read_json(d / "config.json", "reference run config")["args"]["p"]) for d in self.reference_folders()}
-        ps |= {int(load_yaml(d / "config.yaml")["task"]["p"]) for d in self.reasonlab_folders()}
-        if len(ps) != 1:
-            raise StoreError(f"{self.root / FOLDER}: the side by side's runs trained at p {sorted(ps)}, not one p")
-        return ps.pop()
-
     def both_codes(self) -> bool:
         return bool(self.reference_folders()) and bool(self.reasonlab_folders())
 
@@ -222,16 +223,16 @@ class Committed:
         histories = self.histories()
         if not histories:
             return f"Not committed yet; to commit it: {COMMAND}.\n"
-        walls, p = self.walls(), self.p()
+        p = one_p(histories)
         lines = ["| code | seed | last logged step | plateau exit | o.o.d. last-shot accuracy at the last step | "
                  "wall time (shared cores) |", "|---|---|---|---|---|---|"]
         for h in histories:
             last = max(h.ood)
             exit_step = h.plateau_exit(p)
             lines.append(f"| {h.code} | {h.seed} | {last:,} | {'never' if exit_step is None else f'{exit_step:,}'} | "
-                         f"{h.ood[last]:.3f} | {walls.get((h.code, h.seed), '—')} |")
+                         f"{h.ood[last]:.3f} | {h.wall} |")
         counts = {code: sum(h.code == code for h in histories) for code in ("reference", "reasonlab")}
-        if not self.both_codes():
+        if not all(counts.values()):
             return "\n".join([*lines, "", f"The verdict needs runs of both codes ({counts['reference']} reference, "
                               f"{counts['reasonlab']} reasonlab committed); to commit the rest: {COMMAND}.", ""])
         short = [f"{code} {n} of {RUNS_PER_CODE}" for code, n in counts.items() if n < RUNS_PER_CODE]
@@ -241,4 +242,5 @@ class Committed:
                           f"![the two codes side by side](figures/{FIGURE}.png)", ""])
 
     def draw(self, scratch: Path) -> None:
-        draw(self.histories(), self.p(), scratch / FIGURE)
+        histories = self.histories()
+        draw(histories, one_p(histories), scratch / FIGURE)
