@@ -59,8 +59,11 @@ def machine() -> dict[str, str | list[str]]:
             "extensions": [name for flag, name in EXTENSIONS.items() if flag in flags]}
 
 
-def auto_precision(m: dict | None = None) -> tuple[str, str]:
-    """What ``train.precision: auto`` trains in on this CPU, and why."""
+def auto_precision(m: dict | None = None, device: str = "cpu") -> tuple[str, str]:
+    """What ``train.precision: auto`` trains in on ``device`` (``cuda`` or ``cpu``: this CPU), and why: the one
+    rule the trainer's autocast follows."""
+    if device == "cuda":
+        return "bf16", "on a CUDA device auto trains in bf16 autocast"
     units = [e for e in (m or machine())["extensions"] if e in BF16_UNITS]
     if not units:
         return "fp32", "this CPU has no bf16 matrix units (AVX512-BF16 or AMX)"
@@ -89,12 +92,11 @@ def describe_machine(m: dict[str, str] | None = None, threads: int | None = None
 
 
 def gpu() -> str:
-    """What ``train.device`` can reach: the CUDA devices torch sees, else why there are none (a CPU build of torch,
-    or a CUDA build that sees no device)."""
+    """The CUDA devices torch sees, else why there are none (a CPU build of torch, or a CUDA build that sees no
+    device)."""
     if torch.version.cuda is None:
-        return (f"none: torch {torch.__version__} is a CPU build (train.device=auto trains on the CPU; cuda needs a "
-                "CUDA build of torch)")
+        return f"none: torch {torch.__version__} is a CPU build (train.device=cuda needs a CUDA build of torch)"
     if not torch.cuda.is_available():
-        return f"none visible (torch built for CUDA {torch.version.cuda}; train.device=auto trains on the CPU)"
+        return f"none visible (torch built for CUDA {torch.version.cuda})"
     names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    return f"{', '.join(names)} (CUDA {torch.version.cuda}; train.device=auto trains on device 0 with bf16 autocast)"
+    return f"{', '.join(names)} (CUDA {torch.version.cuda})"

@@ -26,6 +26,7 @@ def test_precision_auto_stays_fp32_on_a_cpu_and_says_why():
         "fp32", "this CPU has no bf16 matrix units (AVX512-BF16 or AMX)")
     precision, why = numerics.auto_precision({"extensions": ["AVX-512", "AMX-BF16"]})
     assert precision == "fp32" and "AMX-BF16" in why and "not validated" in why
+    assert numerics.auto_precision({"extensions": []}, "cuda")[0] == "bf16"
 
 
 def test_a_matmul_peak_is_a_positive_rate():
@@ -49,6 +50,7 @@ def test_info_says_which_gpu_train_device_auto_would_use(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: f"GPU {i}")
-    assert numerics.gpu().startswith("GPU 0, GPU 1 (CUDA 12.4; train.device=auto trains on device 0")
+    assert numerics.gpu() == "GPU 0, GPU 1 (CUDA 12.4)"
     done = CliRunner().invoke(app, ["info", "--no-measure"], env={"COLUMNS": "200"})
     assert done.exit_code == 0 and "GPU: GPU 0, GPU 1 (CUDA 12.4" in done.output, done.output
+    assert "precision auto: bf16 (on a CUDA device auto trains in bf16 autocast)" in done.output, done.output

@@ -29,7 +29,7 @@ def info(
              f"GPU: {gpu()}",
              f"threads: {torch.get_num_threads()} (a run's train.threads sets its own)",
              f"flush-to-zero now: {'on' if flushing() else 'off'} (a run turns it on while it trains)",
-             "precision auto: {} ({})".format(*auto_precision(m))]
+             "precision auto: {} ({})".format(*auto_precision(m, "cuda" if torch.cuda.is_available() else "cpu"))]
     if measure:
         for dtype in (torch.float32, torch.bfloat16):
             lines.append(f"{str(dtype).removeprefix('torch.')} matmul peak: {matmul_peak(dtype):,.0f} GFLOP/s "

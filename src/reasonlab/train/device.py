@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 import torch
 
 from reasonlab.config import ConfigError, TrainConfig
+from reasonlab.numerics import auto_precision
 
 
 def resolve_device(name: str) -> torch.device:
@@ -17,6 +18,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 def autocast(cfg: TrainConfig, device: torch.device) -> AbstractContextManager:
-    """bf16 autocast when the run asks for it (``auto``: on CUDA only), else nothing."""
-    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and device.type == "cuda")
+    """bf16 autocast when the run asks for it (``auto``: where ``numerics.auto_precision`` picks bf16), else
+    nothing."""
+    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and auto_precision(device=device.type)[0] == "bf16")
     return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
