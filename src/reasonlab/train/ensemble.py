@@ -171,7 +171,7 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
             if done is not None:
                 results[cfg.run_id()] = done
                 continue
-            stack.enter_context(run_directory(cfg, trainers[cfg.run_id()]))
+            stack.enter_context(run_directory(trainers[cfg.run_id()]))
             live.append(trainers[cfg.run_id()])
         common = _common_step(live)
         for t in live:

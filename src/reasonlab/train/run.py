@@ -45,17 +45,17 @@ def train_run(
     with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
         if (done := finished_summary(root, cfg)) is not None:
             return done
-        with run_directory(cfg, trainer), flush_denormals():
+        with run_directory(trainer), flush_denormals():
             trainer.begin()
             trainer.fit()
             return complete(trainer)
 
 
 @contextmanager
-def run_directory(cfg: RunConfig, trainer: Trainer) -> Iterator[None]:
+def run_directory(trainer: Trainer) -> Iterator[None]:
     """The run's ``.partial`` directory, ready to train in (config and artifacts written); removed again if the
     run fails before it trained a step, since there is nothing in it worth keeping."""
-    partial = trainer.run_dir
+    cfg, partial = trainer.cfg, trainer.run_dir
     fresh = not partial.exists()
     if fresh:
         partial.mkdir(parents=True)

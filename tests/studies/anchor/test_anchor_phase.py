@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import reproduce_tiny
+from conftest import TINY_ANCHOR, reproduce_tiny
 
 from reasonlab.studies.anchor import phase as anchor_phase
 from reasonlab.studies.anchor.study import PHASE
@@ -55,8 +55,7 @@ def test_the_anchor_transition_is_counted_per_depth_and_seed():
 
 @pytest.mark.slow
 def test_reproduce_anchor_phase_end_to_end_on_a_tiny_override(tmp_path):
-    tiny = ["task.n_train_per_pair=32", "task.n_test_per_pair=8", "model.d_model=16", "model.d_k=8", "model.d_v=8",
-            "model.d_ff=32", "train.epochs=1", "train.warmup_epochs=0", "train.batch_size=64", "train.eval_every=1"]
+    tiny = [*TINY_ANCHOR, "train.epochs=1", "train.eval_every=1"]  # a later override of a field wins
     reproduce_tiny("anchor-phase", tmp_path, tiny, seeds="1,2")  # the arm has 3 seeds; two show the ranges
     sweep_dir = tmp_path / "anchor-phase-cpu"
     rows = read_results(sweep_dir)
