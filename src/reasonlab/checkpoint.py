@@ -213,11 +213,12 @@ def load_latest(ckpt_dir: Path, model: nn.Module, optimizer: torch.optim.Optimiz
     ``max_step``, if given). Each one on the way that does not (damaged files, another run's or another model's
     weights or optimizer state, a marker missing its fields) is reported through ``warn`` in one line and
     skipped. None when there is none (the run starts from the beginning)."""
+    bounds = file_bounds(model, optimizer)
     for step in reversed(resumable_steps(ckpt_dir)):
         if max_step is not None and step > max_step:
             continue
         try:
-            marker, weights, optim = verified(ckpt_dir, step, file_bounds(model, optimizer))
+            marker, weights, optim = verified(ckpt_dir, step, bounds)
             check_marker(marker, step, run_id, ckpt_dir / f"step-{step}.json")
             with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused below, in one line
                 warnings.simplefilter("ignore", UserWarning)
