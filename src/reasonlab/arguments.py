@@ -29,8 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 NAME_CHARS = 128  # a name (a split, a metric, a profile, a kind) is at most this long
 PATH_BYTES = 4096  # Linux's PATH_MAX; each part of a path at most NAME_MAX, 255 bytes
 PART_BYTES = 255
-# C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates, lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates, lone surrogates: what a
+# terminal obeys or cannot encode (``terminal.printable`` escapes the same characters).
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def escaped(char: str) -> str:
@@ -126,7 +127,7 @@ def word(expected: str, limit: int = NAME_CHARS) -> Spec:
         if not value or len(value) > limit:
             raise ConfigError(f"{what}: {'empty' if not value else f'{len(value):,} characters'}; give {expected} "
                               f"(1 to {limit} characters)")
-        bad = _UNSAFE.search(value)
+        bad = UNSAFE.search(value)
         if bad:
             raise ConfigError(f"{what}: {shown(value)} holds a control character ({escaped(bad[0])}); give "
                               f"{expected}, in plain text")

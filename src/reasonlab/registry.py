@@ -226,13 +226,12 @@ def unregister_task(name: str) -> None:
 
 def register_model(name: str | ModelKind, replace: bool = False, **parts: Any) -> ModelKind:
     """Register a model kind: ``register_model("rnn", config=RNNConfig, build=build_rnn)`` or a ``ModelKind``."""
+    _named("model kind", name.name if isinstance(name, ModelKind) else name, replace)
     if not isinstance(name, ModelKind):
-        _named("model kind", name, replace)
         if set(parts) != {"config", "build"} or not isinstance(parts["config"], type) or not callable(parts["build"]):
             raise ConfigError(f"model kind {name!r}: give config= (its config class) and build= (a function of the "
                               "model config, vocabulary size and sequence length), and nothing else")
     entry = name if isinstance(name, ModelKind) else ModelKind(name=name, **parts)
-    _named("model kind", entry.name, replace)
     _check_kind("model kind", entry.name, entry.config)
     _note_source(entry.config, entry.build)
     return _put(_MODELS, "model kind", entry, replace)

@@ -25,15 +25,16 @@ from typing import Any
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
-# C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder what
-# follows them on screen), and lone surrogates (the bytes of a file name that are not UTF-8, as Python decodes
-# them); the same but the line feed, for text laid out on several lines.
+from reasonlab.arguments import UNSAFE
+
 # The command line being run, as typed (``reasonlab demo --seed 2``): set by the command line for the duration of a
 # command, None from the Python API. A sweep records it, so that an unfinished run's card names the command that
 # resumes it.
 command_line: ContextVar[str | None] = ContextVar("command_line", default=None)
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# ``UNSAFE``: C0 and C1 control characters (ESC among them), DEL, bidirectional overrides and isolates (they reorder
+# what follows them on screen), and lone surrogates (the bytes of a file name that are not UTF-8, as Python decodes
+# them); the same but the line feed, for text laid out on several lines.
 _UNSAFE_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
@@ -48,7 +49,7 @@ def printable(text: object, lines: bool = False) -> str:
     """``text`` with every control character, bidirectional override and undecodable byte written as an escape
     (``\\x1b``, ``\\u202e``, ``\\xff``): safe to print and encode, and still telling what was there. With
     ``lines``, a line feed is kept as the line break it is."""
-    return (_UNSAFE_BUT_LF if lines else _UNSAFE).sub(_escape, str(text))
+    return (_UNSAFE_BUT_LF if lines else UNSAFE).sub(_escape, str(text))
 
 
 _ASCII = {"×": "x", "·": ".", "—": "--", "–": "-", "≤": "<=", "≥": ">=", "→": "->", "←": "<-", "…": "...",
