@@ -132,3 +132,14 @@ def test_a_sweep_rerun_of_a_finished_grid_on_a_read_only_store_writes_nothing(sm
     assert f"{store / 's'}: read-only; every run is finished, so nothing is written" in result.output
     assert all(c.run_id() in result.output for c in cfgs)
     assert {p: p.stat().st_mtime_ns for p in store.rglob("*")} == before
+
+
+def test_a_table_written_before_any_run_finishes_reads_without_a_word(tmp_path, capsys):
+    """A sweep stopped before its first run ends writes a table of no rows; reading it says nothing (it is a
+    results table with its run_id column), and the runs that finish later are added to it."""
+    sweep = tmp_path / "s"
+    sweep.mkdir()
+    write_results(sweep)
+    assert pq.read_table(sweep / RESULTS).column_names == ["run_id"]
+    assert read_results(sweep) == []
+    assert capsys.readouterr().err == ""

@@ -84,7 +84,8 @@ def run_row(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
     """One column per field of any row; a field whose values differ in type between runs (a figure in one, text in
-    another: summaries of different versions or kinds) is kept as text, and said so in one line."""
+    another: summaries of different versions or kinds) is kept as text, and said so in one line. A table of no
+    rows still has its ``run_id`` column, so the table written before any run finishes reads as a results table."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
@@ -97,7 +98,7 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
             warn(f"results column {c}: values of different types across runs; kept as text")
             arrays[c] = pa.array([None if v is None else json.dumps(v) if not isinstance(v, str) else v
                                   for v in values], pa.string())
-    return pa.table(arrays) if arrays else pa.table({})
+    return pa.table(arrays) if arrays else pa.table({"run_id": pa.array([], pa.string())})
 
 
 def write_results(sweep_dir: Path) -> Path:
