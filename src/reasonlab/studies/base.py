@@ -105,10 +105,6 @@ class Study:
     def default_arm(self) -> str:
         return self.default or ("cpu" if "cpu" in self.arms else next(iter(self.arms)))
 
-    def grids(self) -> dict[str, dict[str, list]]:
-        """Arm -> its grid axes."""
-        return {name: arm.grid for name, arm in self.arms.items()}
-
     def spec(self, arm: str) -> SweepSpec:
         """The arm's sweep: ``<study>-<arm>``, its profile, changes and grid."""
         a = self.arms[arm]

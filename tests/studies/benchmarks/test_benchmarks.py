@@ -73,6 +73,6 @@ def test_benchmark_study_end_to_end_writes_figure_and_verdicts(tmp_path):
 
     for run in sweep_dir.iterdir():
         shutil.rmtree(run / "checkpoints", ignore_errors=True)
-    rows = finished_rows(sweep_configs(study.spec_for("cpu"), overrides=tiny)[0], sweep_dir)
+    rows = finished_rows(sweep_configs(study.spec("cpu"), overrides=tiny)[0], sweep_dir)
     assert len(rows) == 6
     assert summary.endswith("\n".join(report_lines(runs_table(rows, study.plans["cpu"]))) + "\n")

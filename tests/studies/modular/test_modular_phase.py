@@ -64,7 +64,7 @@ def test_reproduce_modular_phase_end_to_end_on_a_tiny_override(tmp_path):
     from reasonlab.sweep.grid import sweep_configs
     from reasonlab.sweep.runner import finished_rows, seed_axis
 
-    configs = sweep_configs(modular_phase.spec_for("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
+    configs = sweep_configs(modular_phase.STUDY.spec("cpu"), grid=seed_axis([1, 2]), overrides=tiny)[0]
     finished = finished_rows(configs, sweep_dir)
     measured = report.measure(finished, sweep_dir)
     assert "\n".join(report.report_lines(finished, measured)) in summary

@@ -38,7 +38,8 @@ PHASE_ARMS: dict[str, Arm] = {
     "cpu-wide-cell": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28",),
                          grid={"seed": [1, 2, 3], "init.gamma": [0.5, 0.8], "model.depth": [2],
                                "train.lr_multiplier": [10, 15, 20, 25, 30]},
-                         cost=f"30 runs of 2,808 steps (84,240 in all); the 16 committed: 6.8 {CPU_HOURS}"),
+                         cost=f"30 runs of 2,808 steps (84,240 in all); the first 16 committed: 6.8 {CPU_HOURS}, "
+                              "about 0.4 each"),
     "cpu-wide-long": Arm(profile="cpu-wide", changes=("train.weight_decay=0.28", "train.lr_multiplier=30",
                                                       "train.epochs=42"),
                          grid={"seed": [1, 2, 3], "init.gamma": [0.8, 0.5], "model.depth": [2]},

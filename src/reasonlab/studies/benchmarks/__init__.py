@@ -36,18 +36,12 @@ class BenchmarkStudy(Study):
         self.what = f"{name}: initialization and weight decay over nested training sizes"
         self.figures = (name,)
 
-    @property
-    def GRIDS(self) -> dict[str, dict[str, list]]:  # noqa: N802 - the module-level name of the other studies' grids
-        return self.grids()
-
     def spec(self, arm: str) -> SweepSpec:
         """The arm's sweep, whose label names each setting's γ and weight decay."""
         label = f"{raw_config(None, arm, [], self.name)['profile']}; {self.name}: " + ", ".join(
             f"{s} (γ {g:g}, wd {wd:g})" for s, (g, wd) in self.plans[arm].settings().items())
         return SweepSpec(name=f"{self.name}-{arm}", family=self.name, profile=self.arms[arm].profile,
                          config={"profile": label}, grid=self.arms[arm].grid)
-
-    spec_for = spec
 
     def draw(self, records: Records, out: Path) -> list[Path]:
         return benchmark_figure(runs_table(records.rows, self.plans[records.arm]), self.name, out / self.name,

@@ -67,5 +67,3 @@ class ModularPhase(Study):
 
 
 STUDY = ModularPhase()
-GRIDS = STUDY.grids()
-spec_for = STUDY.spec
