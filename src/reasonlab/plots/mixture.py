@@ -37,6 +37,29 @@ def plot_source_curves(runs: list[tuple[str, list[MetricRow]]], out_base: Path, 
     return save_figure(fig, out_base)
 
 
+def plot_source_accuracy(grid: list[list[tuple[str, list[MetricRow]]]], out_base: Path, caption: str) -> list[Path]:
+    """Accuracy per source of runs laid out as ``grid`` (rows of (title, metrics rows) panels, e.g. a row per γ and
+    a column per seed), each curve by its label and stored name."""
+    cols = max(len(row) for row in grid)
+    fig, axes = plt.subplots(len(grid), cols, figsize=(4.2 * cols, 3.2 * len(grid)), squeeze=False, sharey=True)
+    for r, row in enumerate(grid):
+        for c in range(cols):
+            ax = axes[r, c]
+            if c >= len(row):
+                ax.axis("off")
+                continue
+            title, rows = row[c]
+            for name, (xs, ys) in sorted(source_curves(rows, "_acc").items()):
+                ax.plot(xs, ys, color=SOURCE_COLOURS.get(name), label=labelled(name + "_acc"))
+            ax.set(title=title, xlabel="epoch", ylim=(-0.02, 1.02))
+            ax.title.set_fontsize(9)
+        axes[r, 0].set(ylabel="accuracy")
+    axes[0, 0].legend(fontsize=7)
+    fig.text(0.0, -0.01, caption, ha="left", va="top", fontsize=8, wrap=True)
+    fig.tight_layout()
+    return save_figure(fig, out_base)
+
+
 def plot_demo(runs: list[tuple[str, str, list[MetricRow]]], out_base: Path, caption: str) -> list[Path]:
     """The demo's picture: one panel per run (headline, subtitle, metrics rows), accuracy per source over epochs
     (each curve by its label and stored name), the unseen (masked) reasoning tuples drawn thick, since whether they

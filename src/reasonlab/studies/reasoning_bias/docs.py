@@ -4,12 +4,16 @@ rate, the synthetic cpu sweep (criteria, geometry, Fig. 8), and the results tabl
 
 from __future__ import annotations
 
+import math
+from functools import cached_property
 from pathlib import Path
 
-from reasonlab.config import load_yaml, resolve
+from reasonlab.config import load_profile, load_yaml, resolve
 from reasonlab.files import read_json
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
+from reasonlab.plots.mixture import plot_source_accuracy
 from reasonlab.report.markdown import epoch_cell, held_in
+from reasonlab.schedule import lr_sums
 from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
@@ -238,7 +242,8 @@ class RbDocs:
         return [f"{SPEC_LR}/{d.name}/{f}" for d in run_folders(self.root, SPEC_LR) if not d.name.endswith(".partial")
                 for f in ("config.yaml", "summary.json", "metrics.parquet")]
 
-    def _spec_lr_runs(self) -> dict[tuple[float, int], dict]:
+    @cached_property
+    def spec_lr_runs(self) -> dict[tuple[float, int], dict]:
         """Each finished run of the spec-lr sweep as the E1 criteria read it, keyed by (γ, seed)."""
         runs = {}
         for d in run_folders(self.root, SPEC_LR):
@@ -247,11 +252,37 @@ class RbDocs:
                 runs[(cfg.init.gamma, cfg.seed)] = reasoning_bias.read_mixture_run(cfg, d)
         return runs
 
+    def spec_lr_criteria(self) -> dict[int, dict]:
+        """E1's criteria of each seed of the spec-lr sweep whose two γ runs are finished."""
+        runs, small, large = self.spec_lr_runs, reasoning_bias.SMALL_INIT, reasoning_bias.LARGE_INIT
+        return {s: reasoning_bias_criteria(runs[(small, s)], runs[(large, s)]) for s in SPEC_LR_SEEDS
+                if (small, s) in runs and (large, s) in runs}
+
+    def spec_lr_sums(self) -> tuple[float, float, int] | None:
+        """(Σlr at the end of the spec-lr runs, Σlr at the end of the spec's recipe, the recipe's steps), or None
+        before a run finishes. The recipe (profile ``transformer-paper``) walks the same training sequences in its
+        own batches, so its steps per epoch are the runs' sequences per epoch over its batch size."""
+        if not self.spec_lr_runs:
+            return None
+        cfg, steps = next((r["cfg"], r["steps"]) for r in self.spec_lr_runs.values())
+        recipe = resolve(load_profile("mixture", "transformer-paper")).train
+        per_epoch = steps // cfg.train.epochs
+        recipe_per_epoch = math.ceil(per_epoch * cfg.train.batch_size / recipe.batch_size)
+        recipe_steps = recipe_per_epoch * recipe.epochs
+        return (lr_sums(cfg.train, per_epoch, steps)[-1], lr_sums(recipe, recipe_per_epoch, recipe_steps)[-1],
+                recipe_steps)
+
+    def _draw_spec_lr(self, scratch: Path) -> None:
+        """Accuracy per source of every finished spec-lr run: a row per γ, a column per seed."""
+        runs = self.spec_lr_runs
+        grid = [[(f"γ={g} (seed {s})", runs[(g, s)]["rows"]) for s in SPEC_LR_SEEDS if (g, s) in runs]
+                for g in sorted({g for g, _ in runs})]
+        profile = next(iter(runs.values()))["cfg"].profile
+        plot_source_accuracy(grid, scratch / "spec-lr", f"Profile: {profile}.")
+
     def _spec_lr_table(self) -> str:
-        runs = self._spec_lr_runs()
-        small, large = reasoning_bias.SMALL_INIT, reasoning_bias.LARGE_INIT
-        seeds = [s for s in SPEC_LR_SEEDS if (small, s) in runs and (large, s) in runs]
-        criteria = {s: reasoning_bias_criteria(runs[(small, s)], runs[(large, s)]) for s in seeds}
+        runs, criteria = self.spec_lr_runs, self.spec_lr_criteria()
+        seeds = list(criteria)
         rows = [(g, s, epoch_cell(r["t50_memory"]), epoch_cell(r["t50_reasoning_train"]), f"{r['memory_acc']:.3f}",
                  f"{r['reasoning_test_acc']:.3f}", f"{r['wall_time_s']:.0f}", r["dir"].name)
                 for (g, s), r in sorted(runs.items())]
@@ -262,7 +293,10 @@ class RbDocs:
             f"{s}: {reasoning_bias.criterion_detail(criteria[s], k)}" for s in seeds) or "—")
             for k, name in reasoning_bias.CRITERIA.items()]
         verdicts = markdown_table(['criterion', 'held in (seeds with both γ)', 'per seed'], verdict_rows)
-        return (f"{runs_table}\n{verdicts}"
+        sums = self.spec_lr_sums()
+        clock = "" if sums is None else (f"\nΣlr at the end: {sums[0]:.2f} (these runs) against {sums[1]:.2f} (the "
+                                         f"spec's recipe, {sums[2]:,} steps).\n")
+        return (f"{runs_table}\n{verdicts}{clock}"
                 f"\nVerdict (every criterion in ≥ {SPEC_LR_NEEDED} of {len(SPEC_LR_SEEDS)} seeds): "
                 f"{spec_lr_verdict(held, len(seeds))}\n")
 
@@ -273,6 +307,8 @@ class RbDocs:
               for name, made in RB_FIGURES.items()),
             ("mixture-transformer-runs", Table(DOC, _mixture_inputs, self._mixture_runs_table)),
             ("mixture-transformer-means", Table(DOC, _mixture_inputs, self._mixture_means_table)),
+            ("mixture-transformer-spec-lr", Figures(self._spec_lr_inputs, {
+                f"{FIGURES}/mixture-transformer-spec-lr.png": "spec-lr.png"}, self._draw_spec_lr, SPEC_LR_COMMAND)),
             ("mixture-transformer-spec-lr", Table(DOC, self._spec_lr_inputs, self._spec_lr_table,
                                                   command=SPEC_LR_COMMAND)),
             ("demo-seeds", Table(DOC, self._demo_inputs, self._demo_seeds_table, command=DEMO_COMMAND)),

@@ -7,7 +7,16 @@ from __future__ import annotations
 from reasonlab.report.markdown import held_in
 from reasonlab.studies import reasoning_bias as rb
 from reasonlab.studies.claims import Claim, Finding
-from reasonlab.studies.reasoning_bias.docs import DEMO, DOC, MIXTURE, MIXTURE_SWEEPS, RB_CPU, RbDocs, rb_inputs
+from reasonlab.studies.reasoning_bias.docs import (
+    DEMO,
+    DOC,
+    MIXTURE,
+    MIXTURE_SWEEPS,
+    RB_CPU,
+    SPEC_LR,
+    RbDocs,
+    rb_inputs,
+)
 from reasonlab.studies.sections import counts
 
 CPU_LINK = f"[reasoning-bias]({DOC}#what-the-cpu-profiles-showed-reasonlab-reproduce-reasoning-bias---profile-cpu)"
@@ -30,6 +39,28 @@ def e1_claim(docs: RbDocs, model: str) -> Claim:
         f"a seed of the `cpu` sweep ({name}): held when all four of the spec's E1 criteria hold (small init: t50 "
         "ratio ≤ 0.5 and unseen ≥ 0.9; large init: t50 ratio in [0.5, 2] and unseen at least 0.5 lower)",
         list(per_seed.values()), None, CPU_LINK)
+
+
+def spec_lr_claim(docs: RbDocs) -> Claim:
+    """E1 on the transformer at the spec's peak learning rate and data volume, seed by seed, with the Σlr it ended
+    at beside the spec's recipe's."""
+    criteria = docs.spec_lr_criteria()
+    per_seed = {s: all(c[k] for k in rb.CRITERIA) for s, c in criteria.items()}
+    n = len(criteria)
+    missed = [f"{label.split(' (')[0]} in {k} of {n}" for key, label in rb.CRITERIA.items()
+              if (k := sum(c[key] for c in criteria.values())) < n]
+    sums = docs.spec_lr_sums()
+    clock = "" if sums is None else f"; Σlr {sums[0]:.1f} at the end (the spec's recipe: {sums[1]:.1f})"
+    name, figure = E1_MODELS["transformer"]
+    return Claim(
+        "e1/transformer-spec-lr", f"reasoning bias, {name} at the spec's learning rate", rb.PAPER,
+        f"as above at the spec's peak lr 2.5e-4 ({figure})",
+        f"width 128, 200,000 sequences, 60 epochs{clock}: all 4 E1 criteria in {held_in(per_seed)}"
+        + (f"; {', '.join(missed)}" if missed else ""),
+        "a seed of the `transformer-spec-lr` sweep with both γ finished: held when all four of the spec's E1 "
+        "criteria hold",
+        list(per_seed.values()), None, f"[reasoning-bias]({DOC}#the-transformer-at-the-specs-peak-learning-rate-25e-4"
+                                      "---profile-transformer-spec-lr)")
 
 
 def fig8_claim(docs: RbDocs) -> Claim:
@@ -59,4 +90,4 @@ def findings(docs: RbDocs) -> list[Finding]:
 
 
 def inputs() -> list[str]:
-    return [DEMO, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), *rb_inputs()]
+    return [DEMO, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), SPEC_LR, *rb_inputs()]

@@ -59,7 +59,8 @@ class ReasoningBias(Study):
 
     def claims(self, repo: Repository) -> list[Claim]:
         docs = RbDocs(repo)
-        return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.fig8_claim(docs)]
+        return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.spec_lr_claim(docs),
+                findings.fig8_claim(docs)]
 
     def findings(self, repo: Repository) -> list[Finding]:
         return findings.findings(RbDocs(repo))
