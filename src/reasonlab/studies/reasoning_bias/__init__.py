@@ -99,7 +99,8 @@ def read_mixture_run(cfg: RunConfig, run_dir: Path, rows: Metrics | None = None)
     summary = load_record(run_dir)[1]
     final = summary.final
     return {"cfg": cfg, "dir": run_dir, "rows": rows, "label": summary.label,
-            "wall_time_s": summary.wall_time_s, "steps": summary.steps, "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
+            "wall_time_s": summary.wall_time_s, "steps": summary.steps,
+            "reasoning_test_acc": final.get("reasoning_test_acc", 0.0),
             "memory_acc": final.get("memory_acc"), "reasoning_train_acc": final.get("reasoning_train_acc"),
             "t50_memory": t50(rows, "memory"), "t50_reasoning_train": t50(rows, "reasoning_train"),
             "t50_reasoning_test": t50(rows, "reasoning_test"), "last_epoch": rows.last_epoch("pooled")}
