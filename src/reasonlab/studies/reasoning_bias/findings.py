@@ -55,7 +55,7 @@ def spec_lr_claim(docs: RbDocs) -> Claim:
     return Claim(
         "e1/transformer-spec-lr", f"reasoning bias, {name} at the spec's learning rate", rb.PAPER,
         f"as above at the spec's peak lr 2.5e-4 ({figure})",
-        f"width 128, 200,000 sequences, 60 epochs{clock}: all 4 E1 criteria in {held_in(per_seed)}"
+        f"width 128, 60 epochs{clock}: all 4 E1 criteria in {held_in(per_seed)}"
         + (f"; {', '.join(missed)}" if missed else ""),
         "a seed of the `transformer-spec-lr` sweep with both γ finished: held when all four of the spec's E1 "
         "criteria hold",
