@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab import vocabulary
 from reasonlab.build import build_task
 from reasonlab.config import RunConfig, raw_config
 from reasonlab.errors import StoreError
@@ -46,6 +47,16 @@ from reasonlab.studies.reasoning_bias.theory import (
     theory_checks,
 )
 from reasonlab.sweep.grid import expand
+
+KIND = "mixture"  # the task kind of the study's runs, whose labels word the study's tables and demo
+# The figures the study's tables read, by their stored names
+MEMORY, RULE_TRAINED, RULE_UNSEEN = "memory_acc", "reasoning_train_acc", "reasoning_test_acc"
+
+
+def words(name: str) -> str:
+    """A figure's label in the mixture kind's vocabulary: what every table, verdict and figure of the study calls
+    it (``memory_acc`` -> ``memory``, ``reasoning_test_acc`` -> ``rule on unseen tuples``)."""
+    return vocabulary.label(name, KIND)
 
 PAPER = "2502.04375"  # the paper the reasoning-bias studies (this and prontoqa-tinystories) reproduce: its arXiv id
 MODELS = ("transformer", "emb-mlp")
@@ -189,8 +200,8 @@ CRITERIA = {"small_init_reasons_first": "small init reasons first (t50 ratio ≤
 
 def runs_table(runs: dict) -> list[str]:
     """E1's table: per model, γ and seed the t50s and final accuracies."""
-    return table(["model", "γ", "seed", "t50 memory", "t50 reasoning-train", "t50 reasoning-test", "final memory acc",
-                  "final reasoning-test acc"],
+    return table(["model", "γ", "seed", *(f"t50 {words(f)}" for f in (MEMORY, RULE_TRAINED, RULE_UNSEEN)),
+                  f"final {words(MEMORY)}", f"final {words(RULE_UNSEEN)}"],
                  [(m, g, s, epoch_cell(r["t50_memory"]), epoch_cell(r["t50_reasoning_train"]),
                    epoch_cell(r["t50_reasoning_test"]), _num(r["memory_acc"]), _num(r["reasoning_test_acc"]))
                   for (m, g, s), r in sorted(runs.items())])

@@ -22,12 +22,11 @@ from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
 from reasonlab.report import markdown
 from reasonlab.studies.base import Arm, Demo
-from reasonlab.studies.reasoning_bias import read_mixture_run
+from reasonlab.studies.reasoning_bias import KIND, MEMORY, RULE_TRAINED, RULE_UNSEEN, read_mixture_run, words
 from reasonlab.studies.reasoning_bias.theory import GAMMAS
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import run_study
 
-DEMO_KIND = "mixture"  # the task kind of the demo's runs, whose labels word their figures
 DEMO_GAMMAS = GAMMAS  # large initialization, then small: the study's pair
 SWEEP = "demo"  # the demo's sweep folder under the store
 ARM = Arm(profile="emb-mlp-cpu", grid={"init.gamma": list(DEMO_GAMMAS)},
@@ -44,7 +43,7 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     """The demo is a sweep (``out/demo``: results table, so ``results``, ``report`` and ``show`` work on it): the
     two runs side by side with the sweep's live table, then a table, one figure (``figures/demo.png``) and the
     verdict."""
-    spec = SweepSpec(name=SWEEP, family=DEMO_KIND, profile=ARM.profile, set=[f"seed={seed}", *overrides],
+    spec = SweepSpec(name=SWEEP, family=KIND, profile=ARM.profile, set=[f"seed={seed}", *overrides],
                      grid=ARM.grid)
     configs, report, rows = run_study(spec, out, make_executor, console)
     done = {r["run_id"] for r in rows}
@@ -59,26 +58,20 @@ def demo(out: Path, seed: int, make_executor, console: Console, overrides: list[
     return [r["dir"] for _, r in sorted(runs.items())]
 
 
-# The figures the demo reads, by their stored names; every surface of it words them by the mixture kind's labels
-MEMORY, RULE_TRAINED, RULE_UNSEEN = "memory_acc", "reasoning_train_acc", "reasoning_test_acc"
+# The figures the demo reads; every surface of it words them by the mixture kind's labels
 FIGURES = (MEMORY, RULE_TRAINED, RULE_UNSEEN)
-
-
-def _words(name: str) -> str:
-    """A figure's label in the mixture kind's vocabulary: what the demo's table, verdict and figure call it."""
-    return vocabulary.label(name, DEMO_KIND)
 
 
 def columns() -> tuple[str, ...]:
     """The closing table's headers: the figures by their labels (the caption keys them to their stored names),
     then the epochs at which memory and the trained rule reached 0.5."""
-    return ("γ", "label", *map(_words, FIGURES), f"t50 {_words(MEMORY)}", f"t50 {_words(RULE_TRAINED)}", "time (s)")
+    return ("γ", "label", *map(words, FIGURES), f"t50 {words(MEMORY)}", f"t50 {words(RULE_TRAINED)}", "time (s)")
 
 
 def caption() -> str:
     """The closing table's caption: what its figures measure, and the stored name of each label it shows."""
     return (f"accuracy at the end; t50: first epoch at accuracy ≥ 0.5. Their names in results, SQL and the progress "
-            f"line: {vocabulary.key(FIGURES, DEMO_KIND)}")
+            f"line: {vocabulary.key(FIGURES, KIND)}")
 
 
 def _table_rows(runs: dict[float, dict]) -> list[tuple[str, ...]]:
@@ -121,9 +114,9 @@ def read_demo_runs(folder: Path) -> dict[float, dict]:
 def draw_demo(runs: dict[float, dict], profile: str, seed: int, out_base: Path) -> list[Path]:
     """The demo's figure from its runs (γ → ``read_mixture_run`` output): one panel per initialization."""
     panels = [(f"{'large' if g == DEMO_GAMMAS[0] else 'small'} initialization (γ {g:g}): {_label(r)}",
-               f"{_words(RULE_UNSEEN)}: {_share(r[RULE_UNSEEN], 2)}", r["rows"])
+               f"{words(RULE_UNSEEN)}: {_share(r[RULE_UNSEEN], 2)}", r["rows"])
               for g, r in sorted(runs.items())]
-    text = (f"Profile: {profile}; seed {seed}. Thick line: {_words(RULE_UNSEEN)}, the accuracy on the masked "
+    text = (f"Profile: {profile}; seed {seed}. Thick line: {words(RULE_UNSEEN)}, the accuracy on the masked "
             "reasoning tuples, which no run trains on — answered only by the rule. t50 = first evaluated epoch at "
             "accuracy ≥ 0.5.")
     return plot_demo(panels, out_base, text)
@@ -152,8 +145,8 @@ def demo_verdict(runs: dict[float, dict]) -> str:
     criteria = reasoning_bias_criteria(small, large)
 
     def ended(g: float, r: dict) -> str:
-        return (f"γ {g:g} ended {r['label']} ({_words(MEMORY)} {_share(r[MEMORY], 2)}, {_words(RULE_UNSEEN)} "
-                f"{_share(r[RULE_UNSEEN], 2)}; t50 {_words(MEMORY)} {_epoch(r['t50_memory'])}, {_words(RULE_TRAINED)} "
+        return (f"γ {g:g} ended {r['label']} ({words(MEMORY)} {_share(r[MEMORY], 2)}, {words(RULE_UNSEEN)} "
+                f"{_share(r[RULE_UNSEEN], 2)}; t50 {words(MEMORY)} {_epoch(r['t50_memory'])}, {words(RULE_TRAINED)} "
                 f"{_epoch(r['t50_reasoning_train'])})")
 
     held = [f"- {text}: {'held' if criteria[key] else 'did not hold'}" for key, text in CRITERIA.items()]

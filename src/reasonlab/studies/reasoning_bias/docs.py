@@ -70,6 +70,19 @@ def _epochs_range(values: list[int | None], horizon: int) -> str:
     return f"{values[0]} in every seed" if len(set(values)) == 1 else f"{min(values)}–{max(values)}"
 
 
+ACCURACIES = (reasoning_bias.MEMORY, reasoning_bias.RULE_TRAINED, reasoning_bias.RULE_UNSEEN)  # a column each
+
+
+def _finals() -> tuple[str, str]:
+    """The headers of the final accuracies the tables show, in the study's words."""
+    return tuple(f"final {reasoning_bias.words(f)}" for f in (reasoning_bias.MEMORY, reasoning_bias.RULE_UNSEEN))
+
+
+def _t50s() -> tuple[str, str]:
+    """The headers of the first epochs at 0.5 the tables show: memory's and the trained rule's."""
+    return tuple(f"t50 {reasoning_bias.words(f)}" for f in (reasoning_bias.MEMORY, reasoning_bias.RULE_TRAINED))
+
+
 def _mixture_inputs() -> list[str]:
     return [*(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), f"{MIXTURE}/mixture-transformer-seeds/table.sql"]
 
@@ -211,8 +224,8 @@ class RbDocs:
         rows = [(r["g"], r["seed"],
                  *(f"{epoch_cell(r[f'{x}50'])} / {epoch_cell(r[f'{x}90'])}" for x in ("mem", "rsn", "test")),
                  f"{r['memory']:.3f}", f"{r['test']:.3f}", f"{r['s']:.0f}", r["run_id"]) for r in self.mixture_rows()]
-        return markdown_table(["γ", "seed", "t50 / t90 memory", "t50 / t90 reasoning-train", "t50 / t90 reasoning-test",
-                               "final memory acc", "final reasoning-test acc", "s", "run"], rows)
+        return markdown_table(["γ", "seed", *(f"t50 / t90 {reasoning_bias.words(f)}" for f in ACCURACIES),
+                               *_finals(), "s", "run"], rows)
 
     def _mixture_horizon(self) -> int:
         return max(load_yaml(d / "config.yaml")["train"]["epochs"] for s in MIXTURE_SWEEPS
@@ -225,8 +238,7 @@ class RbDocs:
         rows = [(f"{g} ({'large' if g == min(by_gamma) else 'small'} init)", spread([r["memory"] for r in rs]),
                  spread([r["test"] for r in rs]), _epochs_range([r["mem50"] for r in rs], horizon),
                  _epochs_range([r["rsn50"] for r in rs], horizon)) for g, rs in sorted(by_gamma.items())]
-        return markdown_table(["γ", "final memory acc, mean [min, max]", "final reasoning-test acc, mean [min, max]",
-                               "t50 memory", "t50 reasoning-train"], rows)
+        return markdown_table(["γ", *(f"{h}, mean [min, max]" for h in _finals()), *_t50s()], rows)
 
     def mixture_headline(self) -> str:
         by_gamma: dict[float, list[dict]] = {}
@@ -286,8 +298,7 @@ class RbDocs:
         rows = [(g, s, epoch_cell(r["t50_memory"]), epoch_cell(r["t50_reasoning_train"]), f"{r['memory_acc']:.3f}",
                  f"{r['reasoning_test_acc']:.3f}", f"{r['wall_time_s']:.0f}", r["dir"].name)
                 for (g, s), r in sorted(runs.items())]
-        runs_table = markdown_table(["γ", "seed", "t50 memory", "t50 reasoning-train", "final memory acc",
-                                     "final reasoning-test acc (masked tuples)", "s", "run"], rows)
+        runs_table = markdown_table(["γ", "seed", *_t50s(), *_finals(), "s", "run"], rows)
         held = {k: [bool(criteria[s][k]) for s in seeds] for k in reasoning_bias.CRITERIA}
         verdict_rows = [(name, f"{sum(held[k])} of {len(seeds)}", ", ".join(
             f"{s}: {reasoning_bias.criterion_detail(criteria[s], k)}" for s in seeds) or "—")
