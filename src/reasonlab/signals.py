@@ -11,9 +11,10 @@ A command's life has two kinds of stretch, and a signal ends each its own way:
   every ``finally`` on the way runs — an atomic write removes its temp file, a staging folder goes — and the
   boundary prints the message. A second signal while unwinding ends at once.
 
-Commands that stop more gently install their own handlers inside (``train`` and ``sweep`` stop at the end of a
-step: ``train.interrupt``). Before the first line of reasonlab runs (the interpreter's own start-up, a few
-milliseconds) the system's default holds: the process ends by the signal, having written nothing.
+Commands that stop more gently install their own handlers inside, through ``handled_by`` (``train`` and
+``sweep`` stop at the end of a step: ``train.interrupt``). Before the first line of reasonlab runs (the
+interpreter's own start-up, a few milliseconds) the system's default holds: the process ends by the signal, having
+written nothing.
 
 Layer: ground (imports only ``errors``).
 """
@@ -24,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -80,20 +81,29 @@ def end_at_once() -> None:
 
 
 @contextmanager
-def unwinding() -> Iterator[None]:
-    """Within (a command's work, inside its error boundary): SIGINT and SIGTERM raise ``Interrupted`` where the main
-    thread is, so that clean-ups run on the way to the boundary; inside an import they end the process at once.
-    The previous handlers come back afterwards; outside the main thread, where Python delivers no signal, nothing
-    changes."""
-    global _unwind
+def handled_by(handler: Callable[[int, FrameType | None], None]) -> Iterator[bool]:
+    """Within: ``handler`` answers SIGINT and SIGTERM; the previous handlers come back afterwards. Yields whether
+    it was installed: outside the main thread, where Python delivers no signal, nothing changes."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield False
         return
-    previous = {s: signal.signal(s, _answer) for s in SIGNALS}
-    outer, _unwind = _unwind, True
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
-        yield
+        yield True
     finally:
-        _unwind = outer
         for s, old in previous.items():
             signal.signal(s, signal.SIG_DFL if old is None else old)  # None: a handler set outside Python
+
+
+@contextmanager
+def unwinding() -> Iterator[None]:
+    """Within (a command's work, inside its error boundary): SIGINT and SIGTERM raise ``Interrupted`` where the main
+    thread is, so that clean-ups run on the way to the boundary — ``pack`` and ``restore`` remove their staging
+    folder so — and inside an import they end the process at once. The previous handlers come back afterwards."""
+    global _unwind
+    with handled_by(_answer):
+        outer, _unwind = _unwind, True
+        try:
+            yield
+        finally:
+            _unwind = outer

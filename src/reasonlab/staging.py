@@ -10,7 +10,7 @@ complete and checked, ``publish`` renames it into place. A folder already there 
 What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
 gone): a staging folder is deleted, and an aside folder whose place is empty is put back, so a kill at any point
 keeps the old folder or the new one. On the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once
-(``train.interrupt.unwind_on_signals``), so their staging folder goes with them.
+(``signals.unwinding``), so their staging folder goes with them.
 
 Layer: store.
 """

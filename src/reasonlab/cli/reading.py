@@ -130,12 +130,10 @@ def pack(
 ) -> None:
     """Copy runs' records into a results folder to commit, with an unfinished run's newest resume checkpoint
     (≤ 10 MB) under resume/, replacing the earlier pack: a new machine resumes from it (`reasonlab restore`)."""
-    from reasonlab.train.interrupt import unwind_on_signals
     from reasonlab.train.packs import pack_runs
 
-    with unwind_on_signals("pack"):
-        for path in pack_runs(source, dest, log=line):
-            console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
+    for path in pack_runs(source, dest, log=line):  # a signal unwinds it (the boundary's): its staging folder goes
+        console.print(f"packed {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 def restore(
@@ -146,9 +144,7 @@ def restore(
 ) -> None:
     """Seed a store with committed packs, so the runs' own train or sweep command resumes the unfinished ones where
     the packs were taken (a checkpoint the store already holds that is as new is kept) and skips the finished."""
-    from reasonlab.train.interrupt import unwind_on_signals
     from reasonlab.train.packs import restore_pack
 
-    with unwind_on_signals("restore"):
-        for path in packs:
-            console.print(restore_pack(path, root), highlight=False, markup=False, soft_wrap=True)
+    for path in packs:  # a signal unwinds it (the boundary's): its staging folder goes
+        console.print(restore_pack(path, root), highlight=False, markup=False, soft_wrap=True)

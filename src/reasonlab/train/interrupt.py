@@ -11,14 +11,13 @@ record is due. This module imports no torch: the sweep's workers import it in th
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal, Protocol
 
 from reasonlab.errors import Interrupted
+from reasonlab.signals import handled_by
 
 PROGRESS_EVERY_S = 2.0  # progress.json is rewritten at most this often (one write costs an fsync)
 _asked = False  # set by the first signal in this process
@@ -55,47 +54,17 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 @contextmanager
-def _handling(handler: Callable[[int, object], None]) -> Iterator[None]:
-    """Within: ``handler`` answers SIGINT and SIGTERM; the previous handlers come back afterwards. Outside the main
-    thread, where Python delivers no signal, nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
-
-
-@contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Within: the first SIGINT or SIGTERM asks for a stop between steps (``stop_requested``), a second one raises
     ``Interrupted`` at once. The previous handlers come back afterwards. Outside the main thread, where Python
     delivers no signal, nothing changes."""
     global _asked
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    try:
-        with _handling(_on_signal):
+    with handled_by(_on_signal) as installed:
+        try:
             yield
-    finally:
-        _asked = False
-
-
-@contextmanager
-def unwind_on_signals(what: str) -> Iterator[None]:
-    """Within: SIGINT and SIGTERM stop the command ``what`` at once by raising ``Interrupted``, so that what it
-    staged is removed on the way out and nothing is left half-written (a command that trains nothing has no step
-    to finish: ``pack``, ``restore``). The previous handlers come back afterwards; outside the main thread nothing
-    changes."""
-    def stop(_signum: int, _frame: object) -> None:
-        raise Interrupted(f"{what} stopped by a signal; nothing half-written is left: run the same command again")
-
-    with _handling(stop):
-        yield
+        finally:
+            if installed:
+                _asked = False
 
 
 Due = Literal["stop", "checkpoint", "progress"]
