@@ -27,16 +27,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
-from reasonlab.files import TMP, alive, remove_temps
+from reasonlab.files import TMP, alive, link_error, remove_temps
 from reasonlab.store import LOCKS
 
 ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
 CHUNK = 2**20
-
-
-def link_error(path: Path) -> StoreError:
-    return StoreError(f"{path}: a symbolic link; reasonlab neither reads nor writes through a link inside a run, a "
-                      "pack or a store (replace it by the file it points to, or remove it)")
 
 
 def refuse_links(folder: Path) -> None:

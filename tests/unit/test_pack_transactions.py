@@ -268,3 +268,19 @@ def test_a_fifo_in_a_pack_is_refused_not_waited_on(reference, tmp_path):
     with pytest.raises(StoreError, match="not a regular file"):
         restore_pack(pack, tmp_path / "store")
     assert not (tmp_path / "store").exists()
+
+
+def test_restore_never_makes_its_lock_through_a_link(unfinished_run, tmp_path):
+    """The store's `.locks` a link to a folder outside it, or the run's lock file a dangling link out of the store:
+    restore refuses in one line naming the link, exit 2, and makes nothing outside the store, nor the run in it."""
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    linked, dangling = tmp_path / "a", tmp_path / "b" / ".locks" / f"{pack.name.removesuffix('.partial')}.lock"
+    linked.mkdir()
+    (linked / ".locks").symlink_to(outside)
+    dangling.parent.mkdir(parents=True)
+    dangling.symlink_to(outside / "planted.lock")
+    for store, link in ((linked, linked / ".locks"), (tmp_path / "b", dangling)):
+        _one_line_error(_cli("restore", str(pack), "--into", str(store)), f"{link}: a symbolic link")
+        assert not list(outside.iterdir()) and not (store / pack.name).exists()

@@ -34,12 +34,11 @@ from reasonlab.checkpoint_checks import check_best, check_checkpoint
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
-from reasonlab.files import MAX_RECORD_BYTES, TMP, read_bounded, read_json, warn
+from reasonlab.files import MAX_RECORD_BYTES, TMP, link_error, read_bounded, read_json, warn
 from reasonlab.records import load_progress, read_summary
 from reasonlab.staging import (
     clean_stale,
     copy_below,
-    link_error,
     made_for,
     plain_files,
     publish,
