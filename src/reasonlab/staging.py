@@ -97,10 +97,7 @@ def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None =
     src = open_below(root, Path(relative))
     try:
         _size_within(src, root / relative, limit, "a pack may hold")
-        if (names := os.fstat(src).st_nlink) > 1:
-            raise StoreError(f"{root / relative}: a file with {names} names (hard links), one perhaps outside the "
-                             "run, pack or store; not copied (replace it by a copy of its own: cp FILE COPY && "
-                             "mv COPY FILE)")
+        refuse_other_names(root / relative, os.fstat(src))
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
             copied = 0
@@ -113,6 +110,14 @@ def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None =
             os.fsync(out.fileno())
     finally:
         os.close(src)
+
+
+def refuse_other_names(path: Path, info: os.stat_result) -> None:
+    """The file ``path`` (of status ``info``) is refused, naming it, when it has other names (hard links, one
+    perhaps outside the run, pack or store): neither a copy nor a new name of it is the run's own."""
+    if info.st_nlink > 1:
+        raise StoreError(f"{path}: a file with {info.st_nlink} names (hard links), one perhaps outside the run, pack "
+                         "or store; not taken (replace it by a copy of its own: cp FILE COPY && mv COPY FILE)")
 
 
 def file_sha256(root: Path, relative: Path | str, limit: int | None = None) -> tuple[int, str]:

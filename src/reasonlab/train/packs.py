@@ -42,6 +42,7 @@ from reasonlab.staging import (
     made_for,
     plain_files,
     publish,
+    refuse_other_names,
     refuse_overlap,
     remove,
     staging,
@@ -258,6 +259,7 @@ def _carry(partial: Path, files: list[Path], staged: Path) -> None:
         if os.path.lexists(target) or TMP in rel.name:
             continue
         if rel.parts[0] == "checkpoints":
+            refuse_other_names(partial / rel, os.lstat(partial / rel))  # the new name would be one more
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(partial / rel, target, follow_symlinks=False)
