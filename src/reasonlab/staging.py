@@ -24,6 +24,7 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
@@ -166,9 +167,10 @@ def remove(path: Path) -> None:
 
 @contextmanager
 def made_for(folder: Path) -> Iterator[None]:
-    """Within: ``folder`` exists (made with its parents if need be). One made here is removed again if what is
-    done within fails while it holds nothing but lock files: a refused input leaves no folder behind."""
-    made = not folder.exists()
+    """Within: ``folder`` exists (made with its parents if need be). The folders made here are removed again if
+    what is done within fails while they hold nothing but lock files: a refused input leaves no folder behind, nor
+    an empty parent of one."""
+    made = list(takewhile(lambda p: not os.path.lexists(p), (folder, *folder.parents)))
     folder.mkdir(parents=True, exist_ok=True)
     try:
         yield
@@ -176,7 +178,7 @@ def made_for(folder: Path) -> Iterator[None]:
         if made:
             for lock in (folder / LOCKS).glob("*.lock"):
                 lock.unlink(missing_ok=True)
-            for empty in (folder / LOCKS, folder):
+            for empty in (folder / LOCKS, *made):
                 try:
                     empty.rmdir()
                 except OSError:  # missing, or it holds something now: kept

@@ -284,3 +284,14 @@ def test_restore_never_makes_its_lock_through_a_link(unfinished_run, tmp_path):
     for store, link in ((linked, linked / ".locks"), (tmp_path / "b", dangling)):
         _one_line_error(_cli("restore", str(pack), "--into", str(store)), f"{link}: a symbolic link")
         assert not list(outside.iterdir()) and not (store / pack.name).exists()
+
+
+def test_a_refused_pack_or_restore_leaves_no_folder_it_made(unfinished_run, tmp_path):
+    """A pack or a restore refused into a folder that did not exist, nor its parents, leaves none of them behind."""
+    run = shutil.copytree(unfinished_run, tmp_path / "run" / unfinished_run.name)
+    (run / "events.log").write_bytes(b"\xff not text\n")
+    _one_line_error(_cli("pack", str(run), str(tmp_path / "a" / "b" / "results")), str(run / "events.log"))
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    (pack / "events.log").write_bytes(b"\xff not text\n")
+    _one_line_error(_cli("restore", str(pack), "--into", str(tmp_path / "c" / "d" / "store")), str(pack / "events.log"))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()
