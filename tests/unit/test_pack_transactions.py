@@ -270,6 +270,38 @@ def test_a_fifo_in_a_pack_is_refused_not_waited_on(reference, tmp_path):
     assert not (tmp_path / "store").exists()
 
 
+def test_pack_never_replaces_a_run_folder_of_another_store(reference, unfinished_run, anchor_run, tmp_path):
+    """`pack SWEEP STORE`, STORE holding the same runs as folders of its own (trained there, checkpoints and all):
+    each such run is refused in one line naming that folder and the fix, the others are packed (exit 0, as for any
+    run skipped), and the store's folders are as they were; a lone run so refused is exit 2."""
+    sweep = tmp_path / "sw"
+    shutil.copytree(reference[0], sweep / reference[0].name)
+    shutil.copytree(anchor_run, sweep / anchor_run.name)
+    store = tmp_path / "store"
+    live = shutil.copytree(unfinished_run, store / unfinished_run.name)  # the finished run's pack would delete it
+    before = _tree(store)
+    packed = _cli("pack", str(sweep), str(store))
+    assert packed.exit_code == 0 and f"skipped: {live}: not a pack" in packed.output, packed.output
+    assert f"packed {store / anchor_run.name}" in packed.output
+    assert {k: v for k, v in _tree(store).items() if not k.startswith(anchor_run.name)} == before
+    other = shutil.copytree(anchor_run, tmp_path / "other" / anchor_run.name)
+    _one_line_error(_cli("pack", str(sweep / anchor_run.name), str(other.parent)), str(other), "not a pack")
+    assert _tree(other) == _tree(anchor_run)
+
+
+def test_pack_refuses_a_run_or_sweep_folder_given_as_a_link(reference, tmp_path):
+    """A run, or the sweep folder that holds it, given to `pack` as a link is not read through it: one line naming
+    the link, exit 2, nothing written."""
+    run = shutil.copytree(reference[0], tmp_path / "sw" / reference[0].name)
+    run_link, sweep_link = tmp_path / "links" / run.name, tmp_path / "sweep-link"
+    run_link.parent.mkdir()
+    run_link.symlink_to(run)
+    sweep_link.symlink_to(run.parent)
+    for given, link in ((run_link, run_link), (sweep_link, sweep_link), (sweep_link / run.name, sweep_link)):
+        _one_line_error(_cli("pack", str(given), str(tmp_path / "results")), f"{link}: a symbolic link")
+        assert not (tmp_path / "results").exists()
+
+
 def test_restore_never_makes_its_lock_through_a_link(unfinished_run, tmp_path):
     """The store's `.locks` a link to a folder outside it, or the run's lock file a dangling link out of the store:
     restore refuses in one line naming the link, exit 2, and makes nothing outside the store, nor the run in it."""
