@@ -8,9 +8,10 @@ content is not the run's to copy), every file is fsynced and its size is checked
 complete and checked, ``publish`` renames it into place. A folder already there is first renamed aside
 (``.<name>.aside-<pid>``), then the new one in, then the old one deleted: at every moment one of them is whole.
 What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
-gone): a staging folder is deleted, and an aside folder whose place is empty is put back, so a kill at any point
-keeps the old folder or the new one. On the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once
-(``train.interrupt.unwind_on_signals``), so their staging folder goes with them.
+gone): a staging folder is deleted, and an aside folder whose place is empty is put back once it checks as what
+it is named (one that does not is left, and said), so a kill at any point keeps the old folder or the new one. On
+the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once (``train.interrupt.unwind_on_signals``),
+so their staging folder goes with them.
 
 Layer: store.
 """
@@ -22,13 +23,13 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
-from reasonlab.files import TMP, alive, link_error, remove_temps
+from reasonlab.files import TMP, alive, link_error, remove_temps, warn
 from reasonlab.store import LOCKS
 
 ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
@@ -229,9 +230,11 @@ def publish(staged: Path, target: Path) -> None:
         remove(aside)
 
 
-def clean_stale(folder: Path) -> None:
+def clean_stale(folder: Path, check: Callable[[Path, str], None]) -> None:
     """Undo in ``folder`` what killed ``staging``/``publish`` calls left (of processes no longer running): a folder
-    set aside whose place is empty goes back, one whose replacement is in place goes; staging folders go."""
+    set aside whose place is empty goes back once ``check(aside, name)`` passes (it reads as what it is named: a
+    folder of that name may have been put there by other hands), else it is left and said in one line; one whose
+    replacement is in place goes; staging folders go."""
     if not folder.is_dir():
         return
     for aside in sorted(folder.glob(f".*{ASIDE}*")):
@@ -240,6 +243,11 @@ def clean_stale(folder: Path) -> None:
             continue
         if os.path.lexists(folder / name):
             remove(aside)
-        else:
-            os.replace(aside, folder / name)
+            continue
+        try:
+            check(aside, name)
+        except UserError as e:
+            warn(f"{aside}: left as it is, not put back as {name} (look at it, then remove it): {e}")
+            continue
+        os.replace(aside, folder / name)
     remove_temps(folder)

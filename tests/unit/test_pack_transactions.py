@@ -1,7 +1,9 @@
 """Pack and restore as transactions: a run is never lost (a pack written into or over what it packs, an unfinished
-run's pack over a finished one's, a signal between two renames), never read or written through a link (in the run,
-the pack or the store), and never half-written (a staged copy checked whole, published by one rename; what a killed
-command left cleared by the next). The same kills with real signals at each step: tests/e2e/test_faults.py."""
+run's pack over a finished one's, a pack over another store's run folder, a signal between two renames, a folder
+set aside that is not the run it names), never read or written through a link (in the run, the pack or the store,
+a run or sweep folder given as one, a lock), and never half-written (a staged copy checked whole, published by one
+rename; what a killed command left cleared by the next, nothing left by a refused one). The same kills with real
+signals at each step: tests/e2e/test_faults.py."""
 
 from __future__ import annotations
 
@@ -129,6 +131,7 @@ def test_what_a_killed_pack_left_is_undone_by_the_next_command(reference, unfini
     the next command in that folder puts the earlier one back (its place is empty) and deletes the staged one; what
     a process still running stages is left alone."""
     from reasonlab.staging import clean_stale
+    from reasonlab.train.packs import check_named
 
     pack = pack_run(reference[0], tmp_path / "results")
     before = _tree(pack)
@@ -136,12 +139,12 @@ def test_what_a_killed_pack_left_is_undone_by_the_next_command(reference, unfini
     shutil.copytree(aside, pack.with_name(f".{pack.name}.tmp-{DEAD}"))
     running = pack.with_name(f".other.tmp-{os.getppid()}")
     running.mkdir()
-    clean_stale(pack.parent)
+    clean_stale(pack.parent, check_named)
     assert sorted(p.name for p in pack.parent.iterdir()) == sorted([pack.name, running.name])
     assert _tree(pack) == before
     # an aside whose replacement is in place goes
     shutil.copytree(pack, aside)
-    clean_stale(pack.parent)
+    clean_stale(pack.parent, check_named)
     assert not aside.exists() and _tree(pack) == before
 
 
@@ -316,6 +319,27 @@ def test_restore_never_makes_its_lock_through_a_link(unfinished_run, tmp_path):
     for store, link in ((linked, linked / ".locks"), (tmp_path / "b", dangling)):
         _one_line_error(_cli("restore", str(pack), "--into", str(store)), f"{link}: a symbolic link")
         assert not list(outside.iterdir()) and not (store / pack.name).exists()
+
+
+def test_an_aside_folder_goes_back_only_when_it_checks_as_the_run_it_names(reference, tmp_path):
+    """A `.<name>.aside-<pid>` folder of a process gone, its place empty, is put back by the next command in its
+    folder only when it reads as the run it names, as a restored run must: another run's pack so named, an empty
+    folder, a link or a name of no run is left as it is, said in one line, and its place stays empty; the pack set
+    aside by a killed pack goes back."""
+    pack = pack_run(reference[0], tmp_path / "results")
+    before = _tree(pack)
+    aside = pack.rename(pack.with_name(f".{pack.name}.aside-{DEAD}"))
+    foreign = [shutil.copytree(aside, pack.with_name(f".0123456789ab.aside-{DEAD}")),
+               pack.with_name(f".0123456789ab.partial.aside-{DEAD}"), pack.with_name(f".fedcba987654.aside-{DEAD}"),
+               shutil.copytree(aside, pack.with_name(f".notes.aside-{DEAD}"))]
+    foreign[1].mkdir()
+    foreign[2].symlink_to(shutil.copytree(aside, tmp_path / "outside" / pack.name))
+    packed = _cli("pack", str(reference[0]), str(pack.parent))
+    assert packed.exit_code == 0 and f"packed {pack}" in packed.output, packed.output
+    said = [line.split(": left as it is")[0] for line in packed.output.splitlines() if "left as it is" in line]
+    assert said == [str(p) for p in foreign], packed.output
+    assert _tree(pack) == before and not aside.exists() and all(os.path.lexists(p) for p in foreign)
+    assert sorted(p.name for p in pack.parent.iterdir() if not p.name.startswith(".")) == [pack.name]
 
 
 def test_a_refused_pack_or_restore_leaves_no_folder_it_made(unfinished_run, tmp_path):

@@ -13,10 +13,10 @@ record, so a sweep on a new machine skips that run instead of training it again.
 Both are transactions (``reasonlab.staging``): the folder is built under a staging name beside its place, every
 file copied without following a link (a link in the run, the pack or the store is refused, naming it) and fsynced,
 the copy checked, then published by one rename; a kill at any point leaves the folder as it was or as it is meant
-to be, and the next pack or restore into that folder clears what the killed one left. A pack is never written
-into what it packs, nor over it; an unfinished run's pack never replaces a finished one's; a pack replaces or
-deletes no folder but a pack (never a store's run folder of the same run); a run or sweep folder given as a link is
-not read through it.
+to be, and the next pack or restore into that folder clears what the killed one left (a folder it set aside goes
+back only once it checks as the run it names). A pack is never written into what it packs, nor over it; an
+unfinished run's pack never replaces a finished one's; a pack replaces or deletes no folder but a pack (never a
+store's run folder of the same run); a run or sweep folder given as a link is not read through it.
 
 A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint's files
 must be whole (a safetensors file of the right length, nothing empty), of the digests in its marker, read in
@@ -175,7 +175,7 @@ def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     resume = [] if finished else _resume_files(run_dir / "checkpoints", cfg.run_id(), limit)
     target = final if finished else partial
     with made_for(dest), staging(dest, target.name) as staged:
-        clean_stale(dest)
+        clean_stale(dest, check_named)
         _stage(run_dir, _present(run_dir, (*RECORD, *ARTIFACTS)), staged)
         with _named_as(staged, run_dir):
             check_records(staged, cfg.run_id(), finished)
@@ -235,6 +235,23 @@ def _only_a_pack(place: Path) -> None:
     if other:
         raise StoreError(f"{place}: not a pack (it holds {other[0]}), which pack never replaces nor deletes; not "
                          "packed (pack into a results folder that holds no runs, not into a store)")
+
+
+def check_named(folder: Path, name: str) -> None:
+    """``folder`` checks as the run or pack ``name`` (``<run_id>`` or ``<run_id>.partial``) it is to be put back
+    as, by the checks a restored run passes: no link or special file in it, its records read as the run's, an
+    unfinished one's newest whole checkpoint (under ``resume/`` in a pack, ``checkpoints/`` in a store) and its
+    best-so-far one whole. StoreError naming what does not."""
+    run_id, finished = name.removesuffix(PARTIAL), not name.endswith(PARTIAL)
+    if not RUN_ID.fullmatch(run_id):
+        raise StoreError(f"{name} is not the name of a run or of a pack")
+    plain_files(folder)
+    check_records(folder, run_id, finished)
+    if not finished:
+        ckpt = folder / (RESUME if os.path.lexists(folder / RESUME) else "checkpoints")
+        if _newest_whole(ckpt, run_id) is None:
+            raise StoreError(f"{ckpt}: no whole checkpoint to resume from")
+        check_best(ckpt, run_id)
 
 
 @contextmanager
@@ -311,7 +328,7 @@ def restore_pack(pack: Path, root: Path, limit: int = LIMIT_BYTES) -> str:
         raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to restore")
     final, partial = run_paths(root, rid)
     with made_for(root), run_lock(root, rid), staging(root, (final if finished else partial).name) as staged:
-        clean_stale(root)
+        clean_stale(root, check_named)
         if final.is_symlink():
             raise link_error(final)
         if final.is_dir():
