@@ -6,7 +6,8 @@ Layer: store (checkpoints are files of the run directory; ``reasonlab.checkpoint
 Every marker (``step-N.json``, ``snapshot-N.json``, ``best.json``) is read as its writer wrote it (``read_marker``),
 names its run and records the SHA-256 of its files, so a reader refuses weights that are another run's or not the
 ones the marker was written for (``bound_marker``); what a pack or a restore carries is checked whole, without a
-file being read whole (``check_checkpoint``, ``check_best``, ``check_safetensors``).
+file being read whole (``check_checkpoint``, ``check_best``, ``check_safetensors``), and its optimizer state loaded
+as a resume loads it, executing nothing (``check_optimizer``).
 """
 
 from __future__ import annotations
@@ -114,10 +115,11 @@ def _tensor_ranges(header: dict, data_bytes: int) -> str | None:
     return None if at == data_bytes else f"its tensors end at byte {at} of the data, not at its end ({data_bytes})"
 
 def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None = None) -> dict:
-    """The marker of run ``run_id``'s checkpoint at ``step``, once its files are checked without one being read
-    whole: each a regular file (no link followed), at most ``limit`` bytes, not empty, of the SHA-256 its marker
-    records (read in chunks); the weights a whole safetensors file. StoreError naming the file otherwise: what a
-    pack or a restore carries is a checkpoint a run resumes from."""
+    """The marker of run ``run_id``'s checkpoint at ``step``, once its files are checked: each a regular file (no
+    link followed), at most ``limit`` bytes, not empty, of the SHA-256 its marker records (read in chunks); the
+    weights a whole safetensors file (its header read, not its tensors); the optimizer state one that loads, once
+    its size and digest hold (``check_optimizer``). StoreError naming the file otherwise: what a pack or a restore
+    carries is a checkpoint a run resumes from."""
     path = ckpt_dir / f"step-{step}.json"
     file_sha256(ckpt_dir, path.name, MAX_MARKER_BYTES)  # a regular file of a marker's size, not a link
     try:
@@ -137,7 +139,31 @@ def check_checkpoint(ckpt_dir: Path, step: int, run_id: str, limit: int | None =
         if digest != expected:
             raise StoreError(f"{ckpt_dir / name}: damaged (its SHA-256 differs from the one its marker records)")
     check_safetensors(ckpt_dir, f"step-{step}.safetensors")
+    check_optimizer(ckpt_dir, f"step-{step}.optim.pt")
     return marker
+
+
+def check_optimizer(root: Path, relative: str) -> None:
+    """``root/relative`` loads as an optimizer's state (``state`` and ``param_groups``), read without following a
+    link by ``torch.load(weights_only=True)``, which takes tensors and plain values only, so nothing in the file
+    runs. A checksum in the marker says the file is the one written, not that it loads: one edited to match a
+    damaged file is caught here, as a resume would meet it. StoreError naming the file otherwise."""
+    import warnings
+
+    import torch
+
+    with os.fdopen(open_below(root, Path(relative)), "rb") as f:
+        try:
+            with warnings.catch_warnings():  # torch's notes on a foreign pickle: it is refused, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                state = torch.load(f, weights_only=True, map_location="cpu")
+            why = None if isinstance(state, dict) and isinstance(state.get("state"), dict) and isinstance(
+                state.get("param_groups"), list) else "not an optimizer's state"
+        except Exception as e:  # noqa: BLE001 - any failure to load: damaged, cut short, or objects beyond tensors
+            why = f"{type(e).__name__}: damaged, cut short or holding objects other than tensors"
+    if why:
+        raise StoreError(f"{root / relative}: an optimizer state that does not load ({why}); not a checkpoint to "
+                         "resume from (replace the file by the run's own)")
 
 
 def check_best(ckpt_dir: Path, run_id: str, limit: int | None = None) -> None:

@@ -29,6 +29,11 @@ TMP = ".tmp-"  # temp files are ".<name>.tmp-<pid>"
 MAX_RECORD_BYTES = 16 * 2**20
 
 
+def link_error(path: Path) -> StoreError:
+    return StoreError(f"{path}: a symbolic link; reasonlab neither reads nor writes through a link inside a run, a "
+                      "pack or a store (replace it by the file it points to, or remove it)")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temp name, fsync, rename: the old file (if any) stays whole until the new one is; what a
     killed writer of the same file left half-written is removed. Out of disk space is one clear error naming

@@ -8,9 +8,10 @@ content is not the run's to copy), every file is fsynced and its size is checked
 complete and checked, ``publish`` renames it into place. A folder already there is first renamed aside
 (``.<name>.aside-<pid>``), then the new one in, then the old one deleted: at every moment one of them is whole.
 What a killed process leaves is found by the next ``clean_stale`` in that folder (and only once that process is
-gone): a staging folder is deleted, and an aside folder whose place is empty is put back, so a kill at any point
-keeps the old folder or the new one. On the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once
-(``signals.unwinding``), so their staging folder goes with them.
+gone): a staging folder is deleted, and an aside folder whose place is empty is put back once it checks as what
+it is named (one that does not is left, and said), so a kill at any point keeps the old folder or the new one. On
+the command line SIGINT and SIGTERM unwind ``pack`` and ``restore`` at once (``signals.unwinding``), so their
+staging folder goes with them.
 
 Layer: store.
 """
@@ -22,21 +23,17 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 
 from reasonlab.errors import StoreError, UserError
-from reasonlab.files import TMP, alive, remove_temps
+from reasonlab.files import TMP, alive, link_error, remove_temps, warn
 from reasonlab.store import LOCKS
 
 ASIDE = ".aside-"  # a folder being replaced is ".<name>.aside-<pid>" until its replacement is in place
 CHUNK = 2**20
-
-
-def link_error(path: Path) -> StoreError:
-    return StoreError(f"{path}: a symbolic link; reasonlab neither reads nor writes through a link inside a run, a "
-                      "pack or a store (replace it by the file it points to, or remove it)")
 
 
 def refuse_links(folder: Path) -> None:
@@ -102,10 +99,7 @@ def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None =
     src = open_below(root, Path(relative))
     try:
         _size_within(src, root / relative, limit, "a pack may hold")
-        if (names := os.fstat(src).st_nlink) > 1:
-            raise StoreError(f"{root / relative}: a file with {names} names (hard links), one perhaps outside the "
-                             "run, pack or store; not copied (replace it by a copy of its own: cp FILE COPY && "
-                             "mv COPY FILE)")
+        refuse_other_names(root / relative, os.fstat(src))
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "xb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW, 0o644)) as out:
             copied = 0
@@ -118,6 +112,14 @@ def copy_below(root: Path, relative: Path | str, dest: Path, limit: int | None =
             os.fsync(out.fileno())
     finally:
         os.close(src)
+
+
+def refuse_other_names(path: Path, info: os.stat_result) -> None:
+    """The file ``path`` (of status ``info``) is refused, naming it, when it has other names (hard links, one
+    perhaps outside the run, pack or store): neither a copy nor a new name of it is the run's own."""
+    if info.st_nlink > 1:
+        raise StoreError(f"{path}: a file with {info.st_nlink} names (hard links), one perhaps outside the run, pack "
+                         "or store; not taken (replace it by a copy of its own: cp FILE COPY && mv COPY FILE)")
 
 
 def file_sha256(root: Path, relative: Path | str, limit: int | None = None) -> tuple[int, str]:
@@ -166,9 +168,10 @@ def remove(path: Path) -> None:
 
 @contextmanager
 def made_for(folder: Path) -> Iterator[None]:
-    """Within: ``folder`` exists (made with its parents if need be). One made here is removed again if what is
-    done within fails while it holds nothing but lock files: a refused input leaves no folder behind."""
-    made = not folder.exists()
+    """Within: ``folder`` exists (made with its parents if need be). The folders made here are removed again if
+    what is done within fails while they hold nothing but lock files: a refused input leaves no folder behind, nor
+    an empty parent of one."""
+    made = list(takewhile(lambda p: not os.path.lexists(p), (folder, *folder.parents)))
     folder.mkdir(parents=True, exist_ok=True)
     try:
         yield
@@ -176,7 +179,7 @@ def made_for(folder: Path) -> Iterator[None]:
         if made:
             for lock in (folder / LOCKS).glob("*.lock"):
                 lock.unlink(missing_ok=True)
-            for empty in (folder / LOCKS, folder):
+            for empty in (folder / LOCKS, *made):
                 try:
                     empty.rmdir()
                 except OSError:  # missing, or it holds something now: kept
@@ -227,9 +230,11 @@ def publish(staged: Path, target: Path) -> None:
         remove(aside)
 
 
-def clean_stale(folder: Path) -> None:
+def clean_stale(folder: Path, check: Callable[[Path, str], None]) -> None:
     """Undo in ``folder`` what killed ``staging``/``publish`` calls left (of processes no longer running): a folder
-    set aside whose place is empty goes back, one whose replacement is in place goes; staging folders go."""
+    set aside whose place is empty goes back once ``check(aside, name)`` passes (it reads as what it is named: a
+    folder of that name may have been put there by other hands), else it is left and said in one line; one whose
+    replacement is in place goes; staging folders go."""
     if not folder.is_dir():
         return
     for aside in sorted(folder.glob(f".*{ASIDE}*")):
@@ -238,6 +243,11 @@ def clean_stale(folder: Path) -> None:
             continue
         if os.path.lexists(folder / name):
             remove(aside)
-        else:
-            os.replace(aside, folder / name)
+            continue
+        try:
+            check(aside, name)
+        except UserError as e:
+            warn(f"{aside}: left as it is, not put back as {name} (look at it, then remove it): {e}")
+            continue
+        os.replace(aside, folder / name)
     remove_temps(folder)

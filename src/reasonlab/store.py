@@ -7,9 +7,11 @@ half-written file (each is written whole, ``reasonlab.files``) or a half-finishe
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -21,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import ConfigError, StoreError
-from reasonlab.files import atomic_write_bytes, own_copy
+from reasonlab.files import atomic_write_bytes, link_error, own_copy
 from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
@@ -150,13 +152,45 @@ def run_paths(root: Path, run_id: str) -> tuple[Path, Path]:
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path``; the kernel drops it if the holder dies, so no stale locks."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    fd = _open_lock(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor of the lock file ``path``, made if need be in a real folder, neither through a link: a link in
+    place of the folder or of the file (perhaps dangling, to a place outside the store) is refused, naming it, and
+    so is anything but a regular file there (a FIFO would block the open)."""
+    if os.path.islink(path.parent):  # before the folder is made: through a dangling link it would be made elsewhere
+        raise link_error(path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = _open_nofollow(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = _open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, folder)
+    finally:
+        os.close(folder)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(f"{path}: not a regular file, as a lock file is; remove it")
+    return fd
+
+
+def _open_nofollow(path: Path, flags: int, folder: int | None = None) -> int:
+    """``os.open`` of ``path`` (by its name in the open ``folder``, if given) that follows no link: a link there is
+    refused, naming it, and any other failure is one line too."""
+    try:
+        return os.open(path.name if folder is not None else path, flags | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
+            raise link_error(path) from None
+        raise StoreError(f"{path}: cannot open it for a lock ({e.strerror}); check its permissions, or remove "
+                         "it") from None
 
 
 def run_lock(root: Path, run_id: str) -> AbstractContextManager[None]:

@@ -79,7 +79,7 @@ def test_pack_and_restore_killed_at_each_step_lose_nothing_and_leave_nothing(tmp
     from conftest import killed_after, tiny_run
 
     from reasonlab.staging import clean_stale
-    from reasonlab.train.packs import pack_run, restore_pack
+    from reasonlab.train.packs import check_named, pack_run, restore_pack
 
     cfg = tiny_run()
     rid = cfg.run_id()
@@ -93,7 +93,7 @@ def test_pack_and_restore_killed_at_each_step_lose_nothing_and_leave_nothing(tmp
             code = _killed_cli(["pack", str(run), str(results)], tmp_path, REASONLAB_KILL_WITH=signal, **faults)
             assert code == (-9 if signal == "KILL" else 130), (faults, signal, code)
             if signal == "KILL":
-                clean_stale(results)  # as the next command in the folder does
+                clean_stale(results, check_named)  # as the next command in the folder does
             assert sorted(p.name for p in results.iterdir()) == [pack.name], (faults, signal)
             _whole_pack_or_run(pack, "resume", rid)
     assert pack_run(run, results) == pack and sorted(p.name for p in results.iterdir()) == [pack.name]

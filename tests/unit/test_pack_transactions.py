@@ -1,7 +1,9 @@
 """Pack and restore as transactions: a run is never lost (a pack written into or over what it packs, an unfinished
-run's pack over a finished one's, a signal between two renames), never read or written through a link (in the run,
-the pack or the store), and never half-written (a staged copy checked whole, published by one rename; what a killed
-command left cleared by the next). The same kills with real signals at each step: tests/e2e/test_faults.py."""
+run's pack over a finished one's, a pack over another store's run folder, a signal between two renames, a folder
+set aside that is not the run it names), never read or written through a link (in the run, the pack or the store,
+a run or sweep folder given as one, a lock), and never half-written (a staged copy checked whole, published by one
+rename; what a killed command left cleared by the next, nothing left by a refused one). The same kills with real
+signals at each step: tests/e2e/test_faults.py."""
 
 from __future__ import annotations
 
@@ -129,6 +131,7 @@ def test_what_a_killed_pack_left_is_undone_by_the_next_command(reference, unfini
     the next command in that folder puts the earlier one back (its place is empty) and deletes the staged one; what
     a process still running stages is left alone."""
     from reasonlab.staging import clean_stale
+    from reasonlab.train.packs import check_named
 
     pack = pack_run(reference[0], tmp_path / "results")
     before = _tree(pack)
@@ -136,12 +139,12 @@ def test_what_a_killed_pack_left_is_undone_by_the_next_command(reference, unfini
     shutil.copytree(aside, pack.with_name(f".{pack.name}.tmp-{DEAD}"))
     running = pack.with_name(f".other.tmp-{os.getppid()}")
     running.mkdir()
-    clean_stale(pack.parent)
+    clean_stale(pack.parent, check_named)
     assert sorted(p.name for p in pack.parent.iterdir()) == sorted([pack.name, running.name])
     assert _tree(pack) == before
     # an aside whose replacement is in place goes
     shutil.copytree(pack, aside)
-    clean_stale(pack.parent)
+    clean_stale(pack.parent, check_named)
     assert not aside.exists() and _tree(pack) == before
 
 
@@ -268,3 +271,83 @@ def test_a_fifo_in_a_pack_is_refused_not_waited_on(reference, tmp_path):
     with pytest.raises(StoreError, match="not a regular file"):
         restore_pack(pack, tmp_path / "store")
     assert not (tmp_path / "store").exists()
+
+
+def test_pack_never_replaces_a_run_folder_of_another_store(reference, unfinished_run, anchor_run, tmp_path):
+    """`pack SWEEP STORE`, STORE holding the same runs as folders of its own (trained there, checkpoints and all):
+    each such run is refused in one line naming that folder and the fix, the others are packed (exit 0, as for any
+    run skipped), and the store's folders are as they were; a lone run so refused is exit 2."""
+    sweep = tmp_path / "sw"
+    shutil.copytree(reference[0], sweep / reference[0].name)
+    shutil.copytree(anchor_run, sweep / anchor_run.name)
+    store = tmp_path / "store"
+    live = shutil.copytree(unfinished_run, store / unfinished_run.name)  # the finished run's pack would delete it
+    before = _tree(store)
+    packed = _cli("pack", str(sweep), str(store))
+    assert packed.exit_code == 0 and f"skipped: {live}: not a pack" in packed.output, packed.output
+    assert f"packed {store / anchor_run.name}" in packed.output
+    assert {k: v for k, v in _tree(store).items() if not k.startswith(anchor_run.name)} == before
+    other = shutil.copytree(anchor_run, tmp_path / "other" / anchor_run.name)
+    _one_line_error(_cli("pack", str(sweep / anchor_run.name), str(other.parent)), str(other), "not a pack")
+    assert _tree(other) == _tree(anchor_run)
+
+
+def test_pack_refuses_a_run_or_sweep_folder_given_as_a_link(reference, tmp_path):
+    """A run, or the sweep folder that holds it, given to `pack` as a link is not read through it: one line naming
+    the link, exit 2, nothing written."""
+    run = shutil.copytree(reference[0], tmp_path / "sw" / reference[0].name)
+    run_link, sweep_link = tmp_path / "links" / run.name, tmp_path / "sweep-link"
+    run_link.parent.mkdir()
+    run_link.symlink_to(run)
+    sweep_link.symlink_to(run.parent)
+    for given, link in ((run_link, run_link), (sweep_link, sweep_link), (sweep_link / run.name, sweep_link)):
+        _one_line_error(_cli("pack", str(given), str(tmp_path / "results")), f"{link}: a symbolic link")
+        assert not (tmp_path / "results").exists()
+
+
+def test_restore_never_makes_its_lock_through_a_link(unfinished_run, tmp_path):
+    """The store's `.locks` a link to a folder outside it, or the run's lock file a dangling link out of the store:
+    restore refuses in one line naming the link, exit 2, and makes nothing outside the store, nor the run in it."""
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    linked, dangling = tmp_path / "a", tmp_path / "b" / ".locks" / f"{pack.name.removesuffix('.partial')}.lock"
+    linked.mkdir()
+    (linked / ".locks").symlink_to(outside)
+    dangling.parent.mkdir(parents=True)
+    dangling.symlink_to(outside / "planted.lock")
+    for store, link in ((linked, linked / ".locks"), (tmp_path / "b", dangling)):
+        _one_line_error(_cli("restore", str(pack), "--into", str(store)), f"{link}: a symbolic link")
+        assert not list(outside.iterdir()) and not (store / pack.name).exists()
+
+
+def test_an_aside_folder_goes_back_only_when_it_checks_as_the_run_it_names(reference, tmp_path):
+    """A `.<name>.aside-<pid>` folder of a process gone, its place empty, is put back by the next command in its
+    folder only when it reads as the run it names, as a restored run must: another run's pack so named, an empty
+    folder, a link or a name of no run is left as it is, said in one line, and its place stays empty; the pack set
+    aside by a killed pack goes back."""
+    pack = pack_run(reference[0], tmp_path / "results")
+    before = _tree(pack)
+    aside = pack.rename(pack.with_name(f".{pack.name}.aside-{DEAD}"))
+    foreign = [shutil.copytree(aside, pack.with_name(f".0123456789ab.aside-{DEAD}")),
+               pack.with_name(f".0123456789ab.partial.aside-{DEAD}"), pack.with_name(f".fedcba987654.aside-{DEAD}"),
+               shutil.copytree(aside, pack.with_name(f".notes.aside-{DEAD}"))]
+    foreign[1].mkdir()
+    foreign[2].symlink_to(shutil.copytree(aside, tmp_path / "outside" / pack.name))
+    packed = _cli("pack", str(reference[0]), str(pack.parent))
+    assert packed.exit_code == 0 and f"packed {pack}" in packed.output, packed.output
+    said = [line.split(": left as it is")[0] for line in packed.output.splitlines() if "left as it is" in line]
+    assert said == [str(p) for p in foreign], packed.output
+    assert _tree(pack) == before and not aside.exists() and all(os.path.lexists(p) for p in foreign)
+    assert sorted(p.name for p in pack.parent.iterdir() if not p.name.startswith(".")) == [pack.name]
+
+
+def test_a_refused_pack_or_restore_leaves_no_folder_it_made(unfinished_run, tmp_path):
+    """A pack or a restore refused into a folder that did not exist, nor its parents, leaves none of them behind."""
+    run = shutil.copytree(unfinished_run, tmp_path / "run" / unfinished_run.name)
+    (run / "events.log").write_bytes(b"\xff not text\n")
+    _one_line_error(_cli("pack", str(run), str(tmp_path / "a" / "b" / "results")), str(run / "events.log"))
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    (pack / "events.log").write_bytes(b"\xff not text\n")
+    _one_line_error(_cli("restore", str(pack), "--into", str(tmp_path / "c" / "d" / "store")), str(pack / "events.log"))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()

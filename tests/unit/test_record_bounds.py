@@ -1,8 +1,9 @@
 """What pack, restore, show and a resume take from a store is checked before it is used: records that do not read
 (a damaged progress or metrics file) are not packed; a record far larger than any reasonlab writes (a sparse file of
 terabytes) is refused by its size, none of it read; safetensors weights whose tensors' byte ranges overlap are not
-weights, whatever checksum their marker records; a file with other names (a hard link, perhaps to a file outside the
-store) is neither copied into a pack nor written through by a resume."""
+weights, whatever checksum their marker records, nor is an optimizer state that does not load; a file with other
+names (a hard link, perhaps to a file outside the store) is neither copied into a pack, nor given one more name by a
+restore, nor written through by a resume."""
 
 from __future__ import annotations
 
@@ -190,3 +191,44 @@ def test_a_resume_appends_to_its_own_events_log_never_through_a_hard_link(cfg, u
     assert outside.read_text() == earlier and os.stat(outside).st_nlink == 1
     log = (final / "events.log").read_text()
     assert log.startswith(earlier) and "finished" in log.splitlines()[-1]
+
+
+def test_restore_never_gives_a_store_checkpoint_with_other_names_one_more(unfinished_run, tmp_path):  # noqa: F811
+    """The store's older checkpoint, which a restore keeps beside the pack's newer one under one more name (a hard
+    link), is a second name of a file outside the store: refused in one line naming it, and the store is as it was
+    (that file still of two names, not three)."""
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    partial = _copy(unfinished_run, tmp_path, "store")
+    for newer in (partial / "checkpoints").glob("step-10.*"):
+        newer.unlink()
+    _hard_linked(partial, "checkpoints/step-5.safetensors", tmp_path / "outside")
+    _one_line_error(_cli("restore", str(pack), "--into", str(partial.parent)),
+                    str(partial / "checkpoints" / "step-5.safetensors"), "hard links")
+    assert os.stat(tmp_path / "outside").st_nlink == 2 and not (partial / "checkpoints" / "step-10.json").exists()
+
+
+def test_an_optimizer_state_that_does_not_load_is_neither_packed_nor_restored(unfinished_run, tmp_path):  # noqa: F811
+    """The optimizer state cut short, or a pickle that would run code, under a marker whose checksum was updated to
+    match: pack and restore refuse it in one line naming the file, writing nothing; it is loaded with
+    weights_only=True, so the pickle's code never runs."""
+    import pickle
+
+    class Runs:
+        def __reduce__(self):
+            return os.mkdir, (str(tmp_path / "ran"),)
+
+    pack = pack_run(unfinished_run, tmp_path / "results")
+    run = _copy(unfinished_run, tmp_path)
+    whole = (pack / "resume" / "step-10.optim.pt").read_bytes()
+    for content in (whole[:len(whole) // 2], pickle.dumps(Runs())):
+        for ckpt in (pack / "resume", run / "checkpoints"):
+            (ckpt / "step-10.optim.pt").write_bytes(content)
+            record = json.loads((ckpt / "step-10.json").read_text())
+            record["sha256"]["optim"] = hashlib.sha256(content).hexdigest()
+            (ckpt / "step-10.json").write_text(json.dumps(record))
+        _one_line_error(_cli("restore", str(pack), "--into", str(tmp_path / "store")),
+                        str(pack / "resume" / "step-10.optim.pt"), "does not load")
+        _one_line_error(_cli("pack", str(run), str(tmp_path / "other")),
+                        str(run / "checkpoints" / "step-10.optim.pt"), "does not load")
+        assert not (tmp_path / "store").exists() and not (tmp_path / "other").exists()
+        assert not (tmp_path / "ran").exists()

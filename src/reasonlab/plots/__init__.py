@@ -10,8 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from reasonlab.files import atomic_write_bytes  # noqa: E402
-from reasonlab.staging import link_error  # noqa: E402
+from reasonlab.files import atomic_write_bytes, link_error  # noqa: E402
 
 
 def figure_bytes(fig: plt.Figure, ext: str, dpi: int = 130) -> bytes:

@@ -13,8 +13,10 @@ record, so a sweep on a new machine skips that run instead of training it again.
 Both are transactions (``reasonlab.staging``): the folder is built under a staging name beside its place, every
 file copied without following a link (a link in the run, the pack or the store is refused, naming it) and fsynced,
 the copy checked, then published by one rename; a kill at any point leaves the folder as it was or as it is meant
-to be, and the next pack or restore into that folder clears what the killed one left. A pack is never written
-into what it packs, nor over it; an unfinished run's pack never replaces a finished one's.
+to be, and the next pack or restore into that folder clears what the killed one left (a folder it set aside goes
+back only once it checks as the run it names). A pack is never written into what it packs, nor over it; an
+unfinished run's pack never replaces a finished one's; a pack replaces or deletes no folder but a pack (never a
+store's run folder of the same run); a run or sweep folder given as a link is not read through it.
 
 A pack is not trusted because it is in the repository: its config must hash to its name, its checkpoint's files
 must be whole (a safetensors file of the right length, nothing empty), of the digests in its marker, read in
@@ -34,15 +36,15 @@ from reasonlab.checkpoint_checks import check_best, check_checkpoint
 from reasonlab.config import RunConfig
 from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
-from reasonlab.files import MAX_RECORD_BYTES, TMP, read_bounded, read_json, warn
+from reasonlab.files import MAX_RECORD_BYTES, TMP, link_error, read_bounded, read_json, warn
 from reasonlab.records import load_progress, read_summary
 from reasonlab.staging import (
     clean_stale,
     copy_below,
-    link_error,
     made_for,
     plain_files,
     publish,
+    refuse_other_names,
     refuse_overlap,
     remove,
     staging,
@@ -55,6 +57,7 @@ METRICS_BYTES = 256 * 2**20  # a run's metrics file (tens of kB at the reduced p
 RECORD = ("config.yaml", "metrics.parquet", "summary.json", "progress.json", "events.log")
 ARTIFACTS = ("tasks.json", "tokenizer.json")  # the task's own files (TaskData.artifacts), written at the start
 ANALYSIS_SUFFIXES = (".json", ".npz", ".md")
+PACK_ENTRIES = frozenset((*RECORD, *ARTIFACTS, "analysis", RESUME))  # all a pack folder holds
 
 
 def run_config(run_dir: Path, name: str | None = None) -> RunConfig:
@@ -155,19 +158,24 @@ def _resume_files(ckpt: Path, run_id: str, limit: int) -> list[Path]:
 def pack_run(run_dir: Path, dest: Path, limit: int = LIMIT_BYTES) -> Path:
     """Write the pack of ``run_dir`` into ``dest`` (``dest/<run_id>`` for a finished run, ``dest/<run_id>.partial``
     with ``resume/`` for an unfinished one), replacing any earlier pack of the same run (but a finished run's by an
-    unfinished one's); returns its path."""
+    unfinished one's, and never a run folder); returns its path. The run is read from its own folder in its own
+    sweep folder, neither given as a link."""
     run_dir, dest = Path(run_dir), Path(dest)
+    for given in (run_dir, run_dir.parent):
+        _not_a_link(given)
     refuse_overlap(run_dir, dest)
     cfg = run_config(run_dir)
     finished = not run_dir.name.endswith(PARTIAL)
     final, partial = run_paths(dest, cfg.run_id())
+    for place in (final, partial):  # the one the pack goes to and the one it replaces or deletes
+        _only_a_pack(place)
     if not finished and os.path.lexists(final):
         raise StoreError(f"{final}: the pack of the finished run, which the pack of {run_dir} (unfinished) would "
                          "replace; not packed (pack the finished run instead)")
     resume = [] if finished else _resume_files(run_dir / "checkpoints", cfg.run_id(), limit)
     target = final if finished else partial
     with made_for(dest), staging(dest, target.name) as staged:
-        clean_stale(dest)
+        clean_stale(dest, check_named)
         _stage(run_dir, _present(run_dir, (*RECORD, *ARTIFACTS)), staged)
         with _named_as(staged, run_dir):
             check_records(staged, cfg.run_id(), finished)
@@ -191,6 +199,7 @@ def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
     cannot be packed (no checkpoint yet, one over ``limit``, damaged files, a link) is named through ``log`` and
     skipped: the others are still worth committing."""
     source, dest = Path(source), Path(dest)
+    _not_a_link(source)
     refuse_overlap(source, dest)
     if RUN_ID.fullmatch(source.name.removesuffix(PARTIAL)):
         return [pack_run(source, dest, limit)]
@@ -200,12 +209,49 @@ def pack_runs(source: Path, dest: Path, limit: int = LIMIT_BYTES,
     packed = []
     for run in runs:
         try:
-            if run.is_symlink():
-                raise link_error(run)
             packed.append(pack_run(run, dest, limit))
         except UserError as e:
             log(f"skipped: {e}")
     return packed
+
+
+def _not_a_link(given: Path) -> None:
+    """A run or sweep folder given to ``pack`` as a link is refused: what is packed is read from the folder named,
+    never through a link to one elsewhere."""
+    if given.is_symlink():
+        raise StoreError(f"{given}: a symbolic link; pack reads no run through a link (give the folder it points to, "
+                         f"{os.path.realpath(given)})")
+
+
+def _only_a_pack(place: Path) -> None:
+    """``place``, which a pack is to replace or delete, holds nothing, or a pack: a folder of nothing but what a
+    pack holds (``PACK_ENTRIES``). A run folder (its ``checkpoints/``), a file or a link there is no pack — another
+    store's copy of the run, say — and is never replaced: the run is refused, naming it."""
+    if not os.path.lexists(place):
+        return
+    if place.is_symlink():
+        raise link_error(place)
+    other = sorted(set(os.listdir(place)) - PACK_ENTRIES) if place.is_dir() else ["a file, not a folder"]
+    if other:
+        raise StoreError(f"{place}: not a pack (it holds {other[0]}), which pack never replaces nor deletes; not "
+                         "packed (pack into a results folder that holds no runs, not into a store)")
+
+
+def check_named(folder: Path, name: str) -> None:
+    """``folder`` checks as the run or pack ``name`` (``<run_id>`` or ``<run_id>.partial``) it is to be put back
+    as, by the checks a restored run passes: no link or special file in it, its records read as the run's, an
+    unfinished one's newest whole checkpoint (under ``resume/`` in a pack, ``checkpoints/`` in a store) and its
+    best-so-far one whole. StoreError naming what does not."""
+    run_id, finished = name.removesuffix(PARTIAL), not name.endswith(PARTIAL)
+    if not RUN_ID.fullmatch(run_id):
+        raise StoreError(f"{name} is not the name of a run or of a pack")
+    plain_files(folder)
+    check_records(folder, run_id, finished)
+    if not finished:
+        ckpt = folder / (RESUME if os.path.lexists(folder / RESUME) else "checkpoints")
+        if _newest_whole(ckpt, run_id) is None:
+            raise StoreError(f"{ckpt}: no whole checkpoint to resume from")
+        check_best(ckpt, run_id)
 
 
 @contextmanager
@@ -259,6 +305,7 @@ def _carry(partial: Path, files: list[Path], staged: Path) -> None:
         if os.path.lexists(target) or TMP in rel.name:
             continue
         if rel.parts[0] == "checkpoints":
+            refuse_other_names(partial / rel, os.lstat(partial / rel))  # the new name would be one more
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(partial / rel, target, follow_symlinks=False)
@@ -281,7 +328,7 @@ def restore_pack(pack: Path, root: Path, limit: int = LIMIT_BYTES) -> str:
         raise StoreError(f"{pack}: not a pack of an unfinished run (no {RESUME}/ checkpoint); nothing to restore")
     final, partial = run_paths(root, rid)
     with made_for(root), run_lock(root, rid), staging(root, (final if finished else partial).name) as staged:
-        clean_stale(root)
+        clean_stale(root, check_named)
         if final.is_symlink():
             raise link_error(final)
         if final.is_dir():
