@@ -4,6 +4,7 @@ otherwise pick, at the studies' shapes, with the machine's fp32 matmul peak as t
     .venv-bench/bin/python benchmarks/step_speed.py [--shape anchor|modular|all|SHAPE] [--repeats 5] [--steps 3]
                                                     [--clock wall|cpu] [--models a,b] [--compile] [--bf16]
                                                     [--fused-adamw] [--all-positions] [--malloc-env]
+                                                    [--keep-freed]
                                                     [--json out.json]
     .venv/bin/python benchmarks/step_speed.py --from-run RUN_DIR [--steps 5] [--repeats 3] [--threads 1]
     .venv/bin/python benchmarks/step_speed.py --denormal-gemm --threads 1
@@ -51,7 +52,9 @@ Variants of reasonlab's step, each an extra row timed in the same round-robin: `
 position, as before the scored-positions block). ``--malloc-env`` adds two rows timed in a new process per repeat,
 one plain and one with glibc's allocator told to keep freed memory (``MALLOC_MMAP_MAX_=0``,
 ``MALLOC_TRIM_THRESHOLD_=16 GiB``: read at process start, so only a new process can have them), so that large
-activations are reused instead of mapped and zeroed by the kernel at every step.
+activations are reused instead of mapped and zeroed by the kernel at every step. ``--keep-freed`` times every model
+of the invocation inside ``reasonlab.allocator.keep_freed_memory``, the same allocator settings made at run time,
+as reasonlab's trainer makes them for every run: like for like, each model as it would train under them.
 
 Over 400 lines: one benchmark, side by side: the same step for reasonlab, HF GPT-2 and TransformerLens at every
 studied shape, and the late-step denormal measurement that explains its slowest steps; split, the shared setup would
@@ -61,6 +64,7 @@ be copied.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -75,6 +79,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from reasonlab.allocator import keep_freed_memory
 from reasonlab.build import build_task
 from reasonlab.config import ModelConfig, RunConfig, load_profile, resolve
 from reasonlab.init import apply_init_rate
@@ -483,6 +488,8 @@ def main() -> None:
                     help="also time reasonlab with its final block over every position (modular shapes)")
     ap.add_argument("--malloc-env", action="store_true",
                     help="also time reasonlab in new processes, plain and with glibc's allocator keeping memory")
+    ap.add_argument("--keep-freed", action="store_true",
+                    help="time every model with glibc kept from returning freed memory, as reasonlab trains")
     ap.add_argument("--one-case", action="store_true", help=argparse.SUPPRESS)  # what --malloc-env's processes run
     ap.add_argument("--json", help="write the rows here as well")
     ap.add_argument("--from-run", help="time real steps late in this run (its newest checkpoint) instead")
@@ -511,8 +518,9 @@ def main() -> None:
         for name, (f32, b16) in bf16_gemm(args.repeats, CLOCKS[args.clock]).items():
             print(f"| {name} | {f32:.4f} | {b16:.4f} | {f32 / b16:.2f}× |")
     rows = []
-    for shape in GROUPS.get(args.shape, [args.shape]):
-        rows += measure(shape, args, peak)
+    with keep_freed_memory() if args.keep_freed else contextlib.nullcontext():
+        for shape in GROUPS.get(args.shape, [args.shape]):
+            rows += measure(shape, args, peak)
     print("| shape | model | params | GFLOP/step | s/step, median (min, max) | utilization | time ÷ reasonlab |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:

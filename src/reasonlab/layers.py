@@ -5,7 +5,8 @@ both, and the few arrows below that are forbidden even though they point down).
     errors      errors.py: UserError, ConfigError, StoreError (one-line messages; the CLI exits 2)
     ground      registry.py (the plug-in mechanism: task kinds, model kinds, studies; it names no module),
                 arguments.py (the Python API's arguments checked at its boundary), signals.py (a command's
-                answer to SIGINT and SIGTERM from its first import), seeds.py, numerics.py, version.py,
+                answer to SIGINT and SIGTERM from its first import), seeds.py, numerics.py, allocator.py (glibc kept
+                from returning a run's freed memory), version.py,
                 terminal.py (stored strings shown, not obeyed), vocabulary.py (each figure's stored name and its
                 kind's one label for it, as every surface shows them)
     config      config/: schemas (base, schema), run identity (identity), overrides and profiles (io)
@@ -53,7 +54,7 @@ from __future__ import annotations
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("errors", ("reasonlab.errors",)),
     ("ground", ("reasonlab.registry", "reasonlab.arguments", "reasonlab.signals", "reasonlab.seeds",
-                "reasonlab.numerics", "reasonlab.layers",
+                "reasonlab.numerics", "reasonlab.allocator", "reasonlab.layers",
                 "reasonlab.version", "reasonlab.terminal", "reasonlab.vocabulary")),
     ("config", ("reasonlab.config",)),
     ("schedule", ("reasonlab.schedule",)),

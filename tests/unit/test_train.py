@@ -469,6 +469,38 @@ def test_flush_to_zero_is_on_during_a_run_and_restored_after(tmp_path, monkeypat
     assert seen and all(seen) and not flushing()
 
 
+def test_the_allocator_keeps_freed_memory_during_a_run_and_is_reset_after(tmp_path, monkeypatch):
+    """glibc is told to keep a step's freed tensors (no mappings, no trimming) while a run trains, once however
+    deeply runs nest, and is given its default limits back, and the kept memory, when the outermost run ends."""
+    from reasonlab import allocator
+
+    class Libc:
+        def __init__(self):
+            self.settings, self.trims = {}, 0
+
+        def mallopt(self, param, value):
+            self.settings[param] = value
+            return 1
+
+        def malloc_trim(self, pad):
+            self.trims += 1
+
+    libc, seen = Libc(), []
+    monkeypatch.setattr(allocator, "_libc", lambda: libc)
+    original = Trainer.train_step
+
+    def spy(self, x, y):
+        seen.append(dict(libc.settings))
+        return original(self, x, y)
+
+    monkeypatch.setattr(Trainer, "train_step", spy)
+    with allocator.keep_freed_memory():
+        run(tiny_run(train={"epochs": 1}), tmp_path)
+        assert libc.settings == allocator.KEPT and libc.trims == 0  # the outer scope still holds
+    assert seen and all(s == allocator.KEPT for s in seen)
+    assert libc.settings == allocator.DEFAULTS and libc.trims == 1
+
+
 def test_a_frozen_copy_names_its_commit(tmp_path):
     """Long runs train from a copy made by ``git archive``, outside any checkout: the commit it came from is what
     ``git archive`` substituted into REVISION; the file as it stands in a checkout names none."""

@@ -23,6 +23,7 @@ from torch import Tensor
 from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from reasonlab.allocator import keep_freed_memory
 from reasonlab.checkpoint import resumable_steps
 from reasonlab.config import RunConfig, fields_with, nested_fields
 from reasonlab.numerics import flush_denormals
@@ -163,6 +164,7 @@ def train_ensemble(cfgs: list[RunConfig], root: Path) -> list[tuple[Path, dict]]
                 for c in todo}
     with ExitStack() as stack:
         stack.enter_context(flush_denormals())
+        stack.enter_context(keep_freed_memory())
         for run_id in sorted(trainers):  # one order for every process: no lock cycles
             stack.enter_context(run_lock(root, run_id))
         live = []

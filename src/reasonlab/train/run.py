@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from reasonlab.allocator import keep_freed_memory
 from reasonlab.checkpoint import drop_resume_points
 from reasonlab.config import RunConfig, to_yaml
 from reasonlab.evaluate import best_of_run, summary_extras
@@ -45,7 +46,7 @@ def train_run(
     with run_lock(Path(root), cfg.run_id()):  # another sweep may be training the same run: wait for it
         if (done := finished_summary(root, cfg)) is not None:
             return done
-        with run_directory(trainer), flush_denormals():
+        with run_directory(trainer), flush_denormals(), keep_freed_memory():
             trainer.begin()
             trainer.fit()
             return complete(trainer)
