@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reasonlab.arguments import ascii_int
 from reasonlab.errors import StoreError
 from reasonlab.terminal import printable
 
@@ -57,8 +58,8 @@ def remove_temps(directory: Path, recursive: bool = False, name: str = "*") -> N
     (for target ``name``, a glob): those whose writing process (the pid in the name) no longer runs, so a live
     writer's file is never touched. A link of such a name goes, never what it points to."""
     for stale in list((Path(directory).rglob if recursive else Path(directory).glob)(f".{name}{TMP}*")):
-        pid = stale.name.rpartition(TMP)[2]
-        if pid.isdigit() and not alive(int(pid)):
+        pid = ascii_int(stale.name.rpartition(TMP)[2])
+        if pid is not None and not alive(pid):
             if stale.is_dir() and not stale.is_symlink():
                 shutil.rmtree(stale, ignore_errors=True)
             else:
