@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reasonlab.arguments import escaped
 from reasonlab.config import ConfigError
 from reasonlab.records import finished_summaries, run_dirs, within
 from reasonlab.sweep.results import results_table, sweep_dirs
@@ -76,6 +77,15 @@ def _with_sweep(table: pa.Table, name: str) -> pa.Table:
     return table.add_column(0, "sweep", pa.array([name] * table.num_rows, pa.string()))
 
 
+def _check_text(sql: str) -> None:
+    """The statement is Unicode text: a byte of the command line that is not UTF-8 reaches it as a lone surrogate
+    (``\\udcff``), which DuckDB cannot take; refused in one line before any table is loaded."""
+    bad = next((i for i, c in enumerate(sql) if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raise ConfigError(f"--sql: character {bad + 1} is {escaped(sql[bad])}, a byte that is not UTF-8 text (as "
+                          "the shell passed it); give the statement in UTF-8")
+
+
 def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: float = SQL_MEMORY_GIB,
           max_rows: int = SQL_ROWS, overrun: Callable[[str], object] | None = None) -> tuple[list[str], list[tuple]]:
     """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables, interrupted
@@ -86,6 +96,7 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
 
     import duckdb
 
+    _check_text(sql)
     con = connect(target, memory_gib)
     stopped = f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more seconds"
     timers = [threading.Timer(seconds, con.interrupt)]
