@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import ConfigError, StoreError
-from reasonlab.files import atomic_write_bytes, own_copy
+from reasonlab.files import atomic_write_bytes, open_regular, own_copy
 from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
@@ -107,31 +107,49 @@ def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def check_metrics_columns(path: Path) -> None:
-    """A metrics file's columns (read from its footer alone) are the metrics schema's, or a one-line StoreError:
-    a Parquet table of other columns would otherwise read as rows of nulls."""
-    try:
-        found = pq.read_schema(path)
-    except (pa.ArrowException, OSError) as e:
-        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+def _check_schema(path: Path, found: pa.Schema) -> None:
+    """A metrics file's schema (its footer) holds the metrics columns, or a one-line StoreError: a Parquet table of
+    other columns would otherwise read as rows of nulls."""
     for f in METRIC_SCHEMA:
         if f.name not in found.names or found.field(f.name).type != f.type:
             got = found.field(f.name).type if f.name in found.names else "missing"
             raise StoreError(f"{path}: not a metrics table (its column {f.name} is {got}, not {f.type}); rerun the run")
 
 
-def read_metrics(path: Path) -> list[MetricRow]:
-    """A run's metric rows (epoch, step, split, metric, value); a damaged file, or a Parquet table of other
-    columns, is a one-line error."""
+def _damaged(path: Path, e: Exception) -> StoreError:
+    return StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run")
+
+
+def check_metrics_columns(path: Path) -> None:
+    """A metrics file is a regular file whose columns, read from its footer alone, are the metrics schema's; else a
+    one-line StoreError."""
     try:
-        check_metrics_columns(path)
-        table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
-        columns = [table.column(f.name).to_pylist() for f in METRIC_SCHEMA]
-        if any(None in c for c in columns[:4]):
-            raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
-        return [MetricRow(*r) for r in zip(*columns, strict=False)]
-    except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
-        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+        with open_regular(path, "metrics file") as f:
+            _check_schema(path, pq.read_schema(f))
+    except (pa.ArrowException, OSError) as e:
+        raise _damaged(path, e) from None
+
+
+def metrics_table(path: Path) -> pa.Table:
+    """A run's metrics file as a table of the metrics columns, checked in full (the columns, every page's checksum,
+    the text as UTF-8, no epoch, step, split or metric missing); a FIFO or device in its place, a damaged file or a
+    Parquet table of other columns is a one-line StoreError."""
+    try:
+        with open_regular(path, "metrics file") as f:
+            _check_schema(path, pq.read_schema(f))
+            table = pq.read_table(f, schema=METRIC_SCHEMA, page_checksum_verification=True)
+        table.validate(full=True)
+    except (pa.ArrowException, OSError) as e:
+        raise _damaged(path, e) from None
+    if any(table.column(name).null_count for name in METRIC_SCHEMA.names[:4]):
+        raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
+    return table
+
+
+def read_metrics(path: Path) -> list[MetricRow]:
+    """A run's metric rows (epoch, step, split, metric, value) from its checked table (``metrics_table``)."""
+    table = metrics_table(path)
+    return [MetricRow(*r) for r in zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=True)]
 
 
 def check_name(name: str, what: str) -> str:

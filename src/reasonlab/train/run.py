@@ -28,10 +28,11 @@ from reasonlab.version import __version__
 
 
 def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
-    """(directory, summary) of the run if it has finished under ``root``."""
+    """(directory, summary) of the run if it has finished under ``root``; a summary that does not read (a FIFO in its
+    place too) is a one-line error, not a run to train again."""
     final_dir = run_paths(Path(root), cfg.run_id())[0]
     path = final_dir / "summary.json"
-    return (final_dir, read_summary(path, cfg.run_id())) if path.is_file() else None
+    return (final_dir, read_summary(path, cfg.run_id())) if path.exists() else None
 
 
 def train_run(

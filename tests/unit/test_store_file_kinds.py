@@ -1,0 +1,97 @@
+"""A store file is read only when it is a regular file of its own run, and what is read from it is shown safely.
+
+A FIFO in place of a run's file would block its reader's open for ever (no signal ends that wait): every reader
+opens only a regular file, and a FIFO is one line naming it, its run skipped or refused as a damaged run is.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_sweep is a fixture
+
+
+@contextmanager
+def writer_for(fifos: list[Path]) -> Iterator[list[Path]]:
+    """A test that fails rather than hangs: a reader that opens one of ``fifos`` waits for a writer, and this
+    thread is one (it opens the FIFO and closes it at once, so the reader reads an empty file). The FIFOs it had
+    to open are listed: none, when no reader opened one."""
+    opened: list[Path] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        while not stop.wait(0.2):
+            for fifo in fifos:
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO while no reader waits
+                    opened.append(fifo)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        yield opened
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _fifo(path: Path) -> Path:
+    path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+def _said(output: str, *words: str) -> list[str]:
+    return [line for line in output.splitlines() if all(w in line for w in words)]
+
+
+def _in_rows(output: str, run: Path) -> bool:
+    """Whether the run is in a table printed in ``output``: a line naming it that is no message about its files."""
+    return any(run.name in line and str(run) not in line for line in output.splitlines())
+
+
+def test_a_fifo_in_place_of_a_store_file_is_one_line_and_never_opened(small_sweep, tmp_path):  # noqa: F811
+    """A FIFO ``metrics.parquet`` leaves its run out of ``results``, ``--sql`` and the sweep's report, in one line
+    each naming it, and ``report`` of the run refuses it (exit 2) rather than leaving its curves out silently. A
+    FIFO ``summary.json`` is refused by ``show`` (not shown as an unfinished run's card) and skips its run; a FIFO
+    ``results.parquet`` is answered from the runs; an unfinished run's FIFO ``config.yaml`` is refused by
+    ``show``. No reader opens any of them."""
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    sweep = store / "s"
+    run, other = (sweep / c.run_id() for c in cfgs)
+    partial = sweep / "0123456789ab.partial"
+    shutil.copytree(run, partial)
+    (partial / "summary.json").unlink()
+    fifos = [_fifo(run / "metrics.parquet"), _fifo(other / "summary.json"), _fifo(sweep / "results.parquet"),
+             _fifo(partial / "config.yaml")]
+    with writer_for(fifos) as opened:
+        table = _cli("results", sweep)
+        sql = _cli("results", sweep, "--sql", "SELECT DISTINCT run_id FROM metrics")
+        report = _cli("report", sweep)
+        alone = _cli("report", run)
+        shown = _cli("show", other)
+        unfinished = _cli("show", partial)
+    assert opened == []
+    for result in (table, sql, report):
+        assert result.exit_code == 0, result.output
+        assert len(_said(result.output, f"{run / 'metrics.parquet'}: not a regular file")) >= 1, result.output
+        assert len(_said(result.output, f"{other / 'summary.json'}: not a regular file", "skipped")) == 1
+        assert not _in_rows(result.output, run), result.output
+    assert len(_said(table.output, f"{sweep / 'results.parquet'}: not a regular file", "answered from")) == 1
+    assert f'id="run-{run.name}"' not in (sweep / "report.html").read_text()
+    for result, path in ((alone, run / "metrics.parquet"), (shown, other / "summary.json"),
+                         (unfinished, partial / "config.yaml")):
+        assert result.exit_code == 2 and result.output.strip().splitlines() == [
+            f"error: {path}: not a regular file; not read as a {_what(path)} (remove it)"], result.output
+
+
+def _what(path: Path) -> str:
+    return {"metrics.parquet": "metrics file", "summary.json": "run summary", "config.yaml": "run config"}[path.name]
+
