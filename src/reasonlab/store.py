@@ -31,6 +31,10 @@ METRIC_SCHEMA = pa.schema(
     [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
      ("value", pa.float64())]
 )
+# A metrics file's Parquet metadata holds the id of the run whose rows it holds: read back, rows of another run
+# (a metrics file copied between run folders) are refused. A file written before it was recorded has none and is
+# read as the rows of the run its folder names, as a checkpoint marker without a run id is read.
+RUN_ID_KEY = b"reasonlab.run_id"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -97,46 +101,62 @@ class Metrics:
         return min((e for e, v in self.series(split, metric) if v >= reaching), default=None)
 
 
-def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
+def write_metrics(path: Path, rows: Iterable[tuple], run_id: str) -> None:
+    """Run ``run_id``'s metric rows as its metrics file, written whole (``atomic_write_bytes``), with page checksums
+    and the run's id in the file's metadata (``RUN_ID_KEY``)."""
     rows = list(rows)
     cols = list(zip(*rows, strict=True)) if rows else [[] for _ in METRIC_SCHEMA]
     arrays = [pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA, strict=True)]
-    table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA)
+    table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA.with_metadata({RUN_ID_KEY: run_id.encode()}))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, write_page_checksum=True)  # a flipped byte is then found when read
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def _check_schema(path: Path, found: pa.Schema) -> None:
-    """A metrics file's schema (its footer) holds the metrics columns, or a one-line StoreError: a Parquet table of
-    other columns would otherwise read as rows of nulls."""
+def _check_schema(path: Path, found: pa.Schema, run_id: str | None) -> None:
+    """A metrics file's schema (its footer) holds the metrics columns and, when it records one, ``run_id`` (by
+    default the run ``path``'s folder is named by); else a one-line StoreError. A Parquet table of other columns
+    would read as rows of nulls, another run's rows as this run's."""
     for f in METRIC_SCHEMA:
         if f.name not in found.names or found.field(f.name).type != f.type:
             got = found.field(f.name).type if f.name in found.names else "missing"
             raise StoreError(f"{path}: not a metrics table (its column {f.name} is {got}, not {f.type}); rerun the run")
+    owner = (found.metadata or {}).get(RUN_ID_KEY)
+    expected = run_id if run_id is not None else _run_of(path)
+    if owner is not None and expected is not None and owner != expected.encode():
+        shown = printable(owner[:40].decode("utf-8", "replace"))
+        raise StoreError(f"{path}: the metrics of run {shown}, not of run {expected} (copied from another run?); "
+                         "rerun the run")
+
+
+def _run_of(path: Path) -> str | None:
+    """The run a metrics file is of by where it lies: the id its folder is named by (``<id>`` or ``<id>.partial``,
+    links followed), None in a folder of another name (a pack's staging folder names its run explicitly)."""
+    name = Path(path).parent.resolve().name.removesuffix(PARTIAL)
+    return name if RUN_ID.fullmatch(name) else None
 
 
 def _damaged(path: Path, e: Exception) -> StoreError:
     return StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run")
 
 
-def check_metrics_columns(path: Path) -> None:
-    """A metrics file is a regular file whose columns, read from its footer alone, are the metrics schema's; else a
-    one-line StoreError."""
+def check_metrics_columns(path: Path, run_id: str | None = None) -> None:
+    """A metrics file is a regular file whose footer alone says it is a metrics table of the run (``_check_schema``);
+    else a one-line StoreError."""
     try:
         with open_regular(path, "metrics file") as f:
-            _check_schema(path, pq.read_schema(f))
+            _check_schema(path, pq.read_schema(f), run_id)
     except (pa.ArrowException, OSError) as e:
         raise _damaged(path, e) from None
 
 
-def metrics_table(path: Path) -> pa.Table:
-    """A run's metrics file as a table of the metrics columns, checked in full (the columns, every page's checksum,
-    the text as UTF-8, no epoch, step, split or metric missing); a FIFO or device in its place, a damaged file or a
-    Parquet table of other columns is a one-line StoreError."""
+def metrics_table(path: Path, run_id: str | None = None) -> pa.Table:
+    """A run's metrics file as a table of the metrics columns, checked in full (its columns and run, every page's
+    checksum, the text as UTF-8, no epoch, step, split or metric missing); a FIFO or device in its place, a damaged
+    file, a Parquet table of other columns or another run's metrics is a one-line StoreError."""
     try:
         with open_regular(path, "metrics file") as f:
-            _check_schema(path, pq.read_schema(f))
+            _check_schema(path, pq.read_schema(f), run_id)
             table = pq.read_table(f, schema=METRIC_SCHEMA, page_checksum_verification=True)
         table.validate(full=True)
     except (pa.ArrowException, OSError) as e:
@@ -146,9 +166,9 @@ def metrics_table(path: Path) -> pa.Table:
     return table
 
 
-def read_metrics(path: Path) -> list[MetricRow]:
+def read_metrics(path: Path, run_id: str | None = None) -> list[MetricRow]:
     """A run's metric rows (epoch, step, split, metric, value) from its checked table (``metrics_table``)."""
-    table = metrics_table(path)
+    table = metrics_table(path, run_id)
     return [MetricRow(*r) for r in zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=True)]
 
 

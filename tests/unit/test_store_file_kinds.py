@@ -1,7 +1,8 @@
 """A store file is read only when it is a regular file of its own run, and what is read from it is shown safely.
 
 A FIFO in place of a run's file would block its reader's open for ever (no signal ends that wait): every reader
-opens only a regular file, and a FIFO is one line naming it, its run skipped or refused as a damaged run is.
+opens only a regular file, and a FIFO is one line naming it, its run skipped or refused as a damaged run is. A
+metrics file names its run, so another run's copied in is refused the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow.parquet as pq
+import pytest
 from test_reliability import _cli, _copy, small_sweep  # noqa: F401 - small_sweep is a fixture
+
+import reasonlab
+from reasonlab.errors import StoreError
+from reasonlab.store import RUN_ID_KEY, read_metrics
 
 
 @contextmanager
@@ -95,3 +102,29 @@ def test_a_fifo_in_place_of_a_store_file_is_one_line_and_never_opened(small_swee
 def _what(path: Path) -> str:
     return {"metrics.parquet": "metrics file", "summary.json": "run summary", "config.yaml": "run config"}[path.name]
 
+
+def test_another_run_s_metrics_copied_in_are_not_served(small_sweep, tmp_path):  # noqa: F811
+    """A metrics file records its run's id in its Parquet metadata: another run's copied over it is one line naming
+    both runs, and the run is in no answer (``results``, ``--sql``) and refused by ``report`` of it and by
+    ``Run.metrics``. A file that records no run (written before the id was: the committed runs) is read as the
+    rows of the run its folder names."""
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    sweep = store / "s"
+    run, other = (sweep / c.run_id() for c in cfgs)
+    own = run / "metrics.parquet"
+    legacy = pq.read_table(own).replace_schema_metadata(None)
+    shutil.copy(other / "metrics.parquet", own)
+    why = f"{own}: the metrics of run {other.name}, not of run {run.name} (copied from another run?); rerun the run"
+    table = _cli("results", sweep)
+    sql = _cli("results", sweep, "--sql", "SELECT DISTINCT run_id FROM metrics")
+    for result in (table, sql):
+        assert result.exit_code == 0 and _said(result.output, why, "skipped"), result.output
+        assert not _in_rows(result.output, run), result.output
+    alone = _cli("report", run)
+    assert alone.exit_code == 2 and alone.output.strip().splitlines() == [f"error: {why}"], alone.output
+    with pytest.raises(StoreError, match="the metrics of run"):
+        reasonlab.load(run).metrics  # noqa: B018 - the property reads the file
+    pq.write_table(legacy, own)
+    assert len(read_metrics(own)) == legacy.num_rows and _in_rows(_cli("results", sweep).output, run)
+    committed = next((Path(__file__).parents[2] / "results").rglob("metrics.parquet"))
+    assert RUN_ID_KEY not in (pq.read_schema(committed).metadata or {}) and read_metrics(committed)

@@ -87,7 +87,7 @@ def complete(trainer: Trainer) -> tuple[Path, dict]:
     partial = trainer.run_dir
     final_dir = partial.with_name(trainer.cfg.run_id())
     drop_resume_points(partial / "checkpoints")  # a finished run keeps the checkpoints its cadence chose
-    write_metrics(partial / "metrics.parquet", trainer.rows)
+    write_metrics(partial / "metrics.parquet", trainer.rows, trainer.cfg.run_id())
     write_json(partial / "summary.json", valid(RunSummary, summary))
     append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
     finish_run(partial, final_dir)
