@@ -2,12 +2,15 @@
 
 A FIFO in place of a run's file would block its reader's open for ever (no signal ends that wait): every reader
 opens only a regular file, and a FIFO is one line naming it, its run skipped or refused as a damaged run is. A
-metrics file names its run, so another run's copied in is refused the same way.
+metrics file names its run, so another run's copied in is refused the same way. Control characters of run data
+never reach the HTML report.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -128,3 +131,23 @@ def test_another_run_s_metrics_copied_in_are_not_served(small_sweep, tmp_path): 
     assert len(read_metrics(own)) == legacy.num_rows and _in_rows(_cli("results", sweep).output, run)
     committed = next((Path(__file__).parents[2] / "results").rglob("metrics.parquet"))
     assert RUN_ID_KEY not in (pq.read_schema(committed).metadata or {}) and read_metrics(committed)
+
+
+def test_control_characters_of_run_data_never_reach_the_html_report(small_sweep, tmp_path):  # noqa: F811
+    """ESC sequences, a C1 control and a BEL in a stored label, profile and device and in the sweep's
+    ``summary.md`` are dropped from ``report.html`` (of the run and of the sweep), their printable rest kept, the
+    markup escaped; tabs and line feeds stay."""
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    sweep = store / "s"
+    run = sweep / cfgs[0].run_id()
+    hostile = "\x1b]0;pwned\x07\x1b[2J<b>\x9b31m"
+    summary = json.loads((run / "summary.json").read_text())
+    summary.update(label=hostile, profile=hostile, device=hostile)
+    (run / "summary.json").write_text(json.dumps(summary))
+    (sweep / "summary.md").write_text(f"# sweep\n\nnote {hostile}\n")
+    for target in (run, sweep):
+        result = _cli("report", target)
+        assert result.exit_code == 0, result.output
+        page = (target / "report.html").read_text()
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", page)
+        assert "]0;pwned[2J&lt;b&gt;31m" in page

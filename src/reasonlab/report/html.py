@@ -1,5 +1,6 @@
 """The HTML report of a run or a sweep: one page, every figure embedded as a data URI, no script, no external
-request. Every string from a config, summary or file goes through Jinja's autoescaping.
+request. Every string from a config, summary or file goes through Jinja's autoescaping, its control characters
+dropped (``html_text``).
 
 A run section holds the run's config (its fields away from their defaults), outcome, final figures (each by its
 label, its stored name beside it: ``reasonlab.vocabulary``), training curves and every analysis saved under
@@ -20,6 +21,7 @@ from typing import Any
 import jinja2
 import matplotlib.pyplot as plt
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from reasonlab.config import ConfigError, changed_yaml
 from reasonlab.errors import StoreError
@@ -31,6 +33,18 @@ from reasonlab.registry import task_kinds
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import counted, printable
 from reasonlab.vocabulary import label, labelled
+
+# C0 and C1 control characters but tab and line feed, and DEL: a page shows none of them, and ESC sequences
+# copied from one would reach a terminal
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def html_text(value: Any) -> str:
+    """What one of the page's expressions prints, before Jinja escapes it (its ``finalize``): the value as text, its
+    control characters dropped (ESC from a stored label or config string among them); markup the page builds
+    itself (the rendered ``summary.md``) stays markup."""
+    text = CONTROLS.sub("", str(value))
+    return Markup(text) if isinstance(value, Markup) else text
 
 
 def label_colour(label: str) -> str:
@@ -202,7 +216,7 @@ def _section_or_skip(run_dir: Path, axes: list[str]) -> dict[str, Any] | None:
 def write_report(target: Path) -> Path:
     """Write ``target/report.html`` for a run or sweep directory and return its path."""
     target = Path(target)
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, finalize=html_text)
     template = env.from_string((resources.files("reasonlab") / "report" / "template.html").read_text())
     if (target / "summary.json").exists():
         section = run_section(target)
