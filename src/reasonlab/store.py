@@ -173,9 +173,10 @@ def read_metrics(path: Path, run_id: str | None = None) -> list[MetricRow]:
 
 
 def check_name(name: str, what: str) -> str:
-    """Store names are plain words: no path separators, no '..', nothing that could leave the store."""
+    """Store names are plain words: no path separators, no '..', nothing that could leave the store; another name is
+    a one-line ConfigError (a name is given, as a sweep's, a group's or a run's)."""
     if not _SAFE_NAME.fullmatch(name) or ".." in name:
-        raise StoreError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
+        raise ConfigError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
     return name
 
 
