@@ -27,7 +27,7 @@ from reasonlab import arguments
 from reasonlab.arguments import checked, flag, folder, instance, optional, real, store, whole, word
 from reasonlab.config import ConfigError, RunConfig, raw_config, resolve
 from reasonlab.records import load_run as _load_summary
-from reasonlab.store import MetricRow, Metrics, check_name
+from reasonlab.store import PARTIAL, MetricRow, Metrics, check_name
 from reasonlab.tasks.dataset import TaskDataset  # noqa: F401 - public here: reasonlab.TaskDataset
 
 MAX_SQL_MEMORY_GIB = 1024.0  # open_store's upper bound on DuckDB's memory, in GiB
@@ -36,6 +36,8 @@ _ITEM = instance(str, "'key=value' strings, e.g. ['init.gamma=0.8']")
 _ITEM_KEY = word("'key=value' strings whose key is a dotted field name, e.g. ['init.gamma=0.8']", limit=256)
 _ITEMS = instance((list, tuple), "a dict or a list of 'key=value' strings")
 _A_CONFIG = "a RunConfig, e.g. make_config('anchor-cpu')"
+_A_RUN = "a finished run directory, e.g. runs/adhoc/<run_id>"
+_A_MODEL = "a model reasonlab built: run.model() or build_model(config)"
 
 
 def _config(value: Any, what: str) -> RunConfig:
@@ -49,6 +51,35 @@ def _config(value: Any, what: str) -> RunConfig:
                           "make it with make_config(profile, overrides))") from None
     return value
 
+
+
+def _group(value: Any, what: str) -> str:
+    """A group name under the store: a name (``word``) that is also a plain folder name (``store.check_name``: no
+    '/', no '..')."""
+    return check_name(word("a group name under the store, e.g. 'adhoc'")(value, what), what)
+
+
+def _finished_run(value: Any, what: str) -> str | Path:
+    """A folder holding a run summary: a finished run. Any other folder is a wrong argument; a summary that does not
+    read is the store's error (a StoreError, raised when it is read)."""
+    path = Path(folder(_A_RUN)(value, what))
+    if not (path / "summary.json").exists():
+        why = "unfinished: run(config) resumes it" if path.name.endswith(PARTIAL) else "no summary.json"
+        raise ConfigError(f"{what}: {path} is not a finished run ({why}); give {_A_RUN}")
+    return value
+
+
+def _model(value: Any, what: str) -> Any:
+    """A torch module that ``build_model`` built, of any registered model kind: another module takes other inputs
+    than a task's token sequences, and would fail inside torch."""
+    import torch
+
+    from reasonlab.build import built_kind
+
+    instance(torch.nn.Module, _A_MODEL)(value, what)
+    if built_kind(value) is None:
+        raise ConfigError(f"{what}: expected {_A_MODEL}, got a {type(value).__name__} that reasonlab did not build")
+    return value
 
 
 def _override_items(overrides: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
@@ -216,17 +247,14 @@ def build_model(config: RunConfig, data: Any = None):  # -> torch.nn.Module
     return build.build_model(config, build.build_task(config) if data is None else data)
 
 
-@checked(limit=optional(whole(1, None, "a number of sequences from 1, or None for all")))
+@checked(model=_model, limit=optional(whole(1, None, "a number of sequences from 1, or None for all")))
 def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, float]:
     """``model``'s accuracy on one evaluation set per target kind (``designated``; a kind's own such as
     ``inferential``), and its mean loss where the set has one, scored as the set declares (its ``scoring``) by
     the trainer's own scorer, on its first ``limit`` sequences (all by default); the model's mode is kept."""
-    import torch
-
     from reasonlab.evaluate.scoring import score_sets
     from reasonlab.tasks.base import EvalSet
 
-    instance(torch.nn.Module, "a torch.nn.Module, e.g. run.model() or build_model(config)")(model, "score model")
     instance(EvalSet, "one of data.eval_sets' values, e.g. run.data().eval_sets[name]")(eval_set, "score eval_set")
     training = model.training
     device = next(model.parameters()).device
@@ -238,7 +266,7 @@ def score(model: Any, eval_set: Any, limit: int | None = None) -> dict[str, floa
     return figures if result.loss is None else {**figures, "loss": result.loss}
 
 
-@checked(run_dir=folder("a run directory, e.g. runs/adhoc/<run_id>"))
+@checked(run_dir=_finished_run)
 def load(run_dir: str | Path) -> Run:
     """A finished run directory (``runs/<name>/<run_id>``)."""
     summary, raw = _load_summary(Path(run_dir))
@@ -267,11 +295,11 @@ def train_and_plot(config: RunConfig, root: Path, progress: Any = False,
 
 
 @checked(config=_config, out=store("a store folder (made if missing), e.g. 'runs'"),
-         name=word("a group name under the store, e.g. 'adhoc'"), progress=flag)
+         name=_group, progress=flag)
 def run(config: RunConfig, out: str | Path = "runs", name: str = "adhoc", progress: bool = False) -> Run:
     """Train ``config`` like ``reasonlab train`` (same run directory ``out/name/<run_id>``, same files, figures
     included); a finished run is loaded, an unfinished one resumed."""
-    run_dir, _ = train_and_plot(config, Path(out) / check_name(name, "name"), "bar" if progress else False,
+    run_dir, _ = train_and_plot(config, Path(out) / name, "bar" if progress else False,
                                 print if progress else (lambda _: None))
     return load(run_dir)
 

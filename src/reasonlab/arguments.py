@@ -34,6 +34,13 @@ PART_BYTES = 255
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
+def ascii_int(text: str, signed: bool = False) -> int | None:
+    """``text`` as an integer when it is 1 to 18 ASCII digits (after a '-' when ``signed``), else None: a number
+    read from a command line, a file name or the environment. ``str.isdigit`` also takes '²', which ``int``
+    refuses, and ``int`` reads '٣' and ' 3 ' as 3, so neither decides what is a number here."""
+    return int(text) if re.fullmatch("-?[0-9]{1,18}" if signed else "[0-9]{1,18}", text) else None
+
+
 def escaped(char: str) -> str:
     """One character as its escape: ``\\x1b``, ``\\u202e``."""
     return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"

@@ -19,6 +19,8 @@ from reasonlab.registry import model_kind, task_kind
 from reasonlab.seeds import subseed
 from reasonlab.tasks.base import TaskData
 
+BUILT_BY = "reasonlab_model_kind"  # an attribute of every model build_model returns: the model kind that built it
+
 
 def make_task(cfg: RunConfig):
     """The task object of a run (its law: what probes read), built by its registered kind."""
@@ -31,7 +33,8 @@ def build_task(cfg: RunConfig) -> TaskData:
 
 
 def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
-    """The run's model, initialized by its γ rule."""
+    """The run's model, initialized by its γ rule, marked with its model kind (``BUILT_BY``): what scores a model
+    knows it takes a task's token sequences."""
     model = model_kind(cfg.model.kind).build(cfg.model, data.vocab_size, data.seq_len)
     gen = Generator().manual_seed(subseed(cfg.seed, "init"))
     try:
@@ -43,4 +46,12 @@ def build_model(cfg: RunConfig, data: TaskData) -> nn.Module:
                         std_scale={"blocks.*.mlp.W_out.weight": (2 * cfg.model.depth) ** -0.5} if gpt else None)
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    setattr(model, BUILT_BY, cfg.model.kind)
     return model
+
+
+def built_kind(model: object) -> str | None:
+    """The model kind that built ``model`` (``build_model``: a run's model, trained or not), or None for a module
+    reasonlab did not build."""
+    kind = getattr(model, BUILT_BY, None)
+    return kind if isinstance(kind, str) else None

@@ -96,7 +96,7 @@ def snapshot_steps(ckpt_dir: Path) -> dict[int, float]:
     not one is reported in one line and its snapshot skipped."""
     found = {}
     for marker in Path(ckpt_dir).glob("snapshot-*.json") if Path(ckpt_dir).is_dir() else []:
-        m = re.fullmatch(r"snapshot-(\d+)\.json", marker.name)
+        m = re.fullmatch(r"snapshot-([0-9]+)\.json", marker.name)
         if m and (ckpt_dir / f"snapshot-{m[1]}.safetensors").is_file():
             try:
                 found[int(m[1])] = read_marker(marker, SnapshotMarker)["fraction"]
@@ -117,7 +117,7 @@ def save_best(ckpt_dir: Path, model: nn.Module, state: dict) -> None:
     write_json(ckpt_dir / "best.json", marker)
 
 
-_MARKER = re.compile(r"step-(\d+)\.json")
+_MARKER = re.compile(r"step-([0-9]+)\.json")
 
 
 def complete_steps(ckpt_dir: Path) -> list[int]:

@@ -18,8 +18,9 @@ import shutil
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from reasonlab.arguments import ascii_int
 from reasonlab.errors import StoreError
 from reasonlab.terminal import printable
 
@@ -62,8 +63,8 @@ def remove_temps(directory: Path, recursive: bool = False, name: str = "*") -> N
     (for target ``name``, a glob): those whose writing process (the pid in the name) no longer runs, so a live
     writer's file is never touched. A link of such a name goes, never what it points to."""
     for stale in list((Path(directory).rglob if recursive else Path(directory).glob)(f".{name}{TMP}*")):
-        pid = stale.name.rpartition(TMP)[2]
-        if pid.isdigit() and not alive(int(pid)):
+        pid = ascii_int(stale.name.rpartition(TMP)[2])
+        if pid is not None and not alive(pid):
             if stale.is_dir() and not stale.is_symlink():
                 shutil.rmtree(stale, ignore_errors=True)
             else:
@@ -154,29 +155,40 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(finite(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
+def open_regular(path: Path, what: str) -> BinaryIO:
+    """``path`` opened for reading (binary) when it is a regular file; a FIFO, device, socket or folder is a
+    one-line StoreError naming it, never read. A reader of a store file opens it through here: a FIFO with no
+    writer would block a plain open for ever, and no signal ends that wait. The kind is checked before the open and
+    again on the descriptor, which is opened without waiting (``O_NONBLOCK``), so a FIFO swapped in between is
+    found too."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK) if regular else None
+    except OSError as e:
+        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+    if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+        if fd is not None:
+            os.close(fd)
+        raise StoreError(f"{path}: not a regular file; not read as a {what} (remove it)")
+    return os.fdopen(fd, "rb")
+
+
 def read_bounded(path: Path, what: str, limit: int = MAX_RECORD_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, after a check of its size: one over ``limit`` bytes (a sparse file
-    of terabytes in place of a record), or a FIFO or device, is a one-line StoreError naming it, none of it read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise StoreError(f"{path}: not a regular file; not read as a {what} (remove it)")
-        if info.st_size > limit:
-            raise StoreError(f"{path}: {info.st_size / 2**20:.1f} MB, over the {limit / 2**20:g} MB a {what} may "
-                             "be; not read (it was not written by reasonlab as it is: remove or replace it)")
-        with os.fdopen(os.dup(fd), "rb") as f:
+    """The bytes of the regular file ``path`` (``open_regular``), after a check of its size: one over ``limit``
+    bytes (a sparse file of terabytes in place of a record), or a FIFO or device, is a one-line StoreError naming
+    it, none of it read."""
+    with open_regular(path, what) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise StoreError(f"{path}: {size / 2**20:.1f} MB, over the {limit / 2**20:g} MB a {what} may be; "
+                                 "not read (it was not written by reasonlab as it is: remove or replace it)")
             data = f.read(limit + 1)
-        if len(data) > limit:  # it grew while read
-            raise StoreError(f"{path}: grew past {limit / 2**20:g} MB while read; not read as a {what}")
-        return data
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    finally:
-        os.close(fd)
+        except OSError as e:
+            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+    if len(data) > limit:  # it grew while read
+        raise StoreError(f"{path}: grew past {limit / 2**20:g} MB while read; not read as a {what}")
+    return data
 
 
 def read_json(path: Path, what: str = "JSON file", limit: int = MAX_RECORD_BYTES) -> Any:

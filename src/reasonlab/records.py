@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from reasonlab.config import RunConfig
+from reasonlab.config import RunConfig, parse_yaml, resolve
+from reasonlab.config.io import MAX_CONFIG_BYTES
 from reasonlab.errors import StoreError
-from reasonlab.files import inside, read_json, warn, write_json
+from reasonlab.files import inside, read_bounded, read_json, warn, write_json
 from reasonlab.record_schemas import PROGRESS_FIELDS, ProgressRecord, RunSummary, SweepRecord, checked, valid, validated
 from reasonlab.store import PARTIAL, RUN_ID, MetricRow, check_metrics_columns, read_metrics
 
@@ -75,7 +76,7 @@ def load_record(run_dir: Path) -> tuple[dict[str, Any], RunSummary]:
     of a finished run, or a one-line error naming the directory."""
     run_dir = Path(run_dir)
     summary_path = run_dir / "summary.json"
-    if not summary_path.is_file():
+    if not summary_path.exists():  # a FIFO or device in its place is named by the read
         hint = " (unfinished: run `reasonlab train` again to resume)" if run_dir.name.endswith(PARTIAL) else ""
         raise StoreError(f"{run_dir}: not a finished run directory, no summary.json{hint}")
     _inside_or_refuse(summary_path, run_dir)
@@ -95,6 +96,14 @@ def load_progress(run_dir: Path) -> dict:
     _inside_or_refuse(path, Path(run_dir))
     return checked(ProgressRecord, read_json(path, "progress file"), path, "progress file",
                    "resume the run to rewrite it")
+
+
+def read_config(run_dir: Path) -> RunConfig:
+    """An unfinished run's ``config.yaml`` resolved: the run's own (not a link out of it), a regular file of at most
+    ``MAX_CONFIG_BYTES``, or a one-line error naming it."""
+    path = Path(run_dir) / "config.yaml"
+    _inside_or_refuse(path, Path(run_dir))
+    return resolve(parse_yaml(read_bounded(path, "run config", MAX_CONFIG_BYTES), path))
 
 
 def check_identity(run_dir: Path, cfg: RunConfig) -> None:
@@ -163,7 +172,7 @@ def within(root: Path, paths: Iterable[Path]) -> list[Path]:
 def read_sweep(sweep_dir: Path) -> dict[str, Any] | None:
     """The sweep's ``sweep.json``, or None when there is none or it is not one (reported in one line)."""
     path = Path(sweep_dir) / "sweep.json"
-    if not path.is_file():
+    if not path.exists():
         return None
     try:
         _inside_or_refuse(path, Path(sweep_dir))

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
 
+from reasonlab.arguments import ascii_int
 from reasonlab.errors import StoreError, UserError
 from reasonlab.files import TMP, alive, link_error, remove_temps, warn
 from reasonlab.store import LOCKS
@@ -238,8 +239,9 @@ def clean_stale(folder: Path, check: Callable[[Path, str], None]) -> None:
     if not folder.is_dir():
         return
     for aside in sorted(folder.glob(f".*{ASIDE}*")):
-        name, _, pid = aside.name[1:].rpartition(ASIDE)
-        if not pid.isdigit() or alive(int(pid)):
+        name, _, pid_text = aside.name[1:].rpartition(ASIDE)
+        pid = ascii_int(pid_text)
+        if pid is None or alive(pid):
             continue
         if os.path.lexists(folder / name):
             remove(aside)

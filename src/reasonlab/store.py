@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import ConfigError, StoreError
-from reasonlab.files import atomic_write_bytes, link_error, own_copy
+from reasonlab.files import atomic_write_bytes, link_error, open_regular, own_copy
 from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
@@ -33,6 +33,10 @@ METRIC_SCHEMA = pa.schema(
     [("epoch", pa.int32()), ("step", pa.int64()), ("split", pa.string()), ("metric", pa.string()),
      ("value", pa.float64())]
 )
+# A metrics file's Parquet metadata holds the id of the run whose rows it holds: read back, rows of another run
+# (a metrics file copied between run folders) are refused. A file written before it was recorded has none and is
+# read as the rows of the run its folder names, as a checkpoint marker without a run id is read.
+RUN_ID_KEY = b"reasonlab.run_id"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -99,47 +103,82 @@ class Metrics:
         return min((e for e, v in self.series(split, metric) if v >= reaching), default=None)
 
 
-def write_metrics(path: Path, rows: Iterable[tuple]) -> None:
+def write_metrics(path: Path, rows: Iterable[tuple], run_id: str) -> None:
+    """Run ``run_id``'s metric rows as its metrics file, written whole (``atomic_write_bytes``), with page checksums
+    and the run's id in the file's metadata (``RUN_ID_KEY``)."""
     rows = list(rows)
     cols = list(zip(*rows, strict=True)) if rows else [[] for _ in METRIC_SCHEMA]
     arrays = [pa.array(c, type=f.type) for c, f in zip(cols, METRIC_SCHEMA, strict=True)]
-    table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA)
+    table = pa.Table.from_arrays(arrays, schema=METRIC_SCHEMA.with_metadata({RUN_ID_KEY: run_id.encode()}))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, write_page_checksum=True)  # a flipped byte is then found when read
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def check_metrics_columns(path: Path) -> None:
-    """A metrics file's columns (read from its footer alone) are the metrics schema's, or a one-line StoreError:
-    a Parquet table of other columns would otherwise read as rows of nulls."""
-    try:
-        found = pq.read_schema(path)
-    except (pa.ArrowException, OSError) as e:
-        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+def _check_schema(path: Path, found: pa.Schema, run_id: str | None) -> None:
+    """A metrics file's schema (its footer) holds the metrics columns and, when it records one, ``run_id`` (by
+    default the run ``path``'s folder is named by); else a one-line StoreError. A Parquet table of other columns
+    would read as rows of nulls, another run's rows as this run's."""
     for f in METRIC_SCHEMA:
         if f.name not in found.names or found.field(f.name).type != f.type:
             got = found.field(f.name).type if f.name in found.names else "missing"
             raise StoreError(f"{path}: not a metrics table (its column {f.name} is {got}, not {f.type}); rerun the run")
+    owner = (found.metadata or {}).get(RUN_ID_KEY)
+    expected = run_id if run_id is not None else _run_of(path)
+    if owner is not None and expected is not None and owner != expected.encode():
+        shown = printable(owner[:40].decode("utf-8", "replace"))
+        raise StoreError(f"{path}: the metrics of run {shown}, not of run {expected} (copied from another run?); "
+                         "rerun the run")
 
 
-def read_metrics(path: Path) -> list[MetricRow]:
-    """A run's metric rows (epoch, step, split, metric, value); a damaged file, or a Parquet table of other
-    columns, is a one-line error."""
+def _run_of(path: Path) -> str | None:
+    """The run a metrics file is of by where it lies: the id its folder is named by (``<id>`` or ``<id>.partial``,
+    links followed), None in a folder of another name (a pack's staging folder names its run explicitly)."""
+    name = Path(path).parent.resolve().name.removesuffix(PARTIAL)
+    return name if RUN_ID.fullmatch(name) else None
+
+
+def _damaged(path: Path, e: Exception) -> StoreError:
+    return StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run")
+
+
+def check_metrics_columns(path: Path, run_id: str | None = None) -> None:
+    """A metrics file is a regular file whose footer alone says it is a metrics table of the run (``_check_schema``);
+    else a one-line StoreError."""
     try:
-        check_metrics_columns(path)
-        table = pq.read_table(path, schema=METRIC_SCHEMA, page_checksum_verification=True)
-        columns = [table.column(f.name).to_pylist() for f in METRIC_SCHEMA]
-        if any(None in c for c in columns[:4]):
-            raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
-        return [MetricRow(*r) for r in zip(*columns, strict=False)]
-    except (pa.ArrowException, OSError, ValueError) as e:  # ValueError: UnicodeDecodeError of a damaged string
-        raise StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run") from None
+        with open_regular(path, "metrics file") as f:
+            _check_schema(path, pq.read_schema(f), run_id)
+    except (pa.ArrowException, OSError) as e:
+        raise _damaged(path, e) from None
+
+
+def metrics_table(path: Path, run_id: str | None = None) -> pa.Table:
+    """A run's metrics file as a table of the metrics columns, checked in full (its columns and run, every page's
+    checksum, the text as UTF-8, no epoch, step, split or metric missing); a FIFO or device in its place, a damaged
+    file, a Parquet table of other columns or another run's metrics is a one-line StoreError."""
+    try:
+        with open_regular(path, "metrics file") as f:
+            _check_schema(path, pq.read_schema(f), run_id)
+            table = pq.read_table(f, schema=METRIC_SCHEMA, page_checksum_verification=True)
+        table.validate(full=True)
+    except (pa.ArrowException, OSError) as e:
+        raise _damaged(path, e) from None
+    if any(table.column(name).null_count for name in METRIC_SCHEMA.names[:4]):
+        raise StoreError(f"{path}: not a metrics table (an epoch, step, split or metric is missing); rerun the run")
+    return table
+
+
+def read_metrics(path: Path, run_id: str | None = None) -> list[MetricRow]:
+    """A run's metric rows (epoch, step, split, metric, value) from its checked table (``metrics_table``)."""
+    table = metrics_table(path, run_id)
+    return [MetricRow(*r) for r in zip(*(table.column(f.name).to_pylist() for f in METRIC_SCHEMA), strict=True)]
 
 
 def check_name(name: str, what: str) -> str:
-    """Store names are plain words: no path separators, no '..', nothing that could leave the store."""
+    """Store names are plain words: no path separators, no '..', nothing that could leave the store; another name is
+    a one-line ConfigError (a name is given, as a sweep's, a group's or a run's)."""
     if not _SAFE_NAME.fullmatch(name) or ".." in name:
-        raise StoreError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
+        raise ConfigError(f"{what} {name!r}: use letters, digits, '.', '_' and '-' only (no '/' or '..')")
     return name
 
 

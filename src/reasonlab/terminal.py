@@ -25,7 +25,7 @@ from typing import Any
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
-from reasonlab.arguments import UNSAFE
+from reasonlab.arguments import UNSAFE, ascii_int
 
 # The command line being run, as typed (``reasonlab demo --seed 2``): set by the command line for the duration of a
 # command, None from the Python API. A sweep records it, so that an unfinished run's card names the command that
@@ -81,8 +81,8 @@ MIN_WIDTH = 40  # the narrowest console the command line draws on
 def narrowest() -> None:
     """A ``COLUMNS`` below ``MIN_WIDTH`` (0, 1, negative) is raised to it for every console this process makes,
     ``--help``'s included (its console is not ours): at a few columns they would print nothing or cut words."""
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.lstrip("-").isdigit() and int(columns) < MIN_WIDTH:
+    columns = ascii_int(os.environ.get("COLUMNS", "").strip(), signed=True)
+    if columns is not None and columns < MIN_WIDTH:
         os.environ["COLUMNS"] = str(MIN_WIDTH)
 
 

@@ -92,7 +92,7 @@ def reasonlab_run(folder, seed: int, p: int = P):
     write_metrics(folder / "metrics.parquet", [
         MetricRow(e, 1000 * e, split, metric, v) for e, loss, acc in ((1, 2.35, 0.1), (2, 1.2, 0.45))
         for split, metric, v in (("id/train:iid", "loss", loss), ("ood/test:iid", "acc_pos_15", acc),
-                                 ("ood/test", "acc_pos_15", 0.0))])
+                                 ("ood/test", "acc_pos_15", 0.0))], f"{seed:012x}")
     return folder
 
 

@@ -4,12 +4,14 @@ naming the function's argument, a ``ConfigError``, before anything runs or is wr
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import tiny_run
 
 import reasonlab
@@ -59,6 +61,30 @@ def test_the_odd_arguments_of_the_third_pass_are_one_line_each(parts, tmp_path):
     refused(lambda: reasonlab.build_task(unchecked), "build_task config: seed:", "model_copy")
     refused(lambda: reasonlab.run(unchecked, out=store), "run config: seed:")
     assert not store.exists()
+
+
+def test_seeds_names_folders_and_models_are_config_errors(parts, tmp_path):
+    """A seed past the config's bound (2**63; 2**70 was taken), a group name that is a path ('a/b', '..'), a folder
+    that is no finished run for ``load`` and a module reasonlab did not build for ``score`` (it failed inside torch)
+    are each a one-line ConfigError naming the argument, nothing written: a StoreError is for what is damaged in a
+    store, never for an argument."""
+    cfg, _, model, eval_set = parts
+    store = tmp_path / "store"
+    for seed in (2**70, 2**63):
+        refused(lambda seed=seed: reasonlab.make_config("anchor-cpu", {"seed": seed}), "seed:", "less than")
+    assert reasonlab.make_config("anchor-cpu", {"seed": 2**63 - 1}).seed == 2**63 - 1
+    refused(lambda: reasonlab.make_config("modular-cpu", {"task.task_seed": -1}), "task.task_seed:")
+    refused(lambda: reasonlab.make_config("modular-cpu", {"task.split_seed": 2**40, "task.split_draw": "numpy"}),
+            "task.split_seed:", "RandomState")
+    for name in ("a/b", "..", "../up"):
+        refused(lambda name=name: reasonlab.run(cfg, out=store, name=name), f"run name {name!r}:", "no '/' or '..'")
+    partial = tmp_path / "0123456789ab.partial"
+    partial.mkdir()
+    refused(lambda: reasonlab.load(tmp_path), "load run_dir:", "not a finished run", "no summary.json")
+    refused(lambda: reasonlab.load(partial), "load run_dir:", "unfinished")
+    refused(lambda: reasonlab.score(torch.nn.Linear(2, 2), eval_set), "score model:", "Linear", "run.model()")
+    assert not store.exists()
+    assert set(reasonlab.score(copy.deepcopy(model), eval_set, limit=2)) >= {"designated"}  # a copy is the model
 
 
 @pytest.mark.parametrize("name", ["bad\x1bname", "line\nfeed", "bell\x07", "rtl\u202eo", "", "x" * 65, 5, None,

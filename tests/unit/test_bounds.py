@@ -6,6 +6,7 @@ decide (the Python API's arguments, a finished run, the environment and test hoo
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -155,6 +156,13 @@ def test_sql_is_bounded_in_time_memory_and_rows(results_only):
                                "1000"]).exit_code == 0
     _refused(["results", str(results_only), "--sql", "SELECT 1", "--timeout", "-1"], "--timeout")
     assert sorted(p.name for p in results_only.parent.rglob("*")) == ["results.parquet", "sw"]  # nothing spilled
+
+
+def test_sql_that_is_not_unicode_text_is_one_line(results_only):
+    """A byte of the command line that is not UTF-8 reaches ``--sql`` as a lone surrogate (``os.fsdecode``), which
+    DuckDB cannot take: one line naming the character, exit 2."""
+    _refused(["results", str(results_only), "--sql", "SELECT '" + os.fsdecode(b"\xff") + "'"],
+             "--sql: character 9 is \\udcff", "UTF-8")
 
 
 @pytest.mark.slow  # a command line in a subprocess, ended by its own watchdog 2 s past the bound

@@ -206,3 +206,35 @@ def test_a_deleted_working_directory_is_one_line(tmp_path):
         assert result.returncode == 2 and result.stdout == "", (args, result.stdout, result.stderr)
         assert result.stderr == (f"error: the working directory {gone} no longer exists (deleted or moved); cd into "
                                  "an existing directory and run the command again\n"), (args, result.stderr)
+
+
+# ---- numbers spelled in other digits -------------------------------------------------------------------------------
+def test_a_number_is_read_from_ascii_digits_only(tmp_path, monkeypatch):
+    """'²' passes ``str.isdigit`` and fails ``int``: as ``analyze --checkpoint`` it is one line naming the option,
+    exit 2; as ``COLUMNS``, the pid in a temp file's or set-aside folder's name, a ``--task`` or ``--seeds`` it is
+    no number (a file so named is left alone), and a category name holding it still sorts."""
+    from reasonlab.cli.training import parse_seeds
+    from reasonlab.files import remove_temps
+    from reasonlab.kinds.modular.probes import parse_task
+    from reasonlab.staging import clean_stale
+    from reasonlab.studies.benchmarks.report import natural
+    from reasonlab.terminal import narrowest
+    from reasonlab.train.run import train_run
+
+    run_dir, _ = train_run(resolve(TINY), tmp_path / "store" / "adhoc", progress=False, log=lambda _: None)
+    _refused(["analyze", str(run_dir), "--checkpoint", "²"], "--checkpoint: '²' is not final, best, a saved step")
+    for columns, now in (("²", "²"), ("--5", "--5"), ("-5", "40"), ("12", "40")):
+        monkeypatch.setenv("COLUMNS", columns)
+        narrowest()
+        assert os.environ["COLUMNS"] == now
+    stale = [tmp_path / ".x.tmp-²", tmp_path / ".y.aside-²"]
+    stale[0].write_text("x")
+    stale[1].mkdir()
+    remove_temps(tmp_path)
+    clean_stale(tmp_path)
+    assert all(p.exists() for p in stale)
+    with pytest.raises(ValueError, match="is not a task a,b of two integers"):
+        parse_task("²,3")
+    with pytest.raises(ConfigError, match="--seeds"):
+        parse_seeds("1,²")
+    assert sorted(["out_len:≤16", "x²", "out_len:≤8"], key=natural) == ["out_len:≤8", "out_len:≤16", "x²"]

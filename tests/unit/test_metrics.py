@@ -23,7 +23,7 @@ ROWS = [
 
 def test_rows_round_trip_as_named_tuples(tmp_path):
     path = tmp_path / "metrics.parquet"
-    write_metrics(path, ROWS)
+    write_metrics(path, ROWS, "0123456789ab")
     rows = read_metrics(path)
     assert rows == ROWS and all(isinstance(r, MetricRow) for r in rows)
     assert rows[0] == (1, 10, "train", "loss", 2.0)  # still a tuple: equal to the plain row

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from reasonlab.arguments import ascii_int
 from reasonlab.build import build_model, build_task
 from reasonlab.checkpoint import checkpoint_at, complete_steps, load_weights, snapshot_steps
 from reasonlab.checkpoint_checks import BestMarker, bound_marker, read_marker
@@ -55,8 +56,8 @@ def load_trained(run_dir: Path, checkpoint: str = "final", data: TaskData | None
         if not steps:
             raise ConfigError(f"{ckpt}: no complete checkpoint")
         path, name = ckpt / f"step-{steps[-1]}.safetensors", "final"
-    elif checkpoint.isdigit() and int(checkpoint) in steps:
-        path, name = ckpt / f"step-{checkpoint}.safetensors", f"step-{checkpoint}"
+    elif (step := ascii_int(checkpoint)) is not None and step in steps:
+        path, name = ckpt / f"step-{step}.safetensors", f"step-{step}"
     elif checkpoint.startswith("snapshot-") and checkpoint[9:] in map(str, snapshot_steps(ckpt)):
         path, name = ckpt / f"{checkpoint}.safetensors", checkpoint
     else:

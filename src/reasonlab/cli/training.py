@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from reasonlab.arguments import ascii_int
 from reasonlab.cli.common import (
     BackendOpt,
     DryRunOpt,
@@ -263,10 +264,10 @@ def reproduce(
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``--seeds 1,2,3`` as distinct non-negative integers (ASCII digits, at most 18: ``str.isdigit`` also takes
-    '²', which ``int`` refuses), in the order given; a one-line error otherwise."""
+    """``--seeds 1,2,3`` as distinct non-negative integers (``ascii_int``: ASCII digits, at most 18), in the order
+    given; a one-line error otherwise."""
     parts = [t.strip() for t in text.split(",")]
-    seeds = [int(t) for t in parts if re.fullmatch(r"[0-9]{1,18}", t)]
+    seeds = [n for t in parts if (n := ascii_int(t)) is not None]
     if len(seeds) != len(parts) or len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds: {text!r} is not a list of distinct non-negative integers (e.g. 1,2,3)")
     return seeds

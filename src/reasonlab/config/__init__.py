@@ -23,6 +23,7 @@ from reasonlab.config.io import (
     label_changes,
     load_yaml,
     parse_value,
+    parse_yaml,
     resolve,
     set_dotted,
     to_yaml,
@@ -54,7 +55,7 @@ __all__ = [
     "EXECUTION_FIELDS", "MAX_OVERRIDE", "ConfigError", "EmbMLPConfig", "InitConfig", "ModelConfig",
     "Role", "RunConfig", "StrictModel", "ThresholdConfig", "TrainConfig", "apply_overrides", "changed_yaml",
     "check_memory", "deep_merge", "families", "family_profiles", "fields_with", "find_profile", "label_changes",
-    "load_profile", "load_yaml", "nested_fields", "parse_value", "profile_about", "profile_text",
+    "load_profile", "load_yaml", "nested_fields", "parse_value", "parse_yaml", "profile_about", "profile_text",
     "role_fields", "raw_config", "resolve", "roles", "run_id", "set_dotted", "to_yaml", "unknown_name",
     "validate_task", "validation_message", "word_matches",
 ]

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+SEED_LIMIT = 2**63  # every seed is below it: torch's generators take 64 bits, the command line's --seed stops there
+Seed = Annotated[int, Field(ge=0, lt=SEED_LIMIT)]  # a config's seed field: a whole number from 0 below SEED_LIMIT
 
 
 class StrictModel(BaseModel):

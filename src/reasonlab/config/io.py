@@ -110,14 +110,23 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
+    """A config file the user names (a pipe too: ``<(...)``), at most ``MAX_CONFIG_BYTES``, as a mapping
+    (``parse_yaml``)."""
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a config file is a few kB")
-        text = raw.decode("utf-8")
     except OSError as e:
         raise ConfigError(f"{path}: cannot read ({e.strerror}); pass an existing YAML file") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a config file is a few kB")
+    return parse_yaml(raw, path)
+
+
+def parse_yaml(raw: bytes, path: Path) -> dict[str, Any]:
+    """The bytes of the config file ``path`` as a mapping of config sections: UTF-8, safe YAML (no tags that build
+    objects, no key given twice), or a one-line ConfigError naming the file."""
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:

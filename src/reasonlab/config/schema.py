@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, field_va
 
 from reasonlab import registry
 from reasonlab.config import identity
-from reasonlab.config.base import StrictModel, roles
+from reasonlab.config.base import Seed, StrictModel, roles
 from reasonlab.config.messages import validation_message
 from reasonlab.errors import ConfigError
 
@@ -329,7 +329,7 @@ class RunConfig(StrictModel):
             data = {**data, "model": {"kind": "transformer", **data.get("model", {})}}
         return data
 
-    seed: int = Field(1, ge=0, description="the run's random draws: initial weights, batch order, and the task's "
+    seed: Seed = Field(1, description="the run's random draws: initial weights, batch order, and the task's "
                       "draws its own seeds do not fix", **roles("member"))
     task: SerializeAsAny[StrictModel] = Field(description="the data and how it is scored: its kind names a "
                                               "registered task kind, whose fields the rest of the section sets")

@@ -11,11 +11,10 @@ from pathlib import Path
 
 from rich.table import Table
 
-from reasonlab.config import load_yaml, resolve
 from reasonlab.describe import describe_run
 from reasonlab.errors import StoreError
 from reasonlab.evaluate import summary_extras
-from reasonlab.files import inside, warn
+from reasonlab.files import warn
 from reasonlab.numerics import describe_machine
 from reasonlab.record_schemas import RunSummary
 from reasonlab.records import (
@@ -24,6 +23,7 @@ from reasonlab.records import (
     load_progress,
     load_run,
     progress_figures,
+    read_config,
     read_sweep,
     run_metrics,
 )
@@ -38,11 +38,11 @@ def run_card(run_dir: Path) -> Table:
     not what reasonlab wrote. Print it on a ``reasonlab.terminal``
     console: its strings are stored text, shown as they are."""
     run_dir = Path(run_dir)
-    if not (run_dir / "summary.json").is_file() and (run_dir / "progress.json").is_file():
+    if not (run_dir / "summary.json").exists() and (run_dir / "progress.json").exists():
         return _card(run_dir, _progress_rows(run_dir))
-    if not (run_dir / "summary.json").is_file() and (run_dir / "sweep.json").is_file():
+    if not (run_dir / "summary.json").exists() and (run_dir / "sweep.json").exists():
         return _card(run_dir, _sweep_rows(run_dir))
-    if not (run_dir / "summary.json").is_file() and (held := _holds(run_dir)):
+    if not (run_dir / "summary.json").exists() and (held := _holds(run_dir)):
         run = run_dir / ("RUN_ID" if held == "runs" else "SWEEP/RUN_ID")
         tables = "their table" if held == "runs" else "their tables"
         raise StoreError(f"{run_dir}: a folder of {held}, not a run; `reasonlab results {run_dir}` prints {tables}, "
@@ -60,11 +60,11 @@ def _holds(folder: Path) -> str | None:
             return []
 
     def is_run(p: Path) -> bool:
-        return (p / "summary.json").is_file() or (p / "progress.json").is_file()
+        return (p / "summary.json").exists() or (p / "progress.json").exists()
 
     if any(is_run(c) for c in children(folder)):
         return "runs"
-    if any((c / "sweep.json").is_file() or any(is_run(g) for g in children(c)) for c in children(folder)):
+    if any((c / "sweep.json").exists() or any(is_run(g) for g in children(c)) for c in children(folder)):
         return "sweeps"
     return None
 
@@ -87,11 +87,9 @@ def _card(run_dir: Path, rows: list[tuple[str, object]]) -> Table:
 def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
     """An unfinished run's card, from the files its trainer writes as it goes (progress, config, metrics)."""
     progress = load_progress(run_dir)
-    cfg = resolve(load_yaml(run_dir / "config.yaml")) if inside(run_dir / "config.yaml", run_dir) else None
-    if cfg is None:
-        raise StoreError(f"{run_dir / 'config.yaml'}: a symbolic link out of {run_dir}; not read")
+    cfg = read_config(run_dir)
     check_identity(run_dir, cfg)
-    extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").is_file() else {}
+    extras = summary_extras(cfg, run_metrics(run_dir)) if (run_dir / "metrics.parquet").exists() else {}
     rows = [("run", describe_run(cfg)), ("profile", str(cfg.profile)),
             ("status", f"unfinished: epoch {progress['epoch']} of {progress['epochs']} done, step {progress['step']}"
                        f"{f' of {total}' if (total := progress.get('steps')) else ''}; {_resumed_by(run_dir)} "
@@ -108,7 +106,7 @@ def _progress_rows(run_dir: Path) -> list[tuple[str, object]]:
 def _resumed_by(run_dir: Path) -> str:
     """What resumes an unfinished run: the command that last ran its sweep (recorded in ``sweep.json``: ``reasonlab
     demo``, ``reproduce`` or ``sweep``, which skips the finished runs), else the ``train`` command that started it."""
-    sweep = read_sweep(run_dir.parent) if (run_dir.parent / "sweep.json").is_file() else None
+    sweep = read_sweep(run_dir.parent)
     if sweep is None:
         return "the same `reasonlab train` command (or `reasonlab.run`)"
     if sweep.get("command"):
@@ -126,13 +124,11 @@ def _sweep_rows(sweep_dir: Path) -> list[tuple[str, object]]:
     unfinished = {}
     for partial in sorted(sweep_dir.glob(f"*{PARTIAL}")):
         run_id = partial.name.removesuffix(PARTIAL)
-        if run_id in finished or not (partial / "progress.json").is_file():
+        if run_id in finished or not (partial / "progress.json").exists():
             continue
         try:
             progress = load_progress(partial)
-            if not inside(partial / "config.yaml", partial):
-                raise StoreError(f"{partial / 'config.yaml'}: a symbolic link out of {partial}; not read")
-            cfg = resolve(load_yaml(partial / "config.yaml"))
+            cfg = read_config(partial)
         except (StoreError, ValueError) as e:
             warn(f"{e}; left out of the sweep's card")
             continue

@@ -1,5 +1,6 @@
 """The HTML report of a run or a sweep: one page, every figure embedded as a data URI, no script, no external
-request. Every string from a config, summary or file goes through Jinja's autoescaping.
+request. Every string from a config, summary or file goes through Jinja's autoescaping, its control characters
+dropped (``html_text``).
 
 A run section holds the run's config (its fields away from their defaults), outcome, final figures (each by its
 label, its stored name beside it: ``reasonlab.vocabulary``), training curves and every analysis saved under
@@ -20,17 +21,30 @@ from typing import Any
 import jinja2
 import matplotlib.pyplot as plt
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from reasonlab.config import ConfigError, changed_yaml
 from reasonlab.errors import StoreError
-from reasonlab.files import atomic_write_text, warn
+from reasonlab.files import atomic_write_text, read_bounded, warn
 from reasonlab.plots import figure_bytes
 from reasonlab.plots.phase import axis_name
-from reasonlab.records import finished_runs, load_record, read_analysis, within
+from reasonlab.records import check_metrics, finished_runs, load_record, read_analysis, within
 from reasonlab.registry import task_kinds
 from reasonlab.sweep.results import read_results, sweep_axes
 from reasonlab.terminal import counted, printable
 from reasonlab.vocabulary import label, labelled
+
+# C0 and C1 control characters but tab and line feed, and DEL: a page shows none of them, and ESC sequences
+# copied from one would reach a terminal
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def html_text(value: Any) -> str:
+    """What one of the page's expressions prints, before Jinja escapes it (its ``finalize``): the value as text, its
+    control characters dropped (ESC from a stored label or config string among them); markup the page builds
+    itself (the rendered ``summary.md``) stays markup."""
+    text = CONTROLS.sub("", str(value))
+    return Markup(text) if isinstance(value, Markup) else text
 
 
 def label_colour(label: str) -> str:
@@ -68,19 +82,28 @@ def figure_caption(stem: str, titles: dict[str, str] = ANALYSES) -> str:
 
 def _images(root: Path, paths: list[Path], titles: dict[str, str] = ANALYSES) -> list[dict[str, str]]:
     """The PNG files among ``paths`` that stay inside ``root`` (a link out of it is reported and not read), each
-    with its caption (a file name that is not UTF-8 shown with its bytes escaped)."""
-    return [{"caption": printable(figure_caption(p.stem, titles)), "uri": _uri(p.read_bytes())}
-            for p in within(root, sorted(paths)) if p.is_file()]
+    with its caption (a file name that is not UTF-8 shown with its bytes escaped); one that is not a regular file
+    (a FIFO, a folder) or is over the size of a record is said in one line and left out."""
+    images = []
+    for path in within(root, sorted(paths)):
+        try:
+            png = read_bounded(path, "figure")
+        except StoreError as e:
+            warn(f"{e}; left out of the report")
+            continue
+        images.append({"caption": printable(figure_caption(path.stem, titles)), "uri": _uri(png)})
+    return images
 
 
 def _run_figures(run_dir: Path) -> list[dict[str, str]]:
-    """The run's figures: ``figures/run.png`` (drawn in memory when the run has none: a sweep's runs), then any
-    other figure it holds. The run figure holds the training curves, so they are shown once."""
+    """The run's figures: ``figures/run.png`` (drawn in memory from the run's metrics when the run has none: a
+    sweep's runs), then any other figure it holds. The run figure holds the training curves, so they are shown
+    once."""
     from reasonlab.plots.run import run_figure
 
     folder = run_dir / "figures"
     images = _images(run_dir, list(folder.glob("*.png")))
-    if not (folder / "run.png").is_file() and (run_dir / "metrics.parquet").is_file():
+    if not (folder / "run.png").exists():
         fig = run_figure(run_dir)
         images.insert(0, {"caption": FIGURES["run"], "uri": _uri(figure_bytes(fig, "png", dpi=90))})
         plt.close(fig)
@@ -120,8 +143,10 @@ def _analyses(run_dir: Path, kind: str | None) -> list[dict[str, Any]]:
 
 def run_section(run_dir: Path, axes: list[str] | None = None) -> dict[str, Any]:
     """A run's section; its header is the run in one line (``describe_run``), the sweep's ``axes`` among its
-    fields."""
+    fields. A run whose metrics file does not read as its own (missing, a FIFO, damaged) has no section: a one-line
+    StoreError naming the file, as it is in no table."""
     _, record = load_record(run_dir)
+    check_metrics(run_dir)
     kind = record.config["task"]["kind"]
     return {"id": record.run_id, "label": record.label, "header": record.describe(axes or []),
             "profile": record.profile, "figures": _figures(record.final, kind), "images": _run_figures(run_dir),
@@ -164,10 +189,13 @@ def _sweep_part(sweep_dir: Path, rows: list[dict[str, Any]], axes: list[str]) ->
 def _summary_text(path: Path) -> str:
     """A study's ``summary.md`` (UTF-8 text inside the sweep) as HTML, or nothing, said in one line. Its images are
     the sweep's figures, which the page embeds on its own; raw HTML in it is shown as text."""
-    if not path.is_file() or not within(path.parent, [path]):
+    if not path.exists() or not within(path.parent, [path]):
         return ""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, "sweep summary").decode("utf-8")
+    except StoreError as e:
+        warn(f"{e}; left out of the report")
+        return ""
     except UnicodeDecodeError as e:
         warn(f"{path}: not UTF-8 text (byte {e.start}); left out of the report")
         return ""
@@ -188,13 +216,13 @@ def _section_or_skip(run_dir: Path, axes: list[str]) -> dict[str, Any] | None:
 def write_report(target: Path) -> Path:
     """Write ``target/report.html`` for a run or sweep directory and return its path."""
     target = Path(target)
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, finalize=html_text)
     template = env.from_string((resources.files("reasonlab") / "report" / "template.html").read_text())
-    if (target / "summary.json").is_file():
+    if (target / "summary.json").exists():
         section = run_section(target)
         page = template.render(title=f"run {section['id']}", subtitle="", profile=section["profile"], sweep=None,
                                runs=[section])
-    elif (target / "results.parquet").is_file() or finished_runs(target):
+    elif (target / "results.parquet").exists() or finished_runs(target):
         rows = read_results(target)
         axes = sweep_axes(target, rows)
         runs = [section for d in finished_runs(target) if (section := _section_or_skip(d, axes)) is not None]

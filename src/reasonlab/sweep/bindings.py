@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from reasonlab.errors import StoreError
-from reasonlab.files import inside, read_bounded
+from reasonlab.files import inside, open_regular, read_bounded
 
 KEY = b"reasonlab.bindings"
 TAIL_BYTES = 4096  # of a metrics file: its Parquet footer (the schema and row groups) and the end of its data
@@ -38,19 +38,16 @@ def row_digest(row: dict[str, Any]) -> str:
 
 def run_binding(run_dir: Path) -> dict[str, Any] | None:
     """The binding of a run directory's files as they are now (``summary`` and ``metrics``), or None when either
-    cannot be read as a file of the run (missing, a link out of it, over its size bound): its row is then built
-    afresh, which names what is wrong."""
+    cannot be read as a file of the run (missing, a link out of it, not a regular file, over its size bound): its
+    row is then built afresh, which names what is wrong."""
     summary, metrics = run_dir / "summary.json", run_dir / "metrics.parquet"
     if not (inside(summary, run_dir) and inside(metrics, run_dir)):
         return None
     try:
         digest = hashlib.sha256(read_bounded(summary, "run summary")).hexdigest()
-        fd = os.open(metrics, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            size = os.fstat(fd).st_size
-            tail = os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
-        finally:
-            os.close(fd)
+        with open_regular(metrics, "metrics file") as f:
+            size = os.fstat(f.fileno()).st_size
+            tail = os.pread(f.fileno(), TAIL_BYTES, max(0, size - TAIL_BYTES))
     except (StoreError, OSError):
         return None
     return {"summary": digest, "metrics": [size, hashlib.sha256(tail).hexdigest()]}

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
-from reasonlab.files import atomic_write_bytes, warn
+from reasonlab.files import atomic_write_bytes, open_regular, warn
 from reasonlab.records import check_metrics, load_run, read_sweep, run_dirs, within
 from reasonlab.registry import task_kind, task_kinds
 from reasonlab.store import LOCKS, file_lock
@@ -118,7 +118,7 @@ def results_table(sweep_dir: Path) -> pa.Table:
     """The sweep's results: one row per finished run whose summary and metrics read, checked against the run
     directories (``_current``); nothing is written."""
     sweep_dir = Path(sweep_dir)
-    if not run_dirs(sweep_dir) and not (sweep_dir / RESULTS).is_file():
+    if not run_dirs(sweep_dir) and not (sweep_dir / RESULTS).exists():
         raise ConfigError(f"{sweep_dir}: no {RESULTS}; pass a sweep directory (run `reasonlab sweep` first)")
     return _current(sweep_dir)[0]
 
@@ -172,9 +172,10 @@ def _fresh_row(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
 
 def _stored_rows(sweep_dir: Path) -> pa.Table | None:
     """The stored table; None where there is none (a group of runs such as ``runs/adhoc``) or it is a link out of
-    the sweep; a damaged table is said in one line and read as none (the rows are read from the runs)."""
+    the sweep; a damaged table, or a FIFO or device in its place, is said in one line and read as none (the rows
+    are read from the runs)."""
     path = sweep_dir / RESULTS
-    if not path.is_file() or not within(sweep_dir, [path]):
+    if not path.exists() or not within(sweep_dir, [path]):
         return None
     try:
         return _stored_table(sweep_dir)
@@ -184,10 +185,12 @@ def _stored_rows(sweep_dir: Path) -> pa.Table | None:
 
 
 def _stored_table(sweep_dir: Path) -> pa.Table:
-    """The sweep's ``results.parquet`` as stored, or a one-line StoreError: damaged, or not a results table."""
+    """The sweep's ``results.parquet`` as stored, or a one-line StoreError: not a regular file, damaged, or not a
+    results table."""
     path = sweep_dir / RESULTS
     try:
-        table = pq.read_table(path)
+        with open_regular(path, "results table") as f:
+            table = pq.read_table(f)
         if table.schema.field("run_id").type == pa.string():  # KeyError: no such column
             return table
         why = "its run_id column is not text"
@@ -202,7 +205,7 @@ def read_results(sweep_dir: Path) -> list[dict[str, Any]]:
 
 def _holds_runs(folder: Path) -> bool:
     """A sweep (its results table) or a group of finished runs without one (``runs/adhoc``)."""
-    return (folder / RESULTS).is_file() or bool(run_dirs(folder))
+    return (folder / RESULTS).exists() or bool(run_dirs(folder))
 
 
 def sweep_dirs(target: Path) -> list[Path]:

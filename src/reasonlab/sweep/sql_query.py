@@ -15,11 +15,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reasonlab.arguments import escaped
 from reasonlab.config import ConfigError
 from reasonlab.records import finished_summaries, run_dirs, within
 from reasonlab.sweep.results import results_table, sweep_dirs
 from reasonlab.sweep.sql_names import name_hint
-from reasonlab.sweep.sql_tables import load_metrics, metrics_readable, no_metrics, offsets_table
+from reasonlab.sweep.sql_tables import load_metrics, offsets_table
 
 SQL_ERROR_CHARS = 300  # of DuckDB's first error line: its binder errors can print a 2 kB expression
 # Bounds of one `results --sql` statement (each raised by its flag): wall time, DuckDB's memory, rows returned.
@@ -44,11 +45,8 @@ def connect(target: Path, memory_gib: float = SQL_MEMORY_GIB):  # -> duckdb.Duck
     tables = {s: results_table(s) for s in sweeps}
     listed = {s: set(tables[s].column("run_id").to_pylist()) if tables[s].num_rows else set() for s in sweeps}
     metric_files = [m for s in sweeps for r, _ in found[s] if r.name in listed[s]
-                    for m in within(r, [r / "metrics.parquet"]) if metrics_readable(m)]
-    # a table, not a view: read now, while files may still be read
-    loaded = load_metrics(con, metric_files) if metric_files else []
-    if not loaded:
-        no_metrics(con)
+                    for m in within(r, [r / "metrics.parquet"])]
+    loaded = load_metrics(con, metric_files)
     # a run is in every table or in none: one whose summary or metrics were skipped is in no answer
     kept = {s: {m.parent.name for m in loaded if m.parent.parent == s} for s in sweeps}
     tables = [_with_sweep(_without(tables[s], {r.name for r in run_dirs(s)} - kept[s]), s.name) for s in sweeps]
@@ -76,6 +74,15 @@ def _with_sweep(table: pa.Table, name: str) -> pa.Table:
     return table.add_column(0, "sweep", pa.array([name] * table.num_rows, pa.string()))
 
 
+def _check_text(sql: str) -> None:
+    """The statement is Unicode text: a byte of the command line that is not UTF-8 reaches it as a lone surrogate
+    (``\\udcff``), which DuckDB cannot take; refused in one line before any table is loaded."""
+    bad = next((i for i, c in enumerate(sql) if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raise ConfigError(f"--sql: character {bad + 1} is {escaped(sql[bad])}, a byte that is not UTF-8 text (as "
+                          "the shell passed it); give the statement in UTF-8")
+
+
 def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: float = SQL_MEMORY_GIB,
           max_rows: int = SQL_ROWS, overrun: Callable[[str], object] | None = None) -> tuple[list[str], list[tuple]]:
     """Run one read-only DuckDB statement (a SELECT, or a WITH ... SELECT) over the store's tables, interrupted
@@ -86,6 +93,7 @@ def query(target: Path, sql: str, seconds: float = SQL_SECONDS, memory_gib: floa
 
     import duckdb
 
+    _check_text(sql)
     con = connect(target, memory_gib)
     stopped = f"--sql: stopped after {seconds:g} s; narrow the query, or pass --timeout with more seconds"
     timers = [threading.Timer(seconds, con.interrupt)]

@@ -12,54 +12,31 @@ import pyarrow as pa
 
 from reasonlab.errors import StoreError
 from reasonlab.files import warn
-from reasonlab.store import check_metrics_columns, read_metrics
-
-
-def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+from reasonlab.store import METRIC_SCHEMA, metrics_table
 
 
 def load_metrics(con, files: list[Path]) -> list[Path]:  # con: duckdb.DuckDBPyConnection
-    """The ``metrics`` table from every run's metrics file, its columns read by name; a damaged file, or one that
-    is not a metrics table, is reported in one line and skipped. Returns the files loaded."""
-    import duckdb
-
-    try:
-        con.execute(
-            "CREATE TABLE metrics AS SELECT "
-            "regexp_extract(filename, '([^/]+)/[^/]+/metrics[.]parquet$', 1) AS sweep, "
-            "regexp_extract(filename, '([^/]+)/metrics[.]parquet$', 1) AS run_id, "
-            "epoch::INTEGER AS epoch, step::BIGINT AS step, split::VARCHAR AS split, metric::VARCHAR AS metric, "
-            f"value::DOUBLE AS value FROM read_parquet({_sql_list(files)}, filename=true, union_by_name=true)")
-        return files
-    except duckdb.Error:
-        readable = []
-        for path in files:  # leave out the files that do not read as metrics
-            try:
-                read_metrics(path)
-                readable.append(path)
-            except StoreError as e:
-                warn(f"{e}; skipped")
-        if len(readable) == len(files):
-            raise
-        return load_metrics(con, readable) if readable else []
-
-
-def metrics_readable(path: Path) -> bool:
-    """Whether a metrics file's columns are the metrics schema's (read from its footer); if not, said in one line."""
-    try:
-        check_metrics_columns(path)
-    except StoreError as e:
-        warn(f"{e}; skipped")
-        return False
-    return True
-
-
-def no_metrics(con) -> None:  # con: duckdb.DuckDBPyConnection
-    """An empty ``metrics`` table of the right columns, where no run's metrics read."""
-    con.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS sweep, NULL::VARCHAR AS run_id, NULL::INTEGER "
-                "AS epoch, NULL::BIGINT AS step, NULL::VARCHAR AS split, NULL::VARCHAR AS metric, "
-                "NULL::DOUBLE AS value WHERE false")
+    """The ``metrics`` table (sweep, run_id and the metrics columns) from every run's metrics file, each read and
+    checked by ``store.metrics_table`` (a regular file only: a FIFO is never opened for reading); one that does not
+    read is reported in one line and skipped. Returns the files loaded. The rows are copied into DuckDB, so the
+    table is read now, while files may still be read."""
+    tables, loaded = [], []
+    for path in files:
+        try:
+            table = metrics_table(path)
+        except StoreError as e:
+            warn(f"{e}; skipped")
+            continue
+        names = {"sweep": path.parent.parent.name, "run_id": path.parent.name}
+        for i, (column, name) in enumerate(names.items()):
+            table = table.add_column(i, column, pa.array([name] * table.num_rows, pa.string()))
+        tables.append(table)
+        loaded.append(path)
+    empty = pa.schema([("sweep", pa.string()), ("run_id", pa.string()), *METRIC_SCHEMA]).empty_table()
+    con.register("metrics_arrow", pa.concat_tables(tables) if tables else empty)
+    con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_arrow")
+    con.unregister("metrics_arrow")
+    return loaded
 
 
 def offsets_table(summaries: dict[Path, list[dict[str, Any]]]) -> pa.Table:

@@ -144,7 +144,7 @@ def export(run_dir: Path, to: str, out: Path | None = None) -> Path:
     and renamed into place; an ``out`` that already holds files is refused."""
     run_dir = Path(run_dir)
     metrics = run_dir / "metrics.parquet"
-    if not (run_dir / "summary.json").is_file() or not metrics.is_file():
+    if not (run_dir / "summary.json").exists() or not metrics.exists():
         raise ConfigError(f"{run_dir}: not a finished run directory (no summary.json or metrics.parquet)")
     out = Path(out) if out is not None else run_dir / to
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

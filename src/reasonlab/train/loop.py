@@ -223,7 +223,7 @@ class Trainer:
         started = time.perf_counter()
         in_epoch = started - self.epoch_started
         times = self.times | {"steps": self.times["steps"] + in_epoch}
-        write_metrics(self.run_dir / "metrics.parquet", self.rows)
+        write_metrics(self.run_dir / "metrics.parquet", self.rows, self.cfg.run_id())
         save_checkpoint(self.run_dir / "checkpoints", step,
                         {"epoch": epoch, "wall_time_s": self.wall + in_epoch, "run_id": self.cfg.run_id(),
                          "time_s": times, "epoch_losses": losses.tolist()}, self.model, self.opt, resume_only=True)
@@ -324,7 +324,7 @@ class Trainer:
         self.record_progress(epoch, step, loss, self.wall)
         if epoch % t.checkpoint_every == 0 or last or epoch in self.log_epochs:
             with self.timed("checkpoints"):
-                write_metrics(self.run_dir / "metrics.parquet", self.rows)
+                write_metrics(self.run_dir / "metrics.parquet", self.rows, self.cfg.run_id())
                 save_checkpoint(self.run_dir / "checkpoints", step,
                                 {"epoch": epoch, "wall_time_s": self.wall, "run_id": self.cfg.run_id(),
                                  "time_s": self.times}, self.model, self.opt)

@@ -97,7 +97,7 @@ def check_records(staged: Path, run_id: str, finished: bool) -> None:
     the run's, the progress file is one, the event log and the task's artifacts are UTF-8
     text (the artifacts JSON). A damaged record is not worth carrying: a pack or a store would keep it."""
     run_config(staged, run_id)
-    read_metrics(staged / "metrics.parquet")
+    read_metrics(staged / "metrics.parquet", run_id)
     if finished:
         read_summary(staged / "summary.json", run_id)
     if (staged / "progress.json").exists():

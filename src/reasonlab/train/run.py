@@ -29,10 +29,11 @@ from reasonlab.version import __version__
 
 
 def finished_summary(root: Path, cfg: RunConfig) -> tuple[Path, dict] | None:
-    """(directory, summary) of the run if it has finished under ``root``."""
+    """(directory, summary) of the run if it has finished under ``root``; a summary that does not read (a FIFO in its
+    place too) is a one-line error, not a run to train again."""
     final_dir = run_paths(Path(root), cfg.run_id())[0]
     path = final_dir / "summary.json"
-    return (final_dir, read_summary(path, cfg.run_id())) if path.is_file() else None
+    return (final_dir, read_summary(path, cfg.run_id())) if path.exists() else None
 
 
 def train_run(
@@ -87,7 +88,7 @@ def complete(trainer: Trainer) -> tuple[Path, dict]:
     partial = trainer.run_dir
     final_dir = partial.with_name(trainer.cfg.run_id())
     drop_resume_points(partial / "checkpoints")  # a finished run keeps the checkpoints its cadence chose
-    write_metrics(partial / "metrics.parquet", trainer.rows)
+    write_metrics(partial / "metrics.parquet", trainer.rows, trainer.cfg.run_id())
     write_json(partial / "summary.json", valid(RunSummary, summary))
     append_event(partial, f"finished label={summary['label']} wall={summary['wall_time_s']}s")
     finish_run(partial, final_dir)

@@ -247,7 +247,7 @@ def test_the_cosines_a_run_logs_survive_a_stop_after_a_snapshot_and_the_loss_of_
 
     (run_dir / "analysis" / "embedding-cosine.json").unlink()  # a run of before the logged cosines
     write_metrics(run_dir / "metrics.parquet", [r for r in read_metrics(run_dir / "metrics.parquet")
-                                                if not r.metric.startswith("cosine:")])
+                                                if not r.metric.startswith("cosine:")], cfg.run_id())
     with pytest.raises(StoreError, match="not all in the store; train the run again"):
         measure.embedding_cosines(cfg, run_dir)
     measured = measure.measure_sweep([cfg], run_dir.parent)[cfg.run_id()]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from reasonlab.arguments import ascii_int
 from reasonlab.config import RunConfig, ThresholdConfig
 from reasonlab.evaluate.set_score import Evaluation, SetScore, histogram_bins, pooled
 from reasonlab.kinds.anchor.config import HELDOUT, Pair
@@ -52,7 +53,7 @@ def label_pair(seen_test_acc: float, score: SetScore, symmetric_target: str, th:
     if label == "other" and score.histogram is not None:
         bins = histogram_bins()
         idx = max(range(len(score.histogram)), key=score.histogram.__getitem__)
-        out.modal_delta = int(bins[idx]) if bins[idx].lstrip("-").isdigit() else None
+        out.modal_delta = ascii_int(bins[idx], signed=True)  # None for the under- and overflow bins
         out.modal_mass = score.histogram[idx] / score.n
     return out
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reasonlab.config.base import StrictModel, TaskSize
+from reasonlab.config.base import Seed, StrictModel, TaskSize
 
 
 class MemoryGroup(StrictModel):
@@ -57,7 +57,7 @@ class MixtureTaskConfig(StrictModel):
         "ordered", description="the memory table's key: (z, tuple) in order, or (z, sorted tuple), which the "
         "order-blind Emb-MLP can fit")
     emb_mlp_form: bool = Field(False, description="input is exactly [key, a1..aq]: no noise, key at position 0")
-    table_seed: int = Field(1, description="seed of the memory label table: the same table whatever the run's seed")
+    table_seed: Seed = Field(1, description="seed of the memory label table: the same table whatever the run's seed")
     vocab_size: int = Field(201, ge=2, description="tokens 0..vocab_size-1 (0 the pad): above every key, anchor and "
                             "label")
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reasonlab.config.base import StrictModel, TaskSize, roles
+from reasonlab.config.base import Seed, StrictModel, TaskSize, roles
 
 
 def curriculum_stages(start: int, n_tasks: int) -> int | None:
@@ -58,9 +58,9 @@ class ModularTaskConfig(StrictModel):
     eval_iid: bool = Field(False, description="also score each set with i.i.d. pair draws (the reference's "
                            "figure, which a copier of repeated pairs inflates), as sets named SET:iid; for "
                            "comparison only, never the phase criterion", **roles("late"))
-    task_seed: int = Field(1, description="seed of the i.d. and o.o.d. task draws: the same tasks whatever the "
+    task_seed: Seed = Field(1, description="seed of the i.d. and o.o.d. task draws: the same tasks whatever the "
                            "run's seed")
-    split_seed: int = Field(0, description="seed of the α split of the p² input pairs into train and test pairs "
+    split_seed: Seed = Field(0, description="seed of the α split of the p² input pairs into train and test pairs "
                             "(the reference's data seed 0)")
     split_draw: Literal["torch", "numpy"] = Field(
         "torch", description="the α split's permutation of the p² pairs: torch's generator, or NumPy's legacy "
@@ -82,6 +82,9 @@ class ModularTaskConfig(StrictModel):
     def _check(self) -> ModularTaskConfig:
         if any(self.p % d == 0 for d in range(2, int(self.p**0.5) + 1)):
             raise ValueError(f"p: {self.p} is not prime; the task needs the field Z_p")
+        if self.split_draw == "numpy" and self.split_seed >= 2**32:
+            raise ValueError(f"split_seed: {self.split_seed} is past NumPy's RandomState, which split_draw numpy uses "
+                             "(seeds below 2**32)")
         if self.vocab_size is not None and self.vocab_size < self.p:
             raise ValueError(f"vocab_size: must be at least p={self.p}")
         if self.task_rule != "random" and self.n_tasks % 4:

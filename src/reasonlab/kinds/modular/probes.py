@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from reasonlab.analysis.loading import Loaded, save
+from reasonlab.arguments import ascii_int
 from reasonlab.config import ConfigError
 from reasonlab.kinds.modular import analysis as mod
 from reasonlab.kinds.modular import figures as plots
@@ -37,9 +38,10 @@ def _context(run: Loaded) -> list[tuple[int, int]]:
 def parse_task(text: str) -> tuple[int, int]:
     """``--task 2,3`` (or ``2-3``) as (a, b)."""
     a, sep, b = text.replace("-", ",").partition(",")
-    if not sep or not a.strip().isdigit() or not b.strip().isdigit():
+    first, second = ascii_int(a.strip()), ascii_int(b.strip())
+    if not sep or first is None or second is None:
         raise ValueError(f"{text!r} is not a task a,b of two integers (e.g. 2,3)")
-    return int(a), int(b)
+    return first, second
 
 
 # ---- the probes ------------------------------------------------------------------------------------------------

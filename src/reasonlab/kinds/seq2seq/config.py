@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reasonlab.config.base import StrictModel
+from reasonlab.config.base import Seed, StrictModel
 
 SCAN_SPLITS = ("simple", "length", "addprim_jump", "addprim_turn_left", "template_around_right")
 
@@ -30,7 +30,7 @@ class Seq2SeqTaskConfig(StrictModel):
         "(hops), answered true or false")
     split: str = Field("addprim_turn_left", description="SCAN split")
     n_train: int | None = Field(None, ge=1, description="training rows (a nested subset); default the whole pool")
-    subset_seed: int = Field(0, ge=0, description="seed of the nested training subset, the evaluation rows and "
+    subset_seed: Seed = Field(0, description="seed of the nested training subset, the evaluation rows and "
                              "PrOntoQA's generated examples: the same data whatever the run's seed")
     eval_n: int | None = Field(None, ge=1, description="rows per evaluation set (per category for COGS gen); "
                                "default all")

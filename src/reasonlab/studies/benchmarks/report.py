@@ -118,7 +118,7 @@ def _value(table: list[dict], setting: str, n: int, seed: int) -> float:
 
 def natural(name: str) -> tuple:
     """Sort key that orders the numbers inside category names by value (``out_len:≤8`` before ``≤16``)."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split("([0-9]+)", name)))
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
