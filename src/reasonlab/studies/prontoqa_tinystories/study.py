@@ -54,18 +54,22 @@ class ProntoqaTinystories(Study):
         return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
                                 records.report.timing())
 
+    def docs(self, repo: Repository) -> LmDocs:
+        """The study's docs over ``repo``: one per reading, which its sections, claims and findings share."""
+        return repo.once(LmDocs, lambda: LmDocs(repo))
+
     def sections(self, repo: Repository) -> Sections:
-        return LmDocs(repo).sections()
+        return self.docs(repo).sections()
 
     def claims(self, repo: Repository) -> list[Claim]:
-        docs = LmDocs(repo)
+        docs = self.docs(repo)
         return [findings.delta_l_claim(docs), findings.cosines_claim(docs)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return [findings.finding(LmDocs(repo))]
+        return [findings.finding(self.docs(repo))]
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.inputs(LmDocs(repo))
+        return findings.inputs(self.docs(repo))
 
 
 def _measured(records: Records) -> dict[str, dict]:

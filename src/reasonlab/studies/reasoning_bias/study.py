@@ -54,19 +54,23 @@ class ReasoningBias(Study):
     def summarize(self, records: Records) -> str:
         return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
 
+    def docs(self, repo: Repository) -> RbDocs:
+        """The study's docs over ``repo``: one per reading, which its sections, claims and findings share."""
+        return repo.once(RbDocs, lambda: RbDocs(repo))
+
     def sections(self, repo: Repository) -> Sections:
-        return RbDocs(repo).sections()
+        return self.docs(repo).sections()
 
     def claims(self, repo: Repository) -> list[Claim]:
-        docs = RbDocs(repo)
+        docs = self.docs(repo)
         return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.spec_lr_claim(docs),
                 findings.fig8_claim(docs)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return findings.findings(RbDocs(repo))
+        return findings.findings(self.docs(repo))
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.inputs()
+        return findings.inputs(self.docs(repo))
 
 
 def _measured(records: Records) -> dict:
