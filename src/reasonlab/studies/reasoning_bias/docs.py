@@ -98,10 +98,10 @@ class RbDocs:
     def rb_inputs(self) -> list[str]:
         """Every run's record and, for each mixture run, the geometry it kept (no checkpoint is committed): the runs
         ``reasoning_bias.measure`` reads."""
-        cfgs = self.cpu_configs
-        return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in ("config.yaml", "summary.json", "metrics.parquet")
-                ] + [f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
-                     if reasoning_bias.is_fig8(c) is None]
+        cfgs, files = self.cpu_configs, ("config.yaml", "summary.json", "metrics.parquet")
+        return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in files] + [
+            f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
+            if reasoning_bias.is_fig8(c) is None]
 
     @cached_property
     def demo_seeds(self) -> dict[int, dict[float, dict]]:
