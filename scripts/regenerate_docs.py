@@ -30,6 +30,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from reasonlab.config.reference import config_reference
@@ -134,13 +135,17 @@ class Docs:
         return changed
 
     def draw_figures(self, into: Path | None) -> list[Path]:
-        """Draw every generator's figures in a scratch folder; copy them into place (``into`` None) or under
-        ``into`` (a check: the drawing works, nothing in the repository changes)."""
-        written = []
+        """Draw every generator's figures in a scratch folder, one call of each drawer (generators that share one,
+        such as one sweep's figures, draw together); copy them into place (``into`` None) or under ``into`` (a check:
+        the drawing works, nothing in the repository changes)."""
+        by_drawer: dict[Callable[[Path], object], list[Figures]] = {}
         for gen in self.figures.values():
+            by_drawer.setdefault(gen.draw, []).append(gen)
+        written = []
+        for draw, gens in by_drawer.items():
             with tempfile.TemporaryDirectory() as scratch:
-                gen.draw(Path(scratch))
-                for target, made in gen.outputs.items():
+                draw(Path(scratch))
+                for target, made in (item for gen in gens for item in gen.outputs.items()):
                     dest = (into or self.root) / target
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(scratch) / made, dest)

@@ -12,7 +12,6 @@ instance), whose attributes say everything the command line lists (``reasonlab s
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,7 +22,7 @@ from reasonlab.config import RunConfig
 from reasonlab.errors import ConfigError
 from reasonlab.files import atomic_write_text
 from reasonlab.studies.claims import Claim, Finding
-from reasonlab.studies.sections import Repository, Sections
+from reasonlab.studies.sections import Once, Repository, Sections
 from reasonlab.sweep.grid import SweepSpec
 from reasonlab.sweep.runner import SweepReport, run_study
 
@@ -35,6 +34,9 @@ class Demo:
 
     name: str
     about: str
+
+
+CPU_HOURS = "CPU-hours on an AMD EPYC, 1 thread a run"  # the unit of a cost measured on an arm's committed runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,10 +54,10 @@ class Arm:
 
 
 @dataclass(frozen=True)
-class Records:
+class Records(Once):
     """What one arm's runs left: their configs, the results rows of the finished ones, the folder that holds them,
     the overrides they were trained with and, right after training, the sweep's report (None when the records are
-    read from a committed folder)."""
+    read from a committed folder); what the figures and the summary both read from the runs is read ``once``."""
 
     arm: str
     configs: list[RunConfig]
@@ -63,13 +65,6 @@ class Records:
     folder: Path
     report: SweepReport | None = None
     overrides: tuple[str, ...] = ()
-    read: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def once(self, name: str, reader: Callable[[], Any]) -> Any:
-        """``reader()``, called once per records: what the figures and the summary both read from the runs."""
-        if name not in self.read:
-            self.read[name] = reader()
-        return self.read[name]
 
     @property
     def figures(self) -> Path:

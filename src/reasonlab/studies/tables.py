@@ -52,7 +52,9 @@ def _findings(repo: Repository) -> list[Finding]:
 
 
 def _inputs(repo: Repository) -> list[str]:
-    return list(dict.fromkeys(path for s in studies().values() for path in s.finding_inputs(repo)))
+    """Every study's finding inputs, gathered once per reading of the repository: the three tables all read them."""
+    return repo.once("finding inputs", lambda: list(dict.fromkeys(
+        path for s in studies().values() for path in s.finding_inputs(repo))))
 
 
 def _verdicts(repo: Repository) -> str:

@@ -353,11 +353,20 @@ def run_study(spec: SweepSpec, out: Path, make_executor, console: Console, overr
     configs, the report and the results rows of this grid's finished runs (a store may hold other runs beside
     them)."""
     configs, axes = sweep_configs(spec, grid=seed_axis(seeds), overrides=list(overrides))
+    report, rows = run_configs(spec.name, configs, axes, spec.model_dump(mode="json"), out, make_executor, console)
+    return configs, report, rows
+
+
+def run_configs(name: str, configs: list[RunConfig], axes: list[str], spec: dict, out: Path, make_executor,
+                console: Console) -> tuple[SweepReport, list[dict]]:
+    """A study's runs as the sweep ``name`` (``spec``: what its ``sweep.json`` records of how they were made): say
+    how many run on how many workers, run (or finish) them and return the report and the results rows of these
+    configs' finished runs."""
     executor = make_executor(len(configs))
-    console.print(f"{spec.name}: {terminal.counted(len(configs), 'run')} ({' × '.join(axes)}) with "
-                  f"{executor.workers} workers × {executor.threads} threads; store {Path(out) / spec.name}")
-    report = run_sweep(spec.name, configs, out, executor, axes, spec.model_dump(mode="json"), console)
-    return configs, report, finished_rows(configs, report.sweep_dir)
+    console.print(f"{name}: {terminal.counted(len(configs), 'run')} ({' × '.join(axes)}) with "
+                  f"{executor.workers} workers × {executor.threads} threads; store {Path(out) / name}")
+    report = run_sweep(name, configs, out, executor, axes, spec, console)
+    return report, finished_rows(configs, report.sweep_dir)
 
 
 def finished_rows(configs: list[RunConfig], sweep_dir: Path) -> list[dict]:

@@ -86,8 +86,8 @@ def test_a_route_draws_its_first_seed_and_holds_one_run_per_seed(tmp_path):
     docs = ModularDocs(Repository(tmp_path), modular_phase.STUDY)
     assert docs.route_run("modular-grok") == folder / first.name
     shutil.copytree(first, folder / "again" / first.name)
-    with pytest.raises(UserError, match="two runs of seed 1"):
-        docs.route_run("modular-grok")
+    with pytest.raises(UserError, match="two runs of seed 1"):  # a new reading: one reading keeps what it read
+        ModularDocs(Repository(tmp_path), modular_phase.STUDY).route_run("modular-grok")
 
 
 def test_route_r3_is_modular_regression_only_when_two_new_seeds_pass_both_scores():

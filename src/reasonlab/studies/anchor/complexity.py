@@ -35,13 +35,10 @@ def fit_table(rows: list[dict], sweep_dir: Path) -> list[dict]:
              "test_keys": r["final.seen_test_acc"], "run": r["run_id"]} for r in rows]
 
 
-def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path
-         ) -> tuple[list[dict], int, list[Path]]:
-    """Epochs to fit per run (``fit_table``) and the complexity figure into ``figures``; the table and the horizon,
-    for the summary, and the figure's files."""
-    table, epochs = fit_table(rows, sweep_dir), configs[0].train.epochs
-    drawn = plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
-    return table, epochs, drawn
+def draw(configs: list[RunConfig], table: list[dict], figures: Path) -> list[Path]:
+    """The complexity figure of the runs' epochs to fit (``fit_table``) into ``figures``; the figure's files."""
+    epochs = configs[0].train.epochs
+    return plot_complexity(_by_gamma(table, epochs), epochs, figures / "complexity", configs[0].profile)
 
 
 def _by_gamma(table: list[dict], epochs: int) -> dict[float, dict[int, tuple[float, float]]]:

@@ -12,7 +12,7 @@ from reasonlab.files import read_json
 from reasonlab.store import read_metrics
 from reasonlab.studies.anchor import STUDY_BAR
 from reasonlab.studies.anchor.demo import DEMO_GAMMAS, demo_spec
-from reasonlab.studies.sections import Repository, Sections, Table, run_folders
+from reasonlab.studies.sections import Repository, Sections, Table
 from reasonlab.sweep.grid import sweep_configs
 from reasonlab.sweep.results import markdown_table
 from reasonlab.sweep.sql_query import query
@@ -55,17 +55,20 @@ class DemoRun:
         return max(way_out)
 
 
-def _demo_folders(root: Path) -> dict[tuple[int, float], str]:
+def _demo_folders(repo: Repository) -> dict[tuple[int, float], str]:
     """Each demo run's committed folder by (seed, γ), pinned by the run id the demo's config gives (a folder
     elsewhere, or another run in the same folder, is not read); a run not committed maps to where it would be."""
-    committed = {p.name: str(p.relative_to(root)) for folder in (ANCHOR_SEARCH, DEMO_ANCHOR)
-                 for p in run_folders(root, folder)}
-    return {(seed, c.init.gamma): committed.get(c.run_id(), f"{DEMO_ANCHOR}/{c.run_id()}")
-            for seed in DEMO_SEEDS for c in sweep_configs(demo_spec(seed))[0]}
+    def read() -> dict[tuple[int, float], str]:
+        committed = {p.name: str(p.relative_to(repo.root)) for folder in (ANCHOR_SEARCH, DEMO_ANCHOR)
+                     for p in repo.runs(folder)}
+        return {(seed, c.init.gamma): committed.get(c.run_id(), f"{DEMO_ANCHOR}/{c.run_id()}")
+                for seed in DEMO_SEEDS for c in sweep_configs(demo_spec(seed))[0]}
+
+    return repo.once((DEMO_ANCHOR, "folders"), read)
 
 
-def _demo_inputs(root: Path) -> list[str]:
-    return [f"{folder}/{f}" for folder in _demo_folders(root).values()
+def _demo_inputs(repo: Repository) -> list[str]:
+    return [f"{folder}/{f}" for folder in _demo_folders(repo).values()
             for f in ("config.yaml", "summary.json", "metrics.parquet")]
 
 
@@ -87,7 +90,7 @@ def _demo_pairs(repo: Repository) -> list[tuple[int, DemoRun, DemoRun]]:
     """(seed, small init, large init) per seed: the larger of the demo's γ values is the small initialization (read
     once per reading of the repository: the docs table and the results row both use them)."""
     def read() -> list[tuple[int, DemoRun, DemoRun]]:
-        folders, root = _demo_folders(repo.root), repo.root
+        folders, root = _demo_folders(repo), repo.root
         large, small = DEMO_GAMMAS
         return [(seed, _demo_run(root, folders[seed, small]), _demo_run(root, folders[seed, large]))
                 for seed in DEMO_SEEDS]
@@ -159,5 +162,5 @@ def demo_sections(repo: Repository) -> Sections:
     """The search's table (its committed query over its folder) and the demo's runs per seed."""
     return [("anchor-search", Table("docs/anchor-composition.md", lambda: [ANCHOR_SEARCH, f"{ANCHOR_SEARCH}/table.sql"],
                                     partial(_search_table, repo.root))),
-            ("anchor-demo-seeds", Table("docs/anchor-composition.md", partial(_demo_inputs, repo.root),
+            ("anchor-demo-seeds", Table("docs/anchor-composition.md", partial(_demo_inputs, repo),
                                         partial(_demo_table, repo), command=DEMO_COMMAND))]

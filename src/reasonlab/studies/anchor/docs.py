@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.config import RunConfig, load_yaml
+from reasonlab.config import RunConfig
 from reasonlab.files import read_json
 from reasonlab.kinds.anchor import probes as anchor_probes
 from reasonlab.kinds.anchor.cells import phase_cells
@@ -44,22 +44,22 @@ CELL_ARM = "cpu-wide-cell"
 
 # ---- the reduced sweeps: figures, reports and the results tables' lines -----------------------------------------
 
-def _phase_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+def _phase_headline(configs: list[RunConfig], rows: list[dict], _: None) -> str:
     pair = configs[0].task.held_out_pairs[0]
     cells = phase_cells(rows, pair)
     return (f"{phase.transition_line(rows, pair.key, named=False)}; cells (mean over seeds): "
             + "; ".join(phase.describe_depth(cells, d) for d in sorted({c.y for c in cells})))
 
 
-def _complexity_headline(configs: list[RunConfig], rows: list[dict], sweep: Path) -> str:
-    spread = complexity.sensitivity(complexity.fit_table(rows, sweep), configs[0].train.epochs)
+def _complexity_headline(configs: list[RunConfig], rows: list[dict], table: list[dict]) -> str:
+    spread = complexity.sensitivity(table, configs[0].train.epochs)
     large = min(spread)
     return f"the hypothesis (a smaller initialization more sensitive to k), against γ {large:g}: " + "; ".join(
         f"γ {g:g} in {held_in(complexity.more_sensitive(spread, g, large))}"
         for g in sorted(spread, reverse=True) if g != large)
 
 
-def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: None) -> str:
     pair = lr_wd.PAIRS[0]
     return (f"{pair.caption} inferential: a larger peak lr pushes towards it in "
             f"{lr_wd.pushes_text(rows, pair, 0)}, a larger weight decay in "
@@ -67,7 +67,7 @@ def _lr_wd_headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
 
 
 def _without_runs(draw: Callable[[list[RunConfig], list[dict], Path], object]) -> Callable[..., object]:
-    """A study's ``draw`` that reads its rows only, as a drawer (which is also handed the sweep folder)."""
+    """A study's ``draw`` that reads its rows only, as the drawer of a sweep that measures nothing more."""
     return lambda configs, rows, _, scratch: draw(configs, rows, scratch)
 
 
@@ -80,10 +80,11 @@ def phase_sweep(repo: Repository, study: Study, arm: str) -> CommittedSweep:
 
 def complexity_sweep(repo: Repository, study: Study) -> CommittedSweep:
     """The anchor-complexity ``cpu`` arm, committed under ``results/anchor-complexity-cpu/``."""
-    return CommittedSweep(repo, study, {"anchor-complexity-cpu": "complexity"}, drawer=complexity.draw, doc=DOC,
-                          report=lambda configs, rows, sweep: complexity.report_lines(
-                              complexity.fit_table(rows, sweep), configs[0].train.epochs, 3),
-                          headline=_complexity_headline)
+    return CommittedSweep(repo, study, {"anchor-complexity-cpu": "complexity"}, doc=DOC,
+                          report=lambda configs, _, table: complexity.report_lines(table, configs[0].train.epochs, 3),
+                          headline=_complexity_headline,
+                          drawer=lambda configs, _, table, scratch: complexity.draw(configs, table, scratch),
+                          measure=lambda _, rows, sweep: complexity.fit_table(rows, sweep))
 
 
 def lr_wd_sweep(repo: Repository, study: Study) -> CommittedSweep:
@@ -145,7 +146,7 @@ class MechanismPair:
     @cached_property
     def probed(self) -> dict[str, str]:
         """``symmetric`` and ``inferential`` → the run id the docs show."""
-        return load_yaml(self.repo.root / PINS)["probed"]
+        return self.repo.yaml(PINS)["probed"]
 
     @cached_property
     def sweep(self) -> CommittedSweep:

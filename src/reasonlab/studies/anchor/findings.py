@@ -6,7 +6,6 @@ trajectory, inferential complexity, learning rate × weight decay)."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from reasonlab.evaluate import DIVERGED
 from reasonlab.kinds.anchor.cells import phase_cells
@@ -100,7 +99,7 @@ def phase_findings(repo: Repository, study: Study) -> list[Finding]:
                       f"[anchor-composition]({DOC}#{section})")
               for arm, (what, profile, section) in PHASE_ROWS.items()),
             Finding("demo", "the anchor demo (`reasonlab demo anchor`) and the search behind it",
-                    "`cpu-regime` and its search", counts(repo.root, [ANCHOR_SEARCH, DEMO_ANCHOR]),
+                    "`cpu-regime` and its search", counts(repo, [ANCHOR_SEARCH, DEMO_ANCHOR]),
                     anchor_demo_headline(repo), f"[anchor-composition]({DOC}#the-search-for-a-cpu-profile)")]
 
 
@@ -111,9 +110,9 @@ def phase_inputs(repo: Repository, study: Study) -> list[str]:
 
 # ---- anchor-trajectory: the paper-scale runs beside the authors' log ----------------------------------------------
 
-def paper_scale_claim(root: Path) -> Claim:
+def paper_scale_claim(repo: Repository) -> Claim:
     """γ 0.8 composing: our step on the authors' seed-1 draw against their log, and our own draws."""
-    ours, _, _ = trajectory(root)
+    ours, _, _ = trajectory(repo)
     lines = ours.get("0.8", {})
     theirs = {n: r["evaluations"][-1] for n, r in lines.items() if "authors' draws" in n}
     last = max(theirs.values(), key=lambda e: e["epoch"])
@@ -134,14 +133,14 @@ def paper_scale_claim(root: Path) -> Claim:
         list(composed.values()), REFERENCE, f"[anchor-composition]({DOC}#the-paper-scale-trajectory-on-this-cpu)")
 
 
-def trajectory_finding(root: Path) -> Finding:
+def trajectory_finding(repo: Repository) -> Finding:
     return Finding("trajectory", "paper-scale trajectory (`reproduce anchor-trajectory`)",
-                   "`trajectory` (the `paper` model and data, truncated; hours per run)", counts(root, [TRAJECTORY]),
-                   trajectory_headline(root), f"[anchor-composition]({DOC}#the-paper-scale-trajectory-on-this-cpu)")
+                   "`trajectory` (the `paper` model and data, truncated; hours per run)", counts(repo, [TRAJECTORY]),
+                   trajectory_headline(repo), f"[anchor-composition]({DOC}#the-paper-scale-trajectory-on-this-cpu)")
 
 
-def trajectory_inputs(root: Path) -> list[str]:
-    return [TRAJECTORY, *(f"{TRAJECTORY}/{r}" for r in pinned(root, "trajectory_replays")), *REFERENCE.inputs()]
+def trajectory_inputs(repo: Repository) -> list[str]:
+    return [TRAJECTORY, *(f"{TRAJECTORY}/{r}" for r in pinned(repo, "trajectory_replays")), *REFERENCE.inputs()]
 
 
 # ---- anchor-complexity and anchor-lr-wd ---------------------------------------------------------------------------

@@ -19,12 +19,11 @@ from reasonlab.studies.anchor.demo_docs import demo_sections
 from reasonlab.studies.anchor.docs import complexity_sweep, lr_wd_sweep, phase_sections
 from reasonlab.studies.anchor.figures import plot_trajectory
 from reasonlab.studies.anchor.trajectory_docs import trajectory_sections
-from reasonlab.studies.base import Arm, Demo, Records, Study
+from reasonlab.studies.base import CPU_HOURS, Arm, Demo, Records, Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.sections import Repository, Sections, sweep_sections
 from reasonlab.sweep.grid import SweepSpec
 
-CPU_HOURS = "CPU-hours on an AMD EPYC, 1 thread a run"
 PHASE_ARMS: dict[str, Arm] = {
     "cpu": Arm(profile="cpu", grid={"init.gamma": [0.3, 0.5, 0.7, 0.9, 1.1], "model.depth": [2, 3, 4],
                                     "seed": [1, 2, 3]},
@@ -138,21 +137,23 @@ class AnchorTrajectory(Study):
         return trajectory.summary_markdown(_ours(records), trajectory.authors_log(), records.configs[0].profile)
 
     def sections(self, repo: Repository) -> Sections:
-        return trajectory_sections(repo.root)
+        return trajectory_sections(repo)
 
     def claims(self, repo: Repository) -> list[Claim]:
-        return [findings.paper_scale_claim(repo.root)]
+        return [findings.paper_scale_claim(repo)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return [findings.trajectory_finding(repo.root)]
+        return [findings.trajectory_finding(repo)]
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.trajectory_inputs(repo.root)
+        return findings.trajectory_inputs(repo)
 
 
 def _ours(records: Records) -> dict[str, dict[str, dict]]:
+    """The finished runs' trajectories, read once: the figure and the summary both show them."""
     done = {r["run_id"] for r in records.rows}
-    return trajectory.trajectories([records.folder / c.run_id() for c in records.configs if c.run_id() in done])
+    return records.once("trajectories", lambda: trajectory.trajectories(
+        [records.folder / c.run_id() for c in records.configs if c.run_id() in done]))
 
 
 # All 16 pairs trained, nothing held out, no extra non-inferential pair: only the first k complexity pairs break
@@ -197,11 +198,11 @@ class AnchorComplexity(Study):
                          config=config, grid=self.arms[arm].grid)
 
     def draw(self, records: Records, out: Path) -> list[Path]:
-        return complexity.draw(records.configs, records.rows, records.folder, out)[2]
+        return complexity.draw(records.configs, _fit_table(records), out)
 
     def summarize(self, records: Records) -> str:
-        table, epochs = complexity.fit_table(records.rows, records.folder), records.configs[0].train.epochs
-        return complexity.summary_markdown(records.arm, records.configs[0].profile, table, epochs, records.report)
+        return complexity.summary_markdown(records.arm, records.configs[0].profile, _fit_table(records),
+                                           records.configs[0].train.epochs, records.report)
 
     def sections(self, repo: Repository) -> Sections:
         return sweep_sections([complexity_sweep(repo, self)])
@@ -211,6 +212,11 @@ class AnchorComplexity(Study):
 
     def finding_inputs(self, repo: Repository) -> list[str]:
         return complexity_sweep(repo, self).inputs()
+
+
+def _fit_table(records: Records) -> list[dict]:
+    """``complexity.fit_table`` of the finished runs, read once: the figure and the summary both show it."""
+    return records.once("fit_table", lambda: complexity.fit_table(records.rows, records.folder))
 
 
 # both pairs of lr_wd.PAIRS held out, depth 3, one head, γ 0.5

@@ -186,11 +186,11 @@ def _lr_sum(sums: dict[int, float], epoch: int) -> dict[str, float]:
     return {"lr_sum": sums[epoch]} if epoch in sums else {}
 
 
-def replay_curves(path: Path, tag: str = "") -> tuple[str, str, dict, int]:
+def replay_curves(path: Path, sums: dict[int, float], tag: str = "") -> tuple[str, str, dict, int]:
     """A replay's γ, line name (ending in ``tag``, which tells several replays of one draw apart), curves in
-    ``run_curves``' layout and sequences evaluated per group, from its ``replay.json``; Σlr is the logged runs' (a
-    replay trains on their schedule and batch count)."""
-    replay, sums = read_json(path, "replay file"), authors_lr_sums()
+    ``run_curves``' layout and sequences evaluated per group, from its ``replay.json``; Σlr is the logged runs'
+    (``sums``: ``authors_lr_sums``; a replay trains on their schedule and batch count)."""
+    replay = read_json(path, "replay file")
     try:
         settings = replay["settings"]
         evaluations = [{"epoch": e["epoch"], **{k: e["replay"][k] for k, _, _ in SERIES}} | _lr_sum(sums, e["epoch"])
@@ -207,9 +207,9 @@ def committed(runs: list[Path], replays: list[Path]) -> tuple[dict, str, str]:
     """``draw``'s trajectories, profile and note for run folders and replay files: what
     ``scripts/trajectory_figure.py`` and the docs' trajectory figure and summary draw."""
     profile = resolve(load_yaml(runs[0] / "config.yaml")).profile
-    ours, rows = trajectories(runs), set()
+    ours, rows, sums = trajectories(runs), set(), authors_lr_sums() if replays else {}
     for path in replays:
-        gamma, name, curves, eval_rows = replay_curves(path, f" {path.stem}" if len(replays) > 1 else "")
+        gamma, name, curves, eval_rows = replay_curves(path, sums, f" {path.stem}" if len(replays) > 1 else "")
         ours.setdefault(gamma, {})[name] = curves
         rows.add(eval_rows)
     note = ("Replay: reasonlab's training step on the authors' own random draws (their data, initial weights and "

@@ -9,8 +9,6 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from reasonlab.config import load_yaml
-from reasonlab.files import read_json
 from reasonlab.studies.anchor.trajectory import (
     FITTED,
     authors_log,
@@ -19,52 +17,55 @@ from reasonlab.studies.anchor.trajectory import (
     shows_logged_outcome,
     summary_markdown,
 )
-from reasonlab.studies.sections import Figures, Sections, Table
+from reasonlab.studies.sections import Figures, Repository, Sections, Table
 from reasonlab.terminal import counted
 
 TRAJECTORY = "results/anchor-trajectory"
 PINS = "results/anchor/pins.yaml"  # the run ids the anchor studies' docs cite
 
 
-def pinned(root: Path, which: str) -> list[str]:
+def pinned(repo: Repository, which: str) -> list[str]:
     """One list of the anchor pins (``trajectory_runs`` or ``trajectory_replays``): paths under ``TRAJECTORY``."""
-    return list(load_yaml(root / PINS)[which])
+    return list(repo.yaml(PINS)[which])
 
 
-def trajectory(root: Path) -> tuple[dict, str, str]:
-    """``committed``'s trajectories, profile and note of the pinned runs and replays."""
-    return committed([root / TRAJECTORY / r for r in pinned(root, "trajectory_runs")],
-                     [root / TRAJECTORY / r for r in pinned(root, "trajectory_replays")])
+def trajectory(repo: Repository) -> tuple[dict, str, str]:
+    """``committed``'s trajectories, profile and note of the pinned runs and replays, read once per reading of the
+    repository: the figure, the summary and the results tables' rows show them."""
+    root = repo.root
+    return repo.once((TRAJECTORY, "trajectory"), lambda: committed(
+        [root / TRAJECTORY / r for r in pinned(repo, "trajectory_runs")],
+        [root / TRAJECTORY / r for r in pinned(repo, "trajectory_replays")]))
 
 
-def trajectory_inputs(root: Path) -> list[str]:
-    return ([f"{TRAJECTORY}/{r}/{f}" for r in pinned(root, "trajectory_runs")
+def trajectory_inputs(repo: Repository) -> list[str]:
+    return ([f"{TRAJECTORY}/{r}/{f}" for r in pinned(repo, "trajectory_runs")
              for f in ("config.yaml", "metrics.parquet")]
-            + [f"{TRAJECTORY}/{r}" for r in pinned(root, "trajectory_replays")] + [PINS])
+            + [f"{TRAJECTORY}/{r}" for r in pinned(repo, "trajectory_replays")] + [PINS])
 
 
-def _draw(root: Path, scratch: Path) -> None:
-    ours, profile, note = trajectory(root)
+def _draw(repo: Repository, scratch: Path) -> None:
+    ours, profile, note = trajectory(repo)
     draw(ours, scratch, profile, note)
 
 
-def _summary(root: Path) -> str:
-    ours, profile, _ = trajectory(root)
+def _summary(repo: Repository) -> str:
+    ours, profile, _ = trajectory(repo)
     return summary_markdown(ours, authors_log(), profile)
 
 
-def trajectory_sections(root: Path) -> Sections:
+def trajectory_sections(repo: Repository) -> Sections:
     """The figure and the whole ``summary.md`` of the committed trajectory folder."""
-    inputs = partial(trajectory_inputs, root)
+    inputs = partial(trajectory_inputs, repo)
     return [("anchor-trajectory", Figures(inputs, {f"{TRAJECTORY}/figures/trajectory.png": "figures/trajectory.png"},
-                                          partial(_draw, root))),
-            ("anchor-trajectory-summary", Table(f"{TRAJECTORY}/summary.md", inputs, partial(_summary, root), True))]
+                                          partial(_draw, repo))),
+            ("anchor-trajectory-summary", Table(f"{TRAJECTORY}/summary.md", inputs, partial(_summary, repo), True))]
 
 
-def _replay_agreement(path: Path) -> str:
+def _replay_agreement(repo: Repository, path: Path) -> str:
     """How one replay's epoch losses stand against the authors' log: to the log's 4 decimals through epoch 2, then
     the largest ratio either way (and where it is)."""
-    epochs = read_json(path, "replay file")["epochs"]
+    epochs = repo.json(path, "replay file")["epochs"]
     early = max(abs(e["loss"] - e["log_loss"]) for e in epochs if e["epoch"] <= 2)
     later = [(max(e["loss"] / e["log_loss"], e["log_loss"] / e["loss"]), e) for e in epochs if e["epoch"] > 2]
     text = f"{path.stem}: {len(epochs)} epochs, within {early:.1e} of the log through epoch 2"
@@ -75,10 +76,10 @@ def _replay_agreement(path: Path) -> str:
     return text
 
 
-def trajectory_headline(root: Path) -> str:
+def trajectory_headline(repo: Repository) -> str:
     """The results table's line: each line's last committed evaluation (beside the log's at γ 0.8), the replays'
     losses against the log and each other, and what our own draws landed on at γ 0.8."""
-    ours, _, _ = trajectory(root)
+    ours, _, _ = trajectory(repo)
     logged = {e["epoch"]: e for e in authors_log()["runs"]["0.8"]["evaluations"]}
     keys = ("seen_test_acc", "heldout_inferential", "heldout_symmetric")
     parts = []
@@ -89,13 +90,13 @@ def trajectory_headline(root: Path) -> str:
             parts.append(f"γ {gamma} {name}: epoch {e['epoch']}, " + "{:.3f}, {:.3f} / {:.3f}".format(
                 *(e[k] for k in keys)) + ("" if log is None else " (log {:.3f}, {:.3f} / {:.3f})".format(
                     *(log[k] for k in keys))))
-    replays = [root / TRAJECTORY / r for r in pinned(root, "trajectory_replays")]
-    a, b = ({e["epoch"]: e["loss"] for e in read_json(path, "replay file")["epochs"]} for path in replays)
+    replays = [repo.root / TRAJECTORY / r for r in pinned(repo, "trajectory_replays")]
+    a, b = ({e["epoch"]: e["loss"] for e in repo.json(path, "replay file")["epochs"]} for path in replays)
     both = sorted(set(a) & set(b))
     apart = max(max(a[e] / b[e], b[e] / a[e]) for e in both)
     return ("at each line's last committed evaluation, seen-pair test acc, (4,3) inferential / symmetric: "
             + "; ".join(parts) + ". Our step on the authors' draws, epoch losses against their log: "
-            + "; ".join(map(_replay_agreement, replays))
+            + "; ".join(_replay_agreement(repo, path) for path in replays)
             + f"; the two replays (1 and 2 threads) are themselves up to {apart:.2f}× apart through epoch "
             f"{both[-1]}, so float rounding plausibly explains the gap. Seeds other than the log's are other "
             f"draws; {own_draws_g08(ours.get('0.8', {}))}")

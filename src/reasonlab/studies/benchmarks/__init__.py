@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.config import raw_config
-from reasonlab.studies.base import Arm, Records, Study
+from reasonlab.studies.base import CPU_HOURS, Arm, Records, Study
 from reasonlab.studies.benchmarks import findings
 from reasonlab.studies.benchmarks.docs import committed
 from reasonlab.studies.benchmarks.plan import Plan
@@ -67,8 +67,7 @@ class BenchmarkStudy(Study):
 # γ 0.3 / 0.7 and weight decay 0.01 / 0.1 on the CPU (width 128: std 0.23 vs 0.034); on the GPU the spec's
 # PrOntoQA pair (γ 0.5, wd 0.01 vs γ 0.7, wd 0.1) at width 400 (std 0.05 vs 0.015) for every benchmark.
 CPU_INIT, GPU_INIT = ((0.3, 0.7), (0.01, 0.1)), ((0.5, 0.7), (0.01, 0.1))
-# the cpu arms' committed runs, each on 1 thread: their wall times summed
-CPU_HOURS = "CPU-hours on an AMD EPYC, 1 thread a run"
+# the cpu arms' costs: their committed runs' wall times summed
 STUDIES = {
     "addition": BenchmarkStudy(name="addition", plans={
         "cpu": Plan(*CPU_INIT, sizes=((10_000, 60, 10), (50_000, 12, 2)),

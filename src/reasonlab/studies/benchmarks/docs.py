@@ -18,22 +18,21 @@ DOC = "docs/benchmarks.md"
 
 
 def committed(study: Study, repo: Repository) -> CommittedSweep:
-    """The committed ``cpu`` arm of a benchmark (a ``BenchmarkStudy``) in ``repo``, shown in docs/benchmarks.md."""
-    def table(rows: list[dict]) -> list[dict]:
-        return runs_table(rows, study.plans[ARM])
+    """The committed ``cpu`` arm of a benchmark (a ``BenchmarkStudy``) in ``repo``, shown in docs/benchmarks.md; its
+    runs' table (``runs_table``) is what its report, headline, figure and claim read."""
+    def report(configs: list[RunConfig], rows: list[dict], table: list[dict]) -> list[str]:
+        cost = (f"Committed: {counts(repo, [sweep.folder])}; {sum(repo.minutes(sweep.folder).values()):.1f} min of "
+                "training summed over the runs (each run's own wall time).")
+        return [cost, "", *report_lines(table, level=4)]
 
-    def report(configs: list[RunConfig], rows: list[dict], sweep: Path) -> list[str]:
-        cost = (f"Committed: {counts(repo.root, [f'results/{sweep.name}'])}; "
-                f"{sum(r['wall_time_s'] for r in rows) / 60:.1f} min of training summed over the runs (each run's "
-                "own wall time).")
-        return [cost, "", *report_lines(table(rows), level=4)]
-
-    def headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
-        found = verdict(table(rows), SMALL, LARGE)
+    def headline(configs: list[RunConfig], rows: list[dict], table: list[dict]) -> str:
+        found = verdict(table, SMALL, LARGE)
         return f"{study.name}: {found.removesuffix('.') if found else 'no size with both settings'}"
 
-    def draw(configs: list[RunConfig], rows: list[dict], _: Path, scratch: Path) -> None:
-        benchmark_figure(table(rows), study.name, scratch / study.name, configs[0].profile)
+    def draw(configs: list[RunConfig], rows: list[dict], table: list[dict], scratch: Path) -> None:
+        benchmark_figure(table, study.name, scratch / study.name, configs[0].profile)
 
-    return CommittedSweep(repo, study, {f"benchmark-{study.name}-{ARM}": study.name}, doc=DOC,
-                          report=report, headline=headline, drawer=draw, arm=ARM)
+    sweep = CommittedSweep(repo, study, {f"benchmark-{study.name}-{ARM}": study.name}, doc=DOC, report=report,
+                           headline=headline, drawer=draw, arm=ARM,
+                           measure=lambda _, rows, __: runs_table(rows, study.plans[ARM]))
+    return sweep

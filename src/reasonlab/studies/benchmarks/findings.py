@@ -10,7 +10,7 @@ from reasonlab.report.markdown import seeds_text
 from reasonlab.studies.anchor import PAPER
 from reasonlab.studies.base import Study
 from reasonlab.studies.benchmarks.docs import ARM, DOC, LARGE, SMALL, committed
-from reasonlab.studies.benchmarks.report import SAME, comparison, runs_table
+from reasonlab.studies.benchmarks.report import SAME, comparison
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.sections import Repository, counts
 
@@ -20,7 +20,7 @@ LINK = f"[benchmarks]({DOC}#what-the-cpu-profiles-show-in-one-paragraph)"
 
 def claim(repo: Repository, study: Study) -> Claim:
     """The paper's claim on one benchmark (a ``BenchmarkStudy``: its ``title`` and ``claim``), per training size."""
-    table = runs_table(committed(study, repo).finished()[1], study.plans[ARM])
+    table = committed(study, repo).measured()
     comp = comparison(table, SMALL, LARGE)
     units = [None if w.startswith("not testable") else w.startswith("better") for *_, w in comp]
     sizes = "; ".join(f"{n:,} rows: " + ("not testable" if u is None else f"{va:.2f} vs {vb:.2f} ({w.split(';')[0]})")
@@ -39,7 +39,7 @@ def shared_finding(repo: Repository, studies: Iterable[Study]) -> Finding:
     def read() -> Finding:
         sweeps = [committed(study, repo) for study in studies]
         return Finding("cpu", "addition, SCAN, COGS, PrOntoQA (`reproduce addition|scan|cogs|prontoqa`)", "`cpu`",
-                       counts(repo.root, [sweep.folder for sweep in sweeps]),
-                       "; ".join(sweep.headline(*sweep.finished()) for sweep in sweeps), LINK)
+                       counts(repo, [sweep.folder for sweep in sweeps]), "; ".join(sweep.found() for sweep in sweeps),
+                       LINK)
 
     return repo.once(("benchmarks", "finding"), read)

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.config import RunConfig, load_yaml
+from reasonlab.config import RunConfig
 from reasonlab.errors import UserError
-from reasonlab.files import read_json
 from reasonlab.kinds.modular import figures as modular_figures
 from reasonlab.kinds.modular import probes as modular_probes
 from reasonlab.kinds.modular.probes import PROBES, TITLES
@@ -30,7 +29,6 @@ from reasonlab.studies.sections import (
     Sections,
     Table,
     analyze_pack,
-    run_folders,
     sweep_sections,
 )
 
@@ -41,7 +39,7 @@ ROUTES = {"modular-cell": (f"{MODULAR}/cell", "route R1"), "modular-cell-r2": (f
 DOC = "docs/modular-icl.md"
 
 
-def _headline(configs: list[RunConfig], rows: list[dict], _: Path) -> str:
+def _headline(configs: list[RunConfig], rows: list[dict], _: report.Measured) -> str:
     tasks, _lines = report.task_count_claim(rows)
     one, detail = report.depth_one_claim(rows)
     return (f"o.o.d. generalization appearing with the task count (depth 2, α ≥ 0.5, in ≥ 2 seeds per α): "
@@ -60,21 +58,24 @@ class ModularDocs:
         """The cpu grid, committed under ``results/modular-phase-cpu/``."""
         return CommittedSweep(self.repo, self.study, {"modular-phase-cpu-L2": "phase-L2-final",
                                                       "modular-phase-cpu-shots": "shots"},
-                              drawer=report.draw, doc=DOC, report=lambda configs, rows, sweep:
-                              report.report_lines(rows, report.measure(rows, sweep), 4, figures=False),
-                              headline=_headline)
+                              drawer=report.draw, doc=DOC, report=lambda _, rows, measured:
+                              report.report_lines(rows, measured, 4, figures=False), headline=_headline,
+                              measure=lambda _, rows, sweep: report.measure(rows, sweep))
 
     # ---- the routes: each route's runs, one per seed; its figure draws the first --------------------------------
     def seeds(self, folder: str) -> dict[int, Path]:
         """Seed → run folder of a route's committed runs (finished or packed), one per seed."""
-        runs: dict[int, Path] = {}
-        for run in run_folders(self.repo.root, folder):
-            seed = load_yaml(run / "config.yaml")["seed"]
-            if seed in runs:
-                raise UserError(f"{folder}: two runs of seed {seed} ({runs[seed].name}, {run.name}) where a route "
-                                "has one")
-            runs[seed] = run
-        return runs
+        def read() -> dict[int, Path]:
+            runs: dict[int, Path] = {}
+            for run in self.repo.runs(folder):
+                seed = self.repo.seed(run)
+                if seed in runs:
+                    raise UserError(f"{folder}: two runs of seed {seed} ({runs[seed].name}, {run.name}) where a "
+                                    "route has one")
+                runs[seed] = run
+            return runs
+
+        return self.repo.once((folder, "seeds"), read)
 
     def route_run(self, figure: str) -> Path:
         """The route's first seed: the run its figure draws."""
@@ -90,7 +91,7 @@ class ModularDocs:
 
     def _draw_route(self, figure: str, scratch: Path) -> None:
         run = self.route_run(figure)
-        cfg, rows = load_yaml(run / "config.yaml"), read_metrics(run / "metrics.parquet")
+        cfg, rows = self.repo.yaml(run / "config.yaml"), read_metrics(run / "metrics.parquet")
         fig = modular_figures.run_figure(rows, {"config": cfg})
         fig.suptitle(f"{ROUTES[figure][1]}, run {run.name.removesuffix('.partial')} ({packed_state(run, rows)}) · "
                      f"{cfg['profile']}", fontsize=8)
@@ -100,7 +101,7 @@ class ModularDocs:
     @cached_property
     def memorizer(self) -> str:
         """The pinned memorizer's analysis folder (8 tasks, α 0.5, depth 2, seed 2 of the cpu grid)."""
-        run = load_yaml(self.repo.root / PINS)["grid_memorizer"]
+        run = self.repo.yaml(PINS)["grid_memorizer"]
         return f"results/{self.study.spec('cpu').name}/{run}/analysis/final"
 
     def _memorizer_command(self) -> str:
@@ -109,14 +110,14 @@ class ModularDocs:
     def _draw_memorizer_grid(self, scratch: Path) -> None:
         folder = self.repo.root / self.memorizer
         with np.load(folder / "grid.npz") as arrays:
-            modular_probes.draw_grid(read_json(folder / "grid.json", "grid"), dict(arrays), scratch)
+            modular_probes.draw_grid(self.repo.json(folder / "grid.json", "grid"), dict(arrays), scratch)
 
     def _memorizer_probes_inputs(self) -> list[str]:
         folder = self.repo.root / self.memorizer
         return [PINS, *(str(path.relative_to(self.repo.root)) for path in probe_files(folder).values())]
 
     def _memorizer_probes(self) -> str:
-        return "\n".join([f"`{self.memorizer}/`:", "", *probe_lines(self.repo.root / self.memorizer)]) + "\n"
+        return "\n".join([f"`{self.memorizer}/`:", "", *probe_lines(self.repo, self.repo.root / self.memorizer)]) + "\n"
 
     def side_by_side(self) -> Sections:
         """The side by side with the reference's own script: its table, and its figure once both codes have a run."""
@@ -151,7 +152,7 @@ def probe_files(folder: Path) -> dict[str, Path]:
     return {name: folder / f"{name}.json" for name in PROBES if (folder / f"{name}.json").is_file()}
 
 
-def probe_lines(folder: Path) -> list[str]:
+def probe_lines(repo: Repository, folder: Path) -> list[str]:
     """Each probe's one-line finding on one analysis folder, as the analysis wrote it into its committed JSON."""
-    return [f"- **{TITLES[name]}** (`{name}`): {read_json(path, name)['headline']}"
+    return [f"- **{TITLES[name]}** (`{name}`): {repo.json(path, name)['headline']}"
             for name, path in probe_files(folder).items()]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from reasonlab.config import load_yaml
 from reasonlab.kinds.modular.evaluate import GOOD
 from reasonlab.report.markdown import seeds_text
 from reasonlab.studies.claims import Claim, Finding
@@ -55,7 +54,7 @@ def depth_one_claim(r3: RouteR3) -> Claim:
 def grokking_claim(r3: RouteR3) -> Claim:
     stats = {s: g for s, g in r3.stats.items() if not g.run.name.endswith(".partial")}
     per_seed = {s: g.peak >= GOOD for s, g in stats.items()}
-    task = load_yaml(next(iter(stats.values())).run / "config.yaml")["task"]
+    task = r3.docs.repo.yaml(next(iter(stats.values())).run / "config.yaml")["task"]
     return Claim(
         "grokking", "in-context modular arithmetic, long training", PAPER,
         f"pre-trained on enough tasks, the model generalizes o.o.d. (o.o.d.-test ≥ {GOOD}: the OG phase, Fig. 1b)",
@@ -68,14 +67,14 @@ def grokking_claim(r3: RouteR3) -> Claim:
 
 def findings(r3: RouteR3) -> list[Finding]:
     """The cpu grid with the labels its runs ended on, the search and steering runs, and route R3."""
-    sweep, root = r3.docs.sweep, r3.root
+    sweep, repo = r3.docs.sweep, r3.docs.repo
     runs, found = sweep.cells()
     labels = Counter(r["label"] for r in sweep.finished()[1])
     return [
         Finding("cpu", "in-context modular arithmetic (`reproduce modular-phase`)", "`cpu`", runs,
                 f"{found}; runs: " + ", ".join(f"{n} {label}" for label, n in labels.most_common()), SEARCH_LINK),
         Finding("search", "the modular search and steering runs (`train --family modular`)",
-                "`cpu` with changes (up to 67 min per run)", counts(root, [MODULAR]),
+                "`cpu` with changes (up to 67 min per run)", counts(repo, [MODULAR]),
                 "observed in 1 seed per setting: o.o.d.-test stays near chance; depths 3 and 4 show the pattern of "
                 "o.o.d. memorization below the spec's phase thresholds, then i.d. memorization; at p 13–17 the "
                 "plateau outlasts the budget (the docs' table, re-evaluated on 64 batches per set, from the "
@@ -83,7 +82,7 @@ def findings(r3: RouteR3) -> list[Finding]:
                 "R1, R2; 1 seed each)", SEARCH_LINK),
         Finding("r3", "route R3: the p 11 line in a grokking regime (`train --family modular --profile grok`)",
                 "`grok` (reduced: p 11, 64 tasks, α 0.8, 16 shots, width 64, depth 4, batch 64, 200k steps; about "
-                "5 h a run on one thread)", counts(root, [GROK]), r3.grok_headline(), R3_LINK),
+                "5 h a run on one thread)", counts(repo, [GROK]), r3.grok_headline(), R3_LINK),
     ]
 
 

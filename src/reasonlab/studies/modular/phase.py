@@ -16,7 +16,7 @@ from reasonlab.studies.base import Arm, Records, Study
 from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.modular import findings
 from reasonlab.studies.modular.docs import ModularDocs
-from reasonlab.studies.modular.report import draw, measure, summary_markdown
+from reasonlab.studies.modular.report import Measured, draw, measure, summary_markdown
 from reasonlab.studies.modular.route_r3 import RouteR3
 from reasonlab.studies.sections import Repository, Sections
 
@@ -45,25 +45,35 @@ class ModularPhase(Study):
     figures = ("phase-L*", "shots")
 
     def draw(self, records: Records, out: Path) -> list[Path]:
-        return draw(records.configs, records.rows, records.folder, out)
+        return draw(records.configs, records.rows, _measured(records), out)
 
     def summarize(self, records: Records) -> str:
-        return summary_markdown(records.arm, records.configs[0].profile, records.rows,
-                                measure(records.rows, records.folder), records.report)
+        return summary_markdown(records.arm, records.configs[0].profile, records.rows, _measured(records),
+                                records.report)
+
+    def route_r3(self, repo: Repository) -> RouteR3:
+        """Route R3 over the study's docs in ``repo``: one per reading, which its sections, claims and findings
+        share (with what they have read)."""
+        return repo.once(RouteR3, lambda: RouteR3(ModularDocs(repo, self)))
 
     def sections(self, repo: Repository) -> Sections:
-        docs = ModularDocs(repo, self)
-        return [*docs.sections(), *RouteR3(docs).sections()]
+        r3 = self.route_r3(repo)
+        return [*r3.docs.sections(), *r3.sections()]
 
     def claims(self, repo: Repository) -> list[Claim]:
-        r3 = RouteR3(ModularDocs(repo, self))
+        r3 = self.route_r3(repo)
         return [findings.task_count_claim(r3), findings.depth_one_claim(r3), findings.grokking_claim(r3)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return findings.findings(RouteR3(ModularDocs(repo, self)))
+        return findings.findings(self.route_r3(repo))
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.inputs(RouteR3(ModularDocs(repo, self)))
+        return findings.inputs(self.route_r3(repo))
+
+
+def _measured(records: Records) -> Measured:
+    """``measure`` of the finished runs, read once: the figures and the summary both show it."""
+    return records.once("measured", lambda: measure(records.rows, records.folder))
 
 
 STUDY = ModularPhase()

@@ -33,11 +33,11 @@ def measure(rows: list[dict], sweep_dir: Path) -> Measured:
     return cells, shot_curves(rows, sweep_dir), shot_curves(rows, sweep_dir, "id/train")
 
 
-def draw(configs: list[RunConfig], rows: list[dict], sweep_dir: Path, figures: Path) -> list[Path]:
-    """One phase figure per depth (final and early-stopped) and the shot curves of the finished rows, drawn into
-    ``figures`` (a store's or a scratch folder); the files drawn."""
+def draw(configs: list[RunConfig], rows: list[dict], measured: Measured, figures: Path) -> list[Path]:
+    """One phase figure per depth (final and early-stopped) and the shot curves of the finished rows (as ``measure``
+    read them), drawn into ``figures`` (a store's or a scratch folder); the files drawn."""
     label = configs[0].profile
-    cells, curves, identification = measure(rows, sweep_dir)
+    cells, curves, identification = measured
     drawn: list[Path] = []
     for (depth, at), depth_cells in cells.items():
         when = "last evaluation" if at == "final" else "early-stopped (t*)"

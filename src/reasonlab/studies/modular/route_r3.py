@@ -5,13 +5,12 @@ matching and the verdict on what ratio matching cannot answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from statistics import mean
 
 import numpy as np
 
-from reasonlab.config import load_yaml
 from reasonlab.errors import UserError
 from reasonlab.files import read_json
 from reasonlab.kinds.modular import figures as modular_figures
@@ -20,7 +19,7 @@ from reasonlab.kinds.modular.probes import PROBES
 from reasonlab.plots import save_figure
 from reasonlab.store import read_metrics
 from reasonlab.studies.modular.docs import DOC, MODULAR, ModularDocs, packed_state, probe_lines
-from reasonlab.studies.sections import FIGURES, Figures, Sections, Table
+from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table
 from reasonlab.sweep.results import markdown_table
 
 GROK = f"{MODULAR}/grok"
@@ -29,14 +28,14 @@ GROK_BAR = 0.5  # the issue's bar for o.o.d.-test (strict, dense last-shot): a s
 R3_NEW_SEEDS, R3_NEEDED, R3_CONTEXTS = (3, 4, 5), 2, 20  # the verdict's seeds, how many must pass, the grid's contexts
 
 
-def _grok_step(folder: Path) -> int:
+def _grok_step(repo: Repository, folder: Path) -> int:
     """The step of the weights an analysis read: its ``checkpoint.json``; analyses written before ``analyze``
     recorded it are of the final checkpoint, the run's last step."""
     if (folder / "checkpoint.json").is_file():
-        return read_json(folder / "checkpoint.json", "analysis checkpoint")["step"]
+        return repo.json(folder / "checkpoint.json", "analysis checkpoint")["step"]
     if folder.name != "final":
         raise UserError(f"{folder}: no checkpoint.json to say which step it analysed; rerun reasonlab analyze")
-    return read_json(folder.parents[1] / "summary.json", "summary")["steps"]
+    return repo.json(folder.parents[1] / "summary.json", "summary")["steps"]
 
 
 def _grok_shots_name(seed: int, cp: str) -> str:
@@ -71,12 +70,12 @@ def _unseen_composition(grids: dict[int, dict]) -> tuple[float | None, int, list
     return (sum(u["composition"] * u["composition_cells"] for u in unseen) / cells if cells else None), cells, unseen
 
 
-def _r3_scores(folder: Path) -> tuple[float | None, float | None]:
+def _r3_scores(repo: Repository, folder: Path) -> tuple[float | None, float | None]:
     """One analysis read on what ratio matching cannot answer: the shots probe's o.o.d.-test last-shot accuracy on
     the queries ratio matching cannot answer, and the grid's unseen-pair composition cells over at least
     ``R3_CONTEXTS`` contexts (None where the analysis lacks it)."""
-    beyond = read_json(folder / "shots.json", "shots")["ood/test"].get("beyond_rm", {}).get("last_shot")
-    grids = _grok_grids(folder)
+    beyond = repo.json(folder / "shots.json", "shots")["ood/test"].get("beyond_rm", {}).get("last_shot")
+    grids = _grok_grids(repo, folder)
     return beyond, (_unseen_composition(grids)[0] if len(grids) >= R3_CONTEXTS else None)
 
 
@@ -94,15 +93,15 @@ def r3_verdict(passed: dict[int, bool | None], bar: float = GROK_BAR) -> str:
     return f"pending (seeds {R3_NEW_SEEDS[0]}–{R3_NEW_SEEDS[-1]} scored: {sum(v is not None for v in new)} of 3)"
 
 
-def _grok_grids(folder: Path) -> dict[int, dict]:
+def _grok_grids(repo: Repository, folder: Path) -> dict[int, dict]:
     """Probe-input seed → the grid probe's numbers in one analysis folder (seed 0 is the default)."""
     paths = {0: folder / "grid.json", **{int(d.name.removeprefix("seed-")): d / "grid.json"
                                           for d in sorted(folder.glob("seed-*")) if (d / "grid.json").is_file()}}
-    return {s: read_json(path, "grid") for s, path in sorted(paths.items()) if path.is_file()}
+    return {s: repo.json(path, "grid") for s, path in sorted(paths.items()) if path.is_file()}
 
 
 class RouteR3:
-    """Route R3's sections over the records of ``docs`` (the modular study's, in its repository)."""
+    """Route R3's sections over the records of ``docs`` (the modular study's, in its repository), each read once."""
 
     def __init__(self, docs: ModularDocs) -> None:
         self.docs, self.root = docs, docs.repo.root
@@ -114,28 +113,29 @@ class RouteR3:
     def _draw_grok_seeds(self, scratch: Path) -> None:
         seeds = self.docs.seeds(GROK)
         runs = {seed: read_metrics(run / "metrics.parquet") for seed, run in seeds.items()}
-        cfg = load_yaml(seeds[min(seeds)] / "config.yaml")
+        cfg = self.docs.repo.yaml(seeds[min(seeds)] / "config.yaml")
         states = "; ".join(f"seed {s}: {packed_state(run, runs[s])}" for s, run in sorted(seeds.items()))
         fig = modular_figures.seeds_figure(runs, cfg["task"]["p"],
                                            f"route R3 ({cfg['profile']}), every seed ({states})")
         save_figure(fig, scratch / "modular-grok-seeds")
 
+    @cached_property
     def _grok_analyses(self) -> dict[tuple[int, str], Path]:
         """(seed, checkpoint) → the committed analysis folder of each R3 seed at its final and best checkpoints."""
         return {(seed, cp): run / "analysis" / cp for seed, run in sorted(self.docs.seeds(GROK).items())
                 for cp in GROK_CHECKPOINTS if (run / "analysis" / cp / "shots.json").is_file()}
 
     def _grok_at(self, seed: int, cp: str) -> str:
-        step = _grok_step(self._grok_analyses()[seed, cp])
+        step = _grok_step(self.docs.repo, self._grok_analyses[seed, cp])
         pick = " (the early-stopping pick: its o.o.d.-test peak)" if cp == "best" else ""
         return f"seed {seed}, {cp} checkpoint{pick}, step {step:,}"
 
     def _grok_shots_inputs(self, seed: int, cp: str) -> list[str]:
-        folder = self._grok_analyses()[seed, cp].relative_to(self.root)
+        folder = self._grok_analyses[seed, cp].relative_to(self.root)
         return [f"{folder}/shots.json", f"{folder}/shots.npz", f"{folder.parents[1]}/config.yaml"]
 
     def _draw_grok_shots(self, seed: int, cp: str, scratch: Path) -> None:
-        folder = self._grok_analyses()[seed, cp]
+        folder = self._grok_analyses[seed, cp]
         arrays = np.load(folder / "shots.npz")
         curves = {name: arrays[short] for short, name in SETS.items()}
         ceilings = {k.removeprefix("ceiling_"): arrays[k] for k in arrays.files if k.startswith("ceiling_")}
@@ -146,23 +146,20 @@ class RouteR3:
                                          beyond=arrays["ood_test_beyond_rm"] if "ood_test_beyond_rm" in arrays.files
                                          else None)
 
-    @property
+    @cached_property
     def stats(self) -> dict[int, GrokSeed]:
-        """Each seed as committed (``GrokSeed``), read once per reading of the repository."""
-        def read() -> dict[int, GrokSeed]:
-            stats = {}
-            for seed, run in sorted(self.docs.seeds(GROK).items()):
-                metrics = read_metrics(run / "metrics.parquet")
-                series = modular_figures.step_series(metrics)
-                steps, ood = series["ood_test_last_shot"]
-                last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
-                peak = max(range(len(ood)), key=ood.__getitem__)
-                stats[seed] = GrokSeed(run, packed_state(run, metrics),
-                                       next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None),
-                                       ood[peak], steps[peak], last, phase_label(last))
-            return stats
-
-        return self.docs.repo.once((GROK, "stats"), read)
+        """Each seed as committed (``GrokSeed``)."""
+        stats = {}
+        for seed, run in sorted(self.docs.seeds(GROK).items()):
+            metrics = read_metrics(run / "metrics.parquet")
+            series = modular_figures.step_series(metrics)
+            steps, ood = series["ood_test_last_shot"]
+            last = {k: series[f"{k}_last_shot"][1][-1] for k in SETS}
+            peak = max(range(len(ood)), key=ood.__getitem__)
+            stats[seed] = GrokSeed(run, packed_state(run, metrics),
+                                   next((s for s, v in zip(steps, ood, strict=True) if v >= GROK_BAR), None),
+                                   ood[peak], steps[peak], last, phase_label(last))
+        return stats
 
     def _grok_table(self) -> str:
         rows = [(str(seed), s.run.name, s.state, "never" if s.first is None else f"{s.first:,}",
@@ -184,8 +181,8 @@ class RouteR3:
         training = len(stats) - len(done)
         # at p 11 a context of 15 pairs puts most queries on a line through one of them: the bar is within reach of
         # ratio matching alone, which the sentence must say beside chance (each seed's final evaluation sequences)
-        ceilings = [read_json(folder / "shots.json", "shots")["ceilings"]["rm"][-1]
-                    for (_, cp), folder in self._grok_analyses().items() if cp == "final"]
+        ceilings = [self.docs.repo.json(folder / "shots.json", "shots")["ceilings"]["rm"][-1]
+                    for (_, cp), folder in self._grok_analyses.items() if cp == "final"]
         rm = (f"; ratio matching alone could answer {_span(ceilings)} of these queries" if ceilings else "")
         return (f"a p {p} grokking route (R3): strict o.o.d.-test last-shot ≥ {GROK_BAR} (chance {1 / p:.2f}{rm}) "
                 f"in {passed} of {len(done)} finished seeds (still at the last evaluation in {kept}), ≥ {GOOD} (the "
@@ -196,11 +193,11 @@ class RouteR3:
         """The probes' one-line findings on each committed analysis (seed × final/best checkpoint), as the analysis
         wrote them into its committed JSON, with the grid over every context drawn for it."""
         blocks = []
-        for (seed, cp), folder in self._grok_analyses().items():
+        for (seed, cp), folder in self._grok_analyses.items():
             at = self._grok_at(seed, cp)
             lines = [f"**{at[:1].upper()}{at[1:]}** (`{folder.relative_to(self.root)}/`):", ""]
-            lines += probe_lines(folder)
-            grids = _grok_grids(folder)
+            lines += probe_lines(self.docs.repo, folder)
+            grids = _grok_grids(self.docs.repo, folder)
             if len(grids) > 1:  # the grid's one fixed context, and the others its --seed drew
                 lines.append(self._grok_contexts_line(folder, grids))
             blocks.append("\n".join(lines))
@@ -215,11 +212,11 @@ class RouteR3:
             return "—" if value is None else f"{value:.3f}" + (f" ({n:,})" if n is not None else "")
 
         rows, ks = [], set()
-        for (seed, cp), folder in self._grok_analyses().items():
-            shots = read_json(folder / "shots.json", "shots")
+        for (seed, cp), folder in self._grok_analyses.items():
+            shots = self.docs.repo.json(folder / "shots.json", "shots")
             test = shots["ood/test"]
             beyond = test.get("beyond_rm", {})
-            grids = _grok_grids(folder)
+            grids = _grok_grids(self.docs.repo, folder)
             grid = grids[0]  # the default context's; the others are the grid's --seed contexts
             last = max(grid["ood"], key=int)
             ks.add(last)
@@ -287,9 +284,9 @@ class RouteR3:
             return "—" if value is None else f"{value:.3f}"
 
         rows, both = [], {}
-        analyses = self._grok_analyses()
+        analyses = self._grok_analyses
         for (seed, cp), folder in analyses.items():
-            beyond, grid = _r3_scores(folder)
+            beyond, grid = _r3_scores(self.docs.repo, folder)
             both[seed, cp] = None if beyond is None or grid is None else beyond >= GROK_BAR and grid >= GROK_BAR
             rows.append((self._grok_at(seed, cp), cell(beyond), cell(grid),
                          {None: "not scored", True: "yes", False: "no"}[both[seed, cp]]))
@@ -303,10 +300,10 @@ class RouteR3:
                 f"{GROK_BAR} at one of their two checkpoints; chance 1/{p} = {1 / p:.3f}): {r3_verdict(passed)}\n")
 
     def _grok_p(self) -> int:
-        return load_yaml(self.docs.route_run("modular-grok") / "config.yaml")["task"]["p"]
+        return self.docs.repo.yaml(self.docs.route_run("modular-grok") / "config.yaml")["task"]["p"]
 
     def _grok_probes_inputs(self) -> list[str]:
-        return [str(p.relative_to(self.root)) for folder in self._grok_analyses().values()
+        return [str(p.relative_to(self.root)) for folder in self._grok_analyses.values()
                 for p in [*(folder / f"{name}.json" for name in PROBES), folder / "grid.npz",
                           *(d / "grid.json" for d in sorted(folder.glob("seed-*")))]]
 
@@ -318,7 +315,7 @@ class RouteR3:
             *((_grok_shots_name(*at),
                Figures(partial(self._grok_shots_inputs, *at),
                        {f"{FIGURES}/{_grok_shots_name(*at)}.png": f"{_grok_shots_name(*at)}.png"},
-                       partial(self._draw_grok_shots, *at))) for at in self._grok_analyses()),
+                       partial(self._draw_grok_shots, *at))) for at in self._grok_analyses),
             ("modular-grok", Table(DOC, self._grok_seeds_inputs, self._grok_table)),
             ("modular-grok-probes", Table(DOC, self._grok_probes_inputs, self._grok_probes)),
             ("modular-grok-beyond-rm", Table(DOC, self._grok_probes_inputs, self._grok_beyond_rm)),

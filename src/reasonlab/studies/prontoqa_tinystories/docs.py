@@ -10,7 +10,6 @@ from pathlib import Path
 from statistics import mean, median
 
 from reasonlab.config import RunConfig
-from reasonlab.files import read_json
 from reasonlab.studies import prontoqa_tinystories as lm
 from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep, per_gamma, stage_cosine, with_cosines
@@ -47,6 +46,10 @@ class LmDocs:
     def _sql_table(self, target: str, sql_root: str) -> str:
         return markdown_table(*query(self.root / target, (self.root / sql_root / "table.sql").read_text()))
 
+    def groups(self, profile: str) -> dict[str, list[RunConfig]]:
+        """The study's groups for a profile (``lm.study_configs``), made once per reading of the repository."""
+        return self.repo.once((LM_SWEEPS[profile], "groups"), lambda: lm.study_configs(profile))
+
     def _lm(self, profile: str) -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
         """The study's groups for a profile and its committed finished runs as ``measure_sweep`` gives them (a
         ``.partial`` snapshot is no finished run), measured once per reading of the repository: every table, figure
@@ -54,7 +57,7 @@ class LmDocs:
         file is not written into ``results/`` (``Repository.writes``: the check changes nothing): a run packed
         without one is measured each time."""
         def read() -> tuple[dict[str, list[RunConfig]], dict[str, dict]]:
-            groups = lm.study_configs(profile)
+            groups = self.groups(profile)
             return groups, measure_sweep([c for cs in groups.values() for c in cs], self.root / LM_SWEEPS[profile],
                                          keep=self.repo.writes)
 
@@ -84,8 +87,8 @@ class LmDocs:
 
     def lm_minutes(self, profile: str) -> str:
         """The finished runs' wall times, as committed in their summaries: range and median in minutes."""
-        walls = sorted(read_json(self.root / LM_SWEEPS[profile] / r / "summary.json", "run summary")["wall_time_s"] / 60
-                       for r in self._lm(profile)[1])
+        minutes = self.repo.minutes(LM_SWEEPS[profile])
+        walls = sorted(minutes[r] for r in self._lm(profile)[1])
         return f"{walls[0]:.0f}–{walls[-1]:.0f} min per run, median {median(walls):.0f}"
 
     def _draw_lm(self, profile: str, scratch: Path) -> None:
@@ -94,13 +97,13 @@ class LmDocs:
 
     def _lm_inputs(self) -> list[str]:
         """The cpu sweep is complete: every main run with its cosines."""
-        return [f"{LM}/{c.run_id()}/{f}" for c in self._lm("cpu")[0]["main"]
+        return [f"{LM}/{c.run_id()}/{f}" for c in self.groups("cpu")["main"]
                 for f in ("config.yaml", "summary.json", "metrics.parquet", "analysis/embedding-cosine.json")]
 
     def regime_inputs(self) -> list[str]:
         """The regime sweep grows: it, and what is measured of each run of the grid that has finished (a
         ``summary.json``), its cosines file being optional."""
-        ids = dict.fromkeys(c.run_id() for cs in lm.study_configs("regime").values() for c in cs)
+        ids = dict.fromkeys(c.run_id() for cs in self.groups("regime").values() for c in cs)
         return [LM_REGIME, *(f"{LM_REGIME}/{r}/{f}" for r in ids
                              if (self.root / LM_REGIME / r / "summary.json").is_file()
                              for f in ("config.yaml", "summary.json", "metrics.parquet"))]

@@ -52,7 +52,7 @@ def finding(docs: LmDocs) -> Finding:
         "regime", "PrOntoQA vs TinyStories (`reproduce prontoqa-tinystories`)",
         f"`regime` (the spec's optimizer on reduced data and model; {docs.lm_minutes('regime')}); earlier `cpu` "
         "and a search of 8 settings", f"{docs.lm_finished('regime')}: `{LM_REGIME}/`; earlier "
-        f"{counts(docs.root, [LM, DL_SEARCH])}", docs.lm_headline(), REGIME_LINK)
+        f"{counts(docs.repo, [LM, DL_SEARCH])}", docs.lm_headline(), REGIME_LINK)
 
 
 def inputs(docs: LmDocs) -> list[str]:

@@ -18,7 +18,7 @@ from reasonlab.studies.prontoqa_tinystories.figures import draw_figures
 from reasonlab.studies.prontoqa_tinystories.measure import measure_sweep
 from reasonlab.studies.prontoqa_tinystories.report import summary_markdown
 from reasonlab.studies.sections import Repository, Sections
-from reasonlab.sweep.runner import run_sweep
+from reasonlab.sweep.runner import run_configs
 
 
 class ProntoqaTinystories(Study):
@@ -39,13 +39,9 @@ class ProntoqaTinystories(Study):
         groups = study_configs(arm, overrides)
         ordered = [c for cs in groups.values() for c in sorted(cs, key=lambda c: c.seed)]
         every = list({c.run_id(): c for c in ordered}.values())
-        name = f"{self.name}-{arm}"
-        executor = make_executor(len(every))
-        console.print(f"prontoqa-tinystories, profile {arm}: {len(every)} runs with {executor.workers} workers × "
-                      f"{executor.threads} threads; store {out / name}")
         axes = [a for a in AXES if len({axis_value(c, a) for c in every}) > 1]
-        report = run_sweep(name, every, out, executor, axes, {"profile": arm}, console)
-        return Records(arm, every, [], report.sweep_dir, report, tuple(overrides))
+        report, rows = run_configs(f"{self.name}-{arm}", every, axes, {"profile": arm}, out, make_executor, console)
+        return Records(arm, every, rows, report.sweep_dir, report, tuple(overrides))
 
     def draw(self, records: Records, out: Path) -> list[Path]:
         return draw_figures(study_configs(records.arm, records.overrides)["main"], _measured(records), out)
@@ -54,18 +50,22 @@ class ProntoqaTinystories(Study):
         return summary_markdown(records.arm, study_configs(records.arm, records.overrides), _measured(records),
                                 records.report.timing())
 
+    def docs(self, repo: Repository) -> LmDocs:
+        """The study's docs over ``repo``: one per reading, which its sections, claims and findings share."""
+        return repo.once(LmDocs, lambda: LmDocs(repo))
+
     def sections(self, repo: Repository) -> Sections:
-        return LmDocs(repo).sections()
+        return self.docs(repo).sections()
 
     def claims(self, repo: Repository) -> list[Claim]:
-        docs = LmDocs(repo)
+        docs = self.docs(repo)
         return [findings.delta_l_claim(docs), findings.cosines_claim(docs)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return [findings.finding(LmDocs(repo))]
+        return [findings.finding(self.docs(repo))]
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.inputs(LmDocs(repo))
+        return findings.inputs(self.docs(repo))
 
 
 def _measured(records: Records) -> dict[str, dict]:

@@ -8,7 +8,7 @@ import math
 from functools import cached_property
 from pathlib import Path
 
-from reasonlab.config import load_profile, load_yaml, resolve
+from reasonlab.config import RunConfig, load_profile, resolve
 from reasonlab.files import read_json
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_source_accuracy
@@ -17,7 +17,7 @@ from reasonlab.schedule import lr_sums
 from reasonlab.studies import reasoning_bias
 from reasonlab.studies.prontoqa_tinystories.report import spread
 from reasonlab.studies.reasoning_bias import demo
-from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, counts, run_folders, train_pack
+from reasonlab.studies.sections import FIGURES, Figures, Repository, Sections, Table, counts, train_pack
 from reasonlab.sweep.results import markdown_table
 from reasonlab.sweep.sql_query import query
 
@@ -46,15 +46,6 @@ SPEC_LR_COMMAND = ("reasonlab sweep --family mixture --profile transformer-spec-
 
 RB_FIGURES = {"reasoning-bias-cpu-curves": "curves", "reasoning-bias-cpu-label-distribution": "label-distribution",
               "reasoning-bias-cpu-cosine-emb_mlp-g0.8": "cosine-emb_mlp-g0.8"}
-
-
-def rb_inputs() -> list[str]:
-    """Every run's record and, for each mixture run, the geometry it kept (no checkpoint is committed): the runs
-    ``reasoning_bias.measure`` reads."""
-    cfgs = reasoning_bias.study_configs("cpu")
-    return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in ("config.yaml", "summary.json", "metrics.parquet")] + [
-        f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
-        if reasoning_bias.is_fig8(c) is None]
 
 
 def _held(per_claim: dict[str, dict[int, bool]], claim: str) -> str:
@@ -106,39 +97,58 @@ def spec_lr_verdict(held: dict[str, list[bool]], finished: int) -> str:
 
 
 class RbDocs:
-    """The study's sections over the records committed in ``repo``."""
+    """The study's sections over the records committed in ``repo``, each record read once (one instance per reading
+    of the repository: ``ReasoningBias.docs``)."""
 
     def __init__(self, repo: Repository) -> None:
         self.repo, self.root = repo, repo.root
 
+    @cached_property
+    def cpu_configs(self) -> list[RunConfig]:
+        """The configs of the committed cpu sweep (``reasoning_bias.study_configs``)."""
+        return reasoning_bias.study_configs("cpu")
+
+    def rb_inputs(self) -> list[str]:
+        """Every run's record and, for each mixture run, the geometry it kept (no checkpoint is committed): the runs
+        ``reasoning_bias.measure`` reads."""
+        cfgs, files = self.cpu_configs, ("config.yaml", "summary.json", "metrics.parquet")
+        return [f"{RB_CPU}/{c.run_id()}/{f}" for c in cfgs for f in files] + [
+            f"{RB_CPU}/{c.run_id()}/analysis/geometry/geometry.{ext}" for c in cfgs for ext in ("json", "npz")
+            if reasoning_bias.is_fig8(c) is None]
+
+    @cached_property
     def demo_seeds(self) -> dict[int, dict[float, dict]]:
         return {int(d.name.removeprefix("seed-")): demo.read_demo_runs(d)
                 for d in sorted((self.root / DEMO).glob("seed-*"))}
 
+    @cached_property
+    def _demo_index(self) -> dict | None:
+        """The demo benchmark's JSON (``demo-seeds.json``), None before it is committed."""
+        index = self.root / DEMO / "demo-seeds.json"
+        return read_json(index, "demo benchmark") if index.is_file() else None
+
     def _demo_inputs(self) -> list[str]:
         """The benchmark's JSON and, per seed it names, the two runs' records it found."""
-        index = self.root / DEMO / "demo-seeds.json"
-        if not index.is_file():
+        if self._demo_index is None:
             return [f"{DEMO}/demo-seeds.json"]
         return [f"{DEMO}/demo-seeds.json", *(f"{DEMO}/seed-{seed}/{run['run_id']}/{f}"
-                                            for seed, result in read_json(index, "demo benchmark")["seeds"].items()
+                                            for seed, result in self._demo_index["seeds"].items()
                                             for run in result["runs"].values()
                                             for f in ("config.yaml", "summary.json", "metrics.parquet"))]
 
     def _draw_demo(self, scratch: Path) -> None:
-        runs = self.demo_seeds()[1]
+        runs = self.demo_seeds[1]
         demo.draw_demo(runs, next(iter(runs.values()))["cfg"].profile, 1, scratch / "demo")
 
     def demo_walls(self) -> dict[str, float]:
         """Seed → the demo's wall time as the benchmark measured it (seconds)."""
-        seeds = read_json(self.root / DEMO / "demo-seeds.json", "demo benchmark")["seeds"]
-        return {s: v["wall_s"] for s, v in seeds.items()}
+        return {s: v["wall_s"] for s, v in self._demo_index["seeds"].items()}
 
     def _demo_seeds_table(self) -> str:
         walls = self.demo_walls()
         large, small = demo.DEMO_GAMMAS
         rows = []
-        for seed, runs in self.demo_seeds().items():
+        for seed, runs in self.demo_seeds.items():
             criteria = reasoning_bias_criteria(runs[small], runs[large])
             rows.append((str(seed), f"{walls[str(seed)]:.0f} s", _demo_cell(runs[large]),
                          _demo_cell(runs[small]), f"{sum(criteria[k] for k in demo.CRITERIA)} of {len(demo.CRITERIA)}",
@@ -154,7 +164,7 @@ class RbDocs:
         from io import StringIO
 
         from reasonlab.terminal import SafeConsole
-        runs = self.demo_seeds()[1]
+        runs = self.demo_seeds[1]
         console = SafeConsole(file=StringIO(), width=100, color_system=None, legacy_windows=False, markup=False)
         console.print(demo.demo_table(runs, "runs/demo"))
         console.print("figure: runs/demo/figures/demo.png", highlight=False)
@@ -170,7 +180,7 @@ class RbDocs:
 
     def demo_headline(self) -> str:
         large, small = demo.DEMO_GAMMAS
-        seeds = self.demo_seeds()
+        seeds = self.demo_seeds
         shows = [all(reasoning_bias_criteria(r[small], r[large])[k] for k in demo.CONTRAST) for r in seeds.values()]
         unseen = {g: [r[g]["reasoning_test_acc"] for r in seeds.values()] for g in (large, small)}
         walls = list(self.demo_walls().values())
@@ -179,19 +189,17 @@ class RbDocs:
                 f"and table together ({min(unseen[large]):.2f}–{max(unseen[large]):.2f}); "
                 f"{min(walls):.0f}–{max(walls):.0f} s per demo on 2 cores")
 
+    @cached_property
     def results(self) -> dict:
-        """``reasoning_bias.measure`` of the committed cpu sweep, read once per reading of the repository."""
-        return self.repo.once((RB_CPU, "measured"), lambda: reasoning_bias.measure(
-            reasoning_bias.study_configs("cpu"), self.root / RB_CPU, keep=False))
+        """``reasoning_bias.measure`` of the committed cpu sweep."""
+        return reasoning_bias.measure(self.cpu_configs, self.root / RB_CPU, keep=False)
 
     def _draw_rb(self, scratch: Path) -> None:
-        reasoning_bias.draw(self.results(), reasoning_bias.study_configs("cpu"), scratch)
+        reasoning_bias.draw(self.results, self.cpu_configs, scratch)
 
     def _rb_e1(self) -> str:
-        results = self.results()
-        walls = [read_json(run / "summary.json", "run summary")["wall_time_s"] for run in run_folders(self.root, RB_CPU)
-                 if not run.name.endswith(".partial")]
-        return "\n".join([f"Committed: {counts(self.root, [RB_CPU])}; {sum(walls) / 60:.0f} min of training summed "
+        results, minutes = self.results, sum(self.repo.minutes(RB_CPU).values())
+        return "\n".join([f"Committed: {counts(self.repo, [RB_CPU])}; {minutes:.0f} min of training summed "
                           f"over the runs (one thread each, beside other work).", "",
                           *reasoning_bias.runs_table(results["runs"]),
                           "", "(t50 = first evaluated epoch, every 2 epochs, with accuracy ≥ 0.5; — = never within the "
@@ -201,7 +209,7 @@ class RbDocs:
     def rb_headline(self) -> str:
         """The results table's line for the committed cpu sweep: E1's criteria and the theory checks, in how many
         seeds each held, and Fig. 8's two claims likewise."""
-        results = self.results()
+        results = self.results
         parts = []
         for model, name in (("emb_mlp", "Emb-MLP"), ("transformer", "transformer")):
             mine = {s: c for (m, s), c in results["criteria"].items() if m == model}
@@ -215,7 +223,9 @@ class RbDocs:
         return ("; ".join(parts) + f"; T1 (at initialization) {t1}; theory checks at γ {reasoning_bias.SMALL_INIT}, "
                 f"passed in: {', '.join(checks)}; Fig. 8: (i) {_held(fig8, 'ranges')}, (ii) {_held(fig8, 'rules')}")
 
+    @cached_property
     def mixture_rows(self) -> list[dict]:
+        """The rows of the committed query over the mixture transformer's sweeps (``table.sql``)."""
         sql = (self.root / MIXTURE / "mixture-transformer-seeds" / "table.sql").read_text()
         columns, rows = query(self.root / MIXTURE, sql)
         return [dict(zip(columns, r, strict=True)) for r in rows]
@@ -223,17 +233,17 @@ class RbDocs:
     def _mixture_runs_table(self) -> str:
         rows = [(r["g"], r["seed"],
                  *(f"{epoch_cell(r[f'{x}50'])} / {epoch_cell(r[f'{x}90'])}" for x in ("mem", "rsn", "test")),
-                 f"{r['memory']:.3f}", f"{r['test']:.3f}", f"{r['s']:.0f}", r["run_id"]) for r in self.mixture_rows()]
+                 f"{r['memory']:.3f}", f"{r['test']:.3f}", f"{r['s']:.0f}", r["run_id"]) for r in self.mixture_rows]
         return markdown_table(["γ", "seed", *(f"t50 / t90 {reasoning_bias.words(f)}" for f in ACCURACIES),
                                *_finals(), "s", "run"], rows)
 
     def _mixture_horizon(self) -> int:
-        return max(load_yaml(d / "config.yaml")["train"]["epochs"] for s in MIXTURE_SWEEPS
-                   for d in run_folders(self.root, f"{MIXTURE}/{s}"))
+        return max(self.repo.yaml(d / "config.yaml")["train"]["epochs"] for s in MIXTURE_SWEEPS
+                   for d in self.repo.runs(f"{MIXTURE}/{s}"))
 
     def _mixture_means_table(self) -> str:
         horizon, by_gamma = self._mixture_horizon(), {}
-        for r in self.mixture_rows():
+        for r in self.mixture_rows:
             by_gamma.setdefault(r["g"], []).append(r)
         rows = [(f"{g} ({'large' if g == min(by_gamma) else 'small'} init)", spread([r["memory"] for r in rs]),
                  spread([r["test"] for r in rs]), _epochs_range([r["mem50"] for r in rs], horizon),
@@ -242,7 +252,7 @@ class RbDocs:
 
     def mixture_headline(self) -> str:
         by_gamma: dict[float, list[dict]] = {}
-        for r in self.mixture_rows():
+        for r in self.mixture_rows:
             by_gamma.setdefault(r["g"], []).append(r)
         cells = [f"γ {g}: memory {min(r['memory'] for r in rs):.2f}–{max(r['memory'] for r in rs):.2f}, reasoning-test "
                  f"{min(r['test'] for r in rs):.2f}–{max(r['test'] for r in rs):.2f}, the rule at 0.5 before the facts "
@@ -251,16 +261,16 @@ class RbDocs:
         return "with the spec's data volume (`transformer-volume`, 200,000 sequences): " + "; ".join(cells)
 
     def _spec_lr_inputs(self) -> list[str]:
-        return [f"{SPEC_LR}/{d.name}/{f}" for d in run_folders(self.root, SPEC_LR) if not d.name.endswith(".partial")
+        return [f"{SPEC_LR}/{d.name}/{f}" for d in self.repo.runs(SPEC_LR) if not d.name.endswith(".partial")
                 for f in ("config.yaml", "summary.json", "metrics.parquet")]
 
     @cached_property
     def spec_lr_runs(self) -> dict[tuple[float, int], dict]:
         """Each finished run of the spec-lr sweep as the E1 criteria read it, keyed by (γ, seed)."""
         runs = {}
-        for d in run_folders(self.root, SPEC_LR):
+        for d in self.repo.runs(SPEC_LR):
             if not d.name.endswith(".partial"):
-                cfg = resolve(load_yaml(d / "config.yaml"))
+                cfg = resolve(self.repo.yaml(d / "config.yaml"))
                 runs[(cfg.init.gamma, cfg.seed)] = reasoning_bias.read_mixture_run(cfg, d)
         return runs
 
@@ -314,7 +324,7 @@ class RbDocs:
     def sections(self) -> Sections:
         return [
             ("demo", Figures(self._demo_inputs, {f"{FIGURES}/demo.png": "demo.png"}, self._draw_demo, DEMO_COMMAND)),
-            *((name, Figures(rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, self._draw_rb, RB_COMMAND))
+            *((name, Figures(self.rb_inputs, {f"{FIGURES}/{name}.png": f"{made}.png"}, self._draw_rb, RB_COMMAND))
               for name, made in RB_FIGURES.items()),
             ("mixture-transformer-runs", Table(DOC, _mixture_inputs, self._mixture_runs_table)),
             ("mixture-transformer-means", Table(DOC, _mixture_inputs, self._mixture_means_table)),
@@ -324,9 +334,9 @@ class RbDocs:
                                                   command=SPEC_LR_COMMAND)),
             ("demo-seeds", Table(DOC, self._demo_inputs, self._demo_seeds_table, command=DEMO_COMMAND)),
             ("demo-sample", Table("README.md", self._demo_inputs, self._demo_sample, command=DEMO_COMMAND)),
-            ("reasoning-bias-cpu-e1", Table(DOC, rb_inputs, self._rb_e1, command=RB_COMMAND)),
-            ("reasoning-bias-cpu-geometry", Table(DOC, rb_inputs, command=RB_COMMAND, render=lambda: "\n".join(
-                reasoning_bias.geometry_lines(self.results())) + "\n")),
-            ("reasoning-bias-cpu-fig8", Table(DOC, rb_inputs, command=RB_COMMAND, render=lambda: "\n".join(
-                reasoning_bias.fig8_lines(self.results()["fig8"])) + "\n")),
+            ("reasoning-bias-cpu-e1", Table(DOC, self.rb_inputs, self._rb_e1, command=RB_COMMAND)),
+            ("reasoning-bias-cpu-geometry", Table(DOC, self.rb_inputs, command=RB_COMMAND, render=lambda: "\n".join(
+                reasoning_bias.geometry_lines(self.results)) + "\n")),
+            ("reasoning-bias-cpu-fig8", Table(DOC, self.rb_inputs, command=RB_COMMAND, render=lambda: "\n".join(
+                reasoning_bias.fig8_lines(self.results["fig8"])) + "\n")),
         ]

@@ -15,7 +15,6 @@ from reasonlab.studies.reasoning_bias.docs import (
     RB_CPU,
     SPEC_LR,
     RbDocs,
-    rb_inputs,
 )
 from reasonlab.studies.sections import counts
 
@@ -26,7 +25,7 @@ E1_MODELS = {"emb_mlp": ("Emb-MLP", "Fig. 3B"), "transformer": ("transformer", "
 def e1_claim(docs: RbDocs, model: str) -> Claim:
     """E1 on one model: all four of the spec's criteria, seed by seed."""
     name, figure = E1_MODELS[model]
-    mine = {s: c for (m, s), c in docs.results()["criteria"].items() if m == model}
+    mine = {s: c for (m, s), c in docs.results["criteria"].items() if m == model}
     n = len(mine)
     per_seed = {s: all(c[k] for k in rb.CRITERIA) for s, c in mine.items()}
     missed = [f"{label.split(' (')[0]} in {k} of {n}" for key, label in rb.CRITERIA.items()
@@ -64,7 +63,7 @@ def spec_lr_claim(docs: RbDocs) -> Claim:
 
 
 def fig8_claim(docs: RbDocs) -> Claim:
-    held = rb.fig8_held(docs.results()["fig8"])
+    held = rb.fig8_held(docs.results["fig8"])
     return Claim(
         "fig8", "reasoning bias, label distributions", rb.PAPER,
         "trained on memory data alone, labels land in range long before they are right; F_mem,2 is learned much "
@@ -80,14 +79,14 @@ def findings(docs: RbDocs) -> list[Finding]:
     """The demo, the cpu sweep and the mixture transformer at the spec's data volume."""
     return [
         Finding("demo", "the demo (`reasonlab demo`): Emb-MLP on the reasoning/memory mixture", "`emb-mlp-cpu`",
-                counts(docs.root, [DEMO]), docs.demo_headline(), f"[reasoning-bias]({DOC}#the-demo-reasonlab-demo)"),
+                counts(docs.repo, [DEMO]), docs.demo_headline(), f"[reasoning-bias]({DOC}#the-demo-reasonlab-demo)"),
         Finding("cpu", "reasoning bias on the mixture (`reproduce reasoning-bias`)", "`cpu`",
-                counts(docs.root, [RB_CPU]), docs.rb_headline(), CPU_LINK),
+                counts(docs.repo, [RB_CPU]), docs.rb_headline(), CPU_LINK),
         Finding("volume", "the mixture transformer at the spec's volume (`train --family mixture --profile "
                 "transformer-volume`)", "`transformer-volume` (24–46 min per run)",
-                counts(docs.root, [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]), docs.mixture_headline(), CPU_LINK),
+                counts(docs.repo, [f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS]), docs.mixture_headline(), CPU_LINK),
     ]
 
 
-def inputs() -> list[str]:
-    return [DEMO, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), SPEC_LR, *rb_inputs()]
+def inputs(docs: RbDocs) -> list[str]:
+    return [DEMO, *(f"{MIXTURE}/{s}" for s in MIXTURE_SWEEPS), SPEC_LR, *docs.rb_inputs()]

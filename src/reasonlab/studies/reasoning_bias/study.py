@@ -14,7 +14,7 @@ from reasonlab.studies.claims import Claim, Finding
 from reasonlab.studies.reasoning_bias import ARMS, demo, draw, findings, measure, study_configs, summary_markdown
 from reasonlab.studies.reasoning_bias.docs import RbDocs
 from reasonlab.studies.sections import Repository, Sections
-from reasonlab.sweep.runner import run_sweep
+from reasonlab.sweep.runner import run_configs
 
 
 class ReasoningBias(Study):
@@ -36,16 +36,13 @@ class ReasoningBias(Study):
 
     def train(self, arm: str, out: Path, make_executor: Any, console: Console, overrides: list[str] = (),
               seeds: list[int] | None = None) -> Records:
+        """Both models' profiles over γ and the seeds, and Fig. 8's runs (``study_configs``), as one sweep."""
         cfgs = study_configs(arm, overrides, seeds)
-        name = f"{self.name}-{arm}"
-        executor = make_executor(len(cfgs))
-        console.print(f"reasoning-bias, profile {arm}: {len(cfgs)} runs (model × γ × seed, and Fig. 8's two) with "
-                      f"{executor.workers} workers × {executor.threads} threads; store {out / name}")
-        report = run_sweep(name, cfgs, out, executor, ["model.kind", "init.gamma", "seed"], {"profile": arm},
-                           console)
+        report, rows = run_configs(f"{self.name}-{arm}", cfgs, ["model.kind", "init.gamma", "seed"], {"profile": arm},
+                                   out, make_executor, console)
         if report.failed:
             console.print(f"{len(report.failed)} runs failed; the summary covers the finished ones")
-        return Records(arm, cfgs, [], report.sweep_dir, report, tuple(overrides))
+        return Records(arm, cfgs, rows, report.sweep_dir, report, tuple(overrides))
 
     def draw(self, records: Records, out: Path) -> list[Path]:
         draw(_measured(records), records.configs, out)
@@ -54,19 +51,23 @@ class ReasoningBias(Study):
     def summarize(self, records: Records) -> str:
         return summary_markdown(records.arm, records.configs, _measured(records), records.report.timing())
 
+    def docs(self, repo: Repository) -> RbDocs:
+        """The study's docs over ``repo``: one per reading, which its sections, claims and findings share."""
+        return repo.once(RbDocs, lambda: RbDocs(repo))
+
     def sections(self, repo: Repository) -> Sections:
-        return RbDocs(repo).sections()
+        return self.docs(repo).sections()
 
     def claims(self, repo: Repository) -> list[Claim]:
-        docs = RbDocs(repo)
+        docs = self.docs(repo)
         return [*(findings.e1_claim(docs, model) for model in findings.E1_MODELS), findings.spec_lr_claim(docs),
                 findings.fig8_claim(docs)]
 
     def findings(self, repo: Repository) -> list[Finding]:
-        return findings.findings(RbDocs(repo))
+        return findings.findings(self.docs(repo))
 
     def finding_inputs(self, repo: Repository) -> list[str]:
-        return findings.inputs()
+        return findings.inputs(self.docs(repo))
 
 
 def _measured(records: Records) -> dict:
