@@ -120,8 +120,12 @@ def test_the_docs_table_grows_with_the_committed_runs_and_gives_a_verdict_once_b
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abc", 1)
     text = committed.render()
     assert committed.both_codes() and "Partial: reference 1 of 2, reasonlab 1 of 2 seeds committed" in text
-    assert "**the two codes agree**" in text and "figures/modular-side-by-side.png" in text
+    assert "- side by side: pending" in text and "agree**" not in text and "figures/modular-side-by-side.png" in text
     assert len(committed.inputs()) == 5
+    reference_run(tmp_path / FOLDER / "reference-s2", 2)
+    reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abd", 2)
+    text = committed.render()
+    assert "Partial" not in text and "**the two codes agree**" in text
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "def", 2, p=13)
     with pytest.raises(StoreError, match="not one p"):
         committed.render()

@@ -132,8 +132,9 @@ def compare(histories: list[History], p: int) -> Comparison:
     return Comparison(exits, ratio, steps, gap, at)
 
 
-def verdict_lines(comparison: Comparison, p: int) -> list[str]:
-    """The verdict as Markdown: each criterion with its figures, then the whole."""
+def verdict_lines(comparison: Comparison, p: int, complete: bool = True) -> list[str]:
+    """The verdict as Markdown: each criterion with its figures, then the whole — pending until ``complete`` (every
+    seed of both codes committed): a criterion read over fewer seeds is a reading so far, not the verdict."""
     def exits(code: str) -> str:
         return ", ".join("never" if e is None else f"{e:,}" for e in comparison.exits[code])
 
@@ -147,7 +148,8 @@ def verdict_lines(comparison: Comparison, p: int) -> list[str]:
             f"**{'held' if comparison.exits_agree else 'did not hold'}**",
             f"- o.o.d. last-shot accuracy at matched steps: {gap} (≤ {OOD_TOLERANCE} asked): "
             f"**{'held' if comparison.ood_agrees else 'did not hold'}**",
-            f"- side by side: **{'the two codes agree' if comparison.holds else 'the two codes differ'}**"]
+            f"- side by side: **{'the two codes agree' if comparison.holds else 'the two codes differ'}**" if complete
+            else f"- side by side: pending ({RUNS_PER_CODE} seeds per code; the criteria above read what is committed)"]
 
 
 COLORS = {"reference": "tab:orange", "reasonlab": "tab:blue"}
@@ -236,9 +238,9 @@ class Committed:
             return "\n".join([*lines, "", f"The verdict needs runs of both codes ({counts['reference']} reference, "
                               f"{counts['reasonlab']} reasonlab committed); to commit the rest: {COMMAND}.", ""])
         short = [f"{code} {n} of {RUNS_PER_CODE}" for code, n in counts.items() if n < RUNS_PER_CODE]
-        note = ([f"Partial: {', '.join(short)} seeds committed; the verdict below is over what is committed."]
-                if short else [])
-        return "\n".join([*lines, "", *note, *verdict_lines(compare(histories, p), p), "",
+        note = ([f"Partial: {', '.join(short)} seeds committed; the criteria below read what is committed, the verdict "
+                 "waits for every seed."] if short else [])
+        return "\n".join([*lines, "", *note, *verdict_lines(compare(histories, p), p, complete=not short), "",
                           f"![the two codes side by side](figures/{FIGURE}.png)", ""])
 
     def draw(self, scratch: Path) -> None:
