@@ -231,7 +231,7 @@ def test_a_number_is_read_from_ascii_digits_only(tmp_path, monkeypatch):
     stale[0].write_text("x")
     stale[1].mkdir()
     remove_temps(tmp_path)
-    clean_stale(tmp_path)
+    clean_stale(tmp_path, lambda folder, name: pytest.fail(f"{folder} was taken for a stale folder of {name}"))
     assert all(p.exists() for p in stale)
     with pytest.raises(ValueError, match="is not a task a,b of two integers"):
         parse_task("²,3")
