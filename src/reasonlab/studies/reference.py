@@ -14,25 +14,31 @@ FIXTURES = "tests/reference/fixtures"
 
 @dataclass(frozen=True)
 class Reference:
-    """A reference test module (``tests``, a repository path) and the doc whose "Checked against the authors' code"
-    section says what it checks."""
+    """The reference test modules of a study (``tests``, repository paths; each names the one reference repository
+    and commit in its docstring) and the doc whose "Checked against the authors' code" section says what they
+    check."""
 
-    tests: str
+    tests: tuple[str, ...]
     doc: str
 
     def read(self, root: Path) -> tuple[int, str, str]:
-        """The number of test functions in the module, the reference repository and the commit its docstring names."""
-        tree = ast.parse((root / self.tests).read_text())
-        doc = ast.get_docstring(tree) or ""
-        n = sum(isinstance(node, ast.FunctionDef) and node.name.startswith("test_") for node in tree.body)
-        repo = re.search(r"``(\w+)``", doc)
-        commit = re.search(r"\b[0-9a-f]{40}\b", doc)
-        if not (repo and commit):
-            raise ValueError(f"{self.tests}: its docstring names no ``repository`` and 40-digit commit")
-        return n, repo.group(1), commit.group(0)
+        """The number of test functions in the modules, the reference repository and the commit they name."""
+        n, named = 0, set()
+        for module in self.tests:
+            tree = ast.parse((root / module).read_text())
+            doc = ast.get_docstring(tree) or ""
+            n += sum(isinstance(node, ast.FunctionDef) and node.name.startswith("test_") for node in tree.body)
+            repo = re.search(r"``(\w+)``", doc)
+            commit = re.search(r"\b[0-9a-f]{40}\b", doc)
+            if not (repo and commit):
+                raise ValueError(f"{module}: its docstring names no ``repository`` and 40-digit commit")
+            named.add((repo.group(1), commit.group(0)))
+        if len(named) != 1:
+            raise ValueError(f"{', '.join(self.tests)}: they name {len(named)} repositories or commits, not one")
+        return n, *named.pop()
 
     def inputs(self) -> list[str]:
-        return [self.tests, FIXTURES]
+        return [*self.tests, FIXTURES]
 
 
 def reference_cell(root: Path, reference: Reference | None) -> str:

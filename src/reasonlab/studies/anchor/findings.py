@@ -27,7 +27,7 @@ from reasonlab.studies.reference import Reference
 from reasonlab.studies.sections import CommittedSweep, Repository, counts
 from reasonlab.terminal import counted
 
-REFERENCE = Reference("tests/reference/test_anchor_reference.py", DOC)
+REFERENCE = Reference(("tests/reference/test_anchor_reference.py",), DOC)
 
 
 # ---- anchor-phase: the reduced phase diagrams and the demo --------------------------------------------------------

@@ -16,7 +16,7 @@ from reasonlab.studies.reference import Reference
 from reasonlab.studies.sections import counts
 from reasonlab.terminal import counted
 
-REFERENCE = Reference("tests/reference/test_modular_reference.py", DOC)
+REFERENCE = Reference(("tests/reference/test_modular_reference.py", "tests/reference/test_modular_batches.py"), DOC)
 CPU_LINK = f"[modular-icl]({DOC}#what-the-cpu-profile-showed-reasonlab-reproduce-modular-phase---profile-cpu)"
 SEARCH_LINK = f"[modular-icl]({DOC}#where-the-search-stands-2026-12-03-ood-generalization-not-reached)"
 R3_LINK = f"[modular-icl]({DOC}#route-r3-the-p-11-line-in-a-grokking-regime---profile-grok)"
