@@ -35,7 +35,7 @@ from unittest import mock
 import numpy as np
 import torch
 from modular_fixtures import CONFIG as SMALL
-from modular_reference import PINNED_COMMIT, REPOSITORY, arguments, load, start_process_group
+from modular_reference import PINNED_COMMIT, REPOSITORY, arguments, fixture_command, start_process_group
 from modular_side_by_side import CONFIG as SIDE_BY_SIDE
 from modular_side_by_side import reference_surroundings
 
@@ -93,12 +93,7 @@ def rows_of(batches: list, args: argparse.Namespace, id_tasks: list[list[int]]) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reference", type=Path, required=True, help="a checkout of ICL_Modular_Arithmetic")
-    parser.add_argument("--out", type=Path, default=Path("tests/reference/fixtures/modular"))
-    opts = parser.parse_args()
-    torch.set_num_threads(1)
-    ref = load(opts.reference)
+    opts, ref = fixture_command(__doc__)
     arrays: dict[str, np.ndarray] = {}
     resolved = {}
     for name, config in CONFIGS.items():

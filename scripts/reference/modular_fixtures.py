@@ -22,7 +22,6 @@ Running it twice writes the same files.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import itertools
 import json
@@ -34,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from modular_reference import PINNED_COMMIT, REPOSITORY, arguments, load, start_process_group
+from modular_reference import PINNED_COMMIT, REPOSITORY, arguments, fixture_command, start_process_group
 
 CONFIG = dict(p=11, base=11, n_tasks_pl=4, n_tasks_rd=0, n_point_per_row=8, data_pct=80.0, data_seed=0, seed=1,
               n_embd=32, n_head=4, n_layer=2, widen_factor=4, act_name="relu", block_size=64, lr=1e-3, wd=0.5,
@@ -89,12 +88,7 @@ def pair_ids(rows: torch.Tensor, p: int) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reference", type=Path, required=True, help="a checkout of ICL_Modular_Arithmetic")
-    parser.add_argument("--out", type=Path, default=Path("tests/reference/fixtures/modular"))
-    opts = parser.parse_args()
-    torch.set_num_threads(1)
-    ref = load(opts.reference)
+    opts, ref = fixture_command(__doc__)
     start_process_group()
     args = arguments(ref, **CONFIG)
     pre, ood = task_lists(ref, args)

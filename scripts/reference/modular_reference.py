@@ -44,6 +44,17 @@ def load(reference: Path) -> SimpleNamespace:
     return SimpleNamespace(**modules)
 
 
+def fixture_command(doc: str) -> tuple[argparse.Namespace, SimpleNamespace]:
+    """A fixture script's command line (``--reference`` checkout, ``--out`` folder) and the reference it loads, one
+    thread: what every script that writes fixtures from the reference starts with."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--reference", type=Path, required=True, help="a checkout of ICL_Modular_Arithmetic")
+    parser.add_argument("--out", type=Path, default=Path("tests/reference/fixtures/modular"))
+    opts = parser.parse_args()
+    torch.set_num_threads(1)
+    return opts, load(opts.reference)
+
+
 def arguments(ref: SimpleNamespace, **changes: object) -> argparse.Namespace:
     """The reference script's own argument defaults (its parser), on the CPU in fp32, with ``changes``."""
     args = ref.script.parser.parse_args([])
