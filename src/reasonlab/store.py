@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reasonlab.errors import ConfigError, StoreError
-from reasonlab.files import atomic_write_bytes, link_error, open_regular, own_copy
+from reasonlab.files import atomic_write_bytes, link_error, own_copy, read_bounded
 from reasonlab.terminal import printable
 
 PARTIAL = ".partial"
@@ -142,12 +142,24 @@ def _damaged(path: Path, e: Exception) -> StoreError:
     return StoreError(f"{path}: damaged metrics file ({type(e).__name__}); rerun the run")
 
 
+MAX_TABLE_BYTES = 2**30  # a Parquet table of the store (a metrics file of a million evaluations is about 20 MB)
+
+
+def parquet_source(path: Path, what: str) -> pa.BufferReader:
+    """The Parquet file ``path`` read whole by this thread (``read_bounded``: a regular file of at most
+    ``MAX_TABLE_BYTES``) into memory Arrow owns. Arrow's reader threads release what they were handed as they end;
+    a Python object (a file, or bytes) needs the GIL to be released, and a thread waiting for it while the
+    interpreter exits aborts the process ("terminate called without an active exception")."""
+    sink = pa.BufferOutputStream()
+    sink.write(read_bounded(path, what, MAX_TABLE_BYTES))
+    return pa.BufferReader(sink.getvalue())
+
+
 def check_metrics_columns(path: Path, run_id: str | None = None) -> None:
     """A metrics file is a regular file whose footer alone says it is a metrics table of the run (``_check_schema``);
     else a one-line StoreError."""
     try:
-        with open_regular(path, "metrics file") as f:
-            _check_schema(path, pq.read_schema(f), run_id)
+        _check_schema(path, pq.read_schema(parquet_source(path, "metrics file")), run_id)
     except (pa.ArrowException, OSError) as e:
         raise _damaged(path, e) from None
 
@@ -157,9 +169,9 @@ def metrics_table(path: Path, run_id: str | None = None) -> pa.Table:
     checksum, the text as UTF-8, no epoch, step, split or metric missing); a FIFO or device in its place, a damaged
     file, a Parquet table of other columns or another run's metrics is a one-line StoreError."""
     try:
-        with open_regular(path, "metrics file") as f:
-            _check_schema(path, pq.read_schema(f), run_id)
-            table = pq.read_table(f, schema=METRIC_SCHEMA, page_checksum_verification=True)
+        source = parquet_source(path, "metrics file")
+        _check_schema(path, pq.read_schema(source), run_id)
+        table = pq.read_table(source, schema=METRIC_SCHEMA, page_checksum_verification=True)
         table.validate(full=True)
     except (pa.ArrowException, OSError) as e:
         raise _damaged(path, e) from None

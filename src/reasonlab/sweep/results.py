@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 
 from reasonlab.config import ConfigError
 from reasonlab.errors import StoreError
-from reasonlab.files import atomic_write_bytes, open_regular, warn
+from reasonlab.files import atomic_write_bytes, warn
 from reasonlab.records import check_metrics, load_run, read_sweep, run_dirs, within
 from reasonlab.registry import task_kind, task_kinds
-from reasonlab.store import LOCKS, file_lock
+from reasonlab.store import LOCKS, file_lock, parquet_source
 from reasonlab.sweep.bindings import holds, row_digest, run_binding, stored_bindings, with_bindings
 from reasonlab.terminal import counted
 
@@ -189,8 +189,7 @@ def _stored_table(sweep_dir: Path) -> pa.Table:
     results table."""
     path = sweep_dir / RESULTS
     try:
-        with open_regular(path, "results table") as f:
-            table = pq.read_table(f)
+        table = pq.read_table(parquet_source(path, "results table"))
         if table.schema.field("run_id").type == pa.string():  # KeyError: no such column
             return table
         why = "its run_id column is not text"
