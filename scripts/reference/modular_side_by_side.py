@@ -25,19 +25,22 @@ Its ``torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, ...)`
 selects PyTorch's CPU flash-attention kernel, the one the CPU picks anyway for its causal, unmasked attention.
 
 It writes, into ``--out``: ``config.json`` (the reference's args as ``main`` resolved them, the commit, the command
-line, the CPU, torch's version, the wall time) and then ``metrics.parquet`` (the history table's columns, plus
-``seed`` and ``code`` = "reference"), each to a temporary name renamed into place, so a killed run leaves neither
-half-written. ``DIR/work`` keeps the reference's own table and what it printed. A run whose ``metrics.parquet``
-exists is finished and is not trained again; any other is restarted from scratch (the reference cannot resume).
+line, the CPU, torch's version, the wall time), ``tasks.json`` (the i.d. and o.o.d. task vectors it printed) and
+then ``metrics.parquet`` (the history table's columns, plus ``seed`` and ``code`` = "reference"), each to a temporary
+name renamed into place, so a killed run leaves none half-written. ``DIR/work`` keeps the reference's own table and
+what it printed. A run whose ``metrics.parquet`` exists is finished and is not trained again (its ``tasks.json`` is
+written from its log if missing); any other is restarted from scratch (the reference cannot resume).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import sys
@@ -118,6 +121,20 @@ def history(work: Path, seed: int) -> pd.DataFrame:
     return frame.reset_index(drop=True).assign(seed=seed, code="reference")
 
 
+def task_vectors(log: str) -> dict[str, list[list[int]]]:
+    """The i.d. and o.o.d. task vectors the reference printed into its log (``main.log``), as lists of [a, b]."""
+    found = re.findall(r"with total \d+ task vectors: ?\n (\[.*?\]) ?\n", log)
+    if len(found) != 2:
+        sys.exit(f"expected the reference's two lists of task vectors in its log, found {len(found)}")
+    return {name: [list(t) for t in ast.literal_eval(text)] for name, text in zip(("id", "ood"), found, strict=True)}
+
+
+def write_tasks(out: Path) -> None:
+    """``tasks.json``: the run's task vectors read from its log (what the side by side's loss levels read)."""
+    tasks = task_vectors((out / "work" / "main.log").read_text())
+    write_atomic(out / "tasks.json", lambda path: path.write_text(json.dumps(tasks) + "\n"))
+
+
 def cpu_model() -> str:
     """The CPU's model name as ``/proc/cpuinfo`` gives it (the machine's, when that file is missing)."""
     with contextlib.suppress(OSError):
@@ -148,7 +165,9 @@ def main() -> None:
     out = opts.out.resolve()
     metrics = out / "metrics.parquet"
     if metrics.exists():
-        print(f"{metrics} exists: this run is finished, nothing to do")
+        if not (out / "tasks.json").exists():
+            write_tasks(out)
+        print(f"{metrics} exists: this run is finished, nothing to train")
         return
     torch.set_num_threads(1)
     ref = load(opts.reference)
@@ -162,8 +181,9 @@ def main() -> None:
               "patches": PATCHES, "cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__,
               "python": platform.python_version(), "wall_seconds": round(wall, 1)}
     write_atomic(out / "config.json", lambda path: path.write_text(json.dumps(config, indent=1) + "\n"))
+    write_tasks(out)
     write_atomic(metrics, lambda path: frame.to_parquet(path, index=False))
-    print(f"wrote {out / 'config.json'} and {metrics}: {len(frame)} rows, {wall:.0f} s")
+    print(f"wrote {out / 'config.json'}, {out / 'tasks.json'} and {metrics}: {len(frame)} rows, {wall:.0f} s")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from reasonlab.studies.modular.side_by_side import (
     History,
     compare,
     draw,
+    loss_levels,
     reasonlab_history,
     reference_history,
     verdict_lines,
@@ -116,7 +117,7 @@ def test_the_docs_table_grows_with_the_committed_runs_and_gives_a_verdict_once_b
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abc.partial", 1)  # a packed unfinished run is not compared
     text = committed.render()
     assert not committed.both_codes() and "needs runs of both codes (1 reference, 0 reasonlab" in text
-    assert "| reference | 1 | 2,000 | 2,000 | 0.400 | 1.5 h, AMD EPYC |" in text
+    assert "| reference | 1 | 2,000 | 2,000 | 0.400 | — | 1.5 h, AMD EPYC |" in text
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abc", 1)
     text = committed.render()
     assert committed.both_codes() and "Partial: reference 1 of 2, reasonlab 1 of 2 seeds committed" in text
@@ -125,7 +126,30 @@ def test_the_docs_table_grows_with_the_committed_runs_and_gives_a_verdict_once_b
     reference_run(tmp_path / FOLDER / "reference-s2", 2)
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "abd", 2)
     text = committed.render()
-    assert "Partial" not in text and "**the two codes agree**" in text
+    assert "Partial" not in text and "**the two codes agree**" in text and "copied" not in text
+    for folder in ("reference-s1", "reference-s2"):  # every run's tasks recorded: the levels beside the verdict
+        (tmp_path / FOLDER / folder / "tasks.json").write_text(json.dumps({"id": [[1, 0], [0, 1]]}))
+    for folder in ("abc", "abd"):
+        (tmp_path / FOLDER / "reasonlab" / folder / "tasks.json").write_text(
+            json.dumps({"id": [[1, 0], [0, 1]], "train_pairs": list(range(1, 100))}))
+    for folder in ("reference-s1", "reference-s2"):
+        config = tmp_path / FOLDER / folder / "config.json"
+        config.write_text(json.dumps({**json.loads(config.read_text()), "args": {
+            **json.loads(config.read_text())["args"], "data_pct": 80.0, "data_seed": 0}}))
+    text = committed.render()
+    assert len(committed.inputs()) == 14 and "the exit line 2.158 lies" in text
+    assert text.count(" / ") >= 4 and "with the answers of a row's repeated pairs copied" in text
     reasonlab_run(tmp_path / FOLDER / "reasonlab" / "def", 2, p=13)
     with pytest.raises(StoreError, match="not one p"):
         committed.render()
+
+
+def test_loss_levels_are_the_context_free_entropy_and_its_share_left_by_copying():
+    assert loss_levels([[1, 0]], [5, 17, 40], P) == (0.0, 0.0)  # one task: z follows from the pair
+    every_task = [[a, b] for a in range(P) for b in range(P)]
+    free, copying = loss_levels(every_task, [1, 2, 3], P)  # z uniform over the residues for any pair but (0, 0)
+    assert free == pytest.approx(math.log(P)) and copying == pytest.approx(
+        math.log(P) * sum((2 / 3) ** k for k in range(16)) / 16)
+    assert loss_levels(every_task, [1], P, shots=4)[1] == pytest.approx(math.log(P) / 4)  # one pair: only shot 0 new
+    two = loss_levels([[1, 0], [0, 1]], [1 * P + 2], P)  # x = 1, y = 2: z is 1 or 2, one task each
+    assert two[0] == pytest.approx(math.log(2))

@@ -15,6 +15,10 @@ codes logged the seed means of the o.o.d. accuracy are within 0.1. A plateau exi
 every logged loss is at most 0.9·ln p: the reference's figure is the loss of one batch of 64 sequences, which dips
 below the line on the plateau now and then (a dip at step 8,000 of a run that leaves it at 25,000), so the first
 step below the line alone would time its noise.
+
+Beside the line, two losses each run's tasks reach without inferring the task (``loss_levels``): the context-free
+level (z predicted from the pair alone) and the copying level (that, with the answer of a pair already shown in the
+row copied): where the line lies near the copying level, a plateau exit by it can time copying rather than inference.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import pyarrow.parquet as pq
 from reasonlab.config import load_yaml
 from reasonlab.errors import StoreError
 from reasonlab.files import read_json
+from reasonlab.kinds.modular.data import split_pairs
 from reasonlab.plots import save_figure
 from reasonlab.records import run_metrics
 from reasonlab.store import Metrics
@@ -51,6 +56,7 @@ class History:
     ood: dict[int, float]
     p: int | None = None
     wall: str = "—"
+    levels: tuple[float, float] | None = None  # (context-free, copying) loss levels of its tasks (``loss_levels``)
 
     def plateau_exit(self, p: int) -> int | None:
         """The first logged step from which every logged loss is at most ``EXIT_FRACTION`` · ln p (None: the last
@@ -62,6 +68,25 @@ class History:
             elif exit_step is None:
                 exit_step = step
         return exit_step
+
+
+def loss_levels(tasks: list[list[int]], train_pairs: list[int], p: int,
+                shots: int = LAST_SHOT + 1) -> tuple[float, float]:
+    """Two training-distribution losses (mean over a row's answers) reachable without inferring the task:
+    context-free, the entropy of z = a·x + b·y mod p over the i.d. tasks (a, b), averaged over the training pairs
+    (pair = x·p + y) — the best prediction from the pair alone; copying, that loss where the row has not shown the
+    pair before and 0 where it has, with a row's pairs drawn i.i.d. from the n training pairs (shot k repeats an
+    earlier pair with probability 1 − (1 − 1/n)^k)."""
+    entropies = []
+    for pair in train_pairs:
+        x, y = divmod(pair, p)
+        counts = [0] * p
+        for a, b in tasks:
+            counts[(a * x + b * y) % p] += 1
+        entropies.append(-sum(c / len(tasks) * math.log(c / len(tasks)) for c in counts if c))
+    context_free = mean(entropies)
+    new_pair = mean((1 - 1 / len(train_pairs)) ** k for k in range(shots))
+    return context_free, new_pair * context_free
 
 
 def _wall(seconds: float, cpu: str) -> str:
@@ -79,9 +104,14 @@ def reference_history(folder: Path) -> History:
         raise StoreError(f"{path}: not a reference history with columns {', '.join(REFERENCE_COLUMNS)} ({e})") from e
     steps = [int(s) for s in table["step"]]
     args = config["args"]
+    p = int(args["p"])
+    levels = None
+    if (folder / "tasks.json").is_file():  # its α split is NumPy's permutation of its data seed (check b)
+        train, _ = split_pairs(p, float(args["data_pct"]) / 100, int(args["data_seed"]), "numpy")
+        levels = loss_levels(read_json(folder / "tasks.json", "reference tasks")["id"], train.tolist(), p)
     return History("reference", int(args["seed"]), dict(zip(steps, table["tr_loss"], strict=True)),
-                   dict(zip(steps, table["ood_val_last_acc"], strict=True)), int(args["p"]),
-                   _wall(config["wall_seconds"], config["cpu"]))
+                   dict(zip(steps, table["ood_val_last_acc"], strict=True)), p,
+                   _wall(config["wall_seconds"], config["cpu"]), levels)
 
 
 def reasonlab_history(run_dir: Path) -> History:
@@ -90,9 +120,12 @@ def reasonlab_history(run_dir: Path) -> History:
     rows = Metrics(run_metrics(run_dir))
     config = load_yaml(run_dir / "config.yaml")
     summary = read_json(run_dir / "summary.json", "run summary")
+    p = int(config["task"]["p"])
+    tasks = read_json(run_dir / "tasks.json", "run tasks") if (run_dir / "tasks.json").is_file() else None
     return History("reasonlab", int(config["seed"]), dict(rows.series("id/train:iid", "loss", clock="step")),
-                   dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")), int(config["task"]["p"]),
-                   _wall(summary["wall_time_s"], summary.get("machine", {}).get("cpu", "?")))
+                   dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")), p,
+                   _wall(summary["wall_time_s"], summary.get("machine", {}).get("cpu", "?")),
+                   tasks and loss_levels(tasks["id"], tasks["train_pairs"], p))
 
 
 @dataclass(frozen=True)
@@ -152,6 +185,20 @@ def verdict_lines(comparison: Comparison, p: int, complete: bool = True) -> list
             else f"- side by side: pending ({RUNS_PER_CODE} seeds per code; the criteria above read what is committed)"]
 
 
+def levels_line(histories: list[History], p: int) -> list[str]:
+    """The exit line beside the runs' loss levels (none until every run has them): how close copying alone comes."""
+    if any(h.levels is None for h in histories):
+        return []
+    line = EXIT_FRACTION * math.log(p)
+    free, copying = ([h.levels[i] for h in histories] for i in (0, 1))
+    gaps = [c - line for c in copying]
+    where = (f"{min(gaps):.3f}–{max(gaps):.3f} below every run's copying level" if min(gaps) > 0 else
+             f"at or above the copying level of {sum(g <= 0 for g in gaps)} of {len(gaps)} runs")
+    return [f"- beside the verdict, the losses each run's tasks reach without inferring the task: context-free "
+            f"{min(free):.3f}–{max(free):.3f}, with the answers of a row's repeated pairs copied "
+            f"{min(copying):.3f}–{max(copying):.3f}; the exit line {line:.3f} lies {where}"]
+
+
 COLORS = {"reference": "tab:orange", "reasonlab": "tab:blue"}
 
 
@@ -166,8 +213,12 @@ def draw(histories: list[History], p: int, out_base: Path) -> list[Path]:
         loss_ax.plot(*zip(*sorted(h.loss.items()), strict=True), style, color=COLORS[h.code], label=label)
         ood_ax.plot(*zip(*sorted(h.ood.items()), strict=True), style, color=COLORS[h.code], label=label)
     loss_ax.axhline(EXIT_FRACTION * math.log(p), color="grey", lw=0.8)
+    copying = [h.levels[1] for h in histories if h.levels is not None]
+    if copying:
+        loss_ax.axhline(mean(copying), color="grey", lw=0.8, ls=":")
     loss_ax.set(xlabel="step", ylabel="loss on the training distribution",
-                title=f"training loss (grey: {EXIT_FRACTION}·ln {p}, the plateau exit)")
+                title=f"training loss (grey: {EXIT_FRACTION}·ln {p}, the plateau exit"
+                      + ("; dotted: copying level)" if copying else ")"))
     ood_ax.axhline(1 / p, color="grey", lw=0.8)
     ood_ax.set(xlabel="step", ylabel="accuracy", ylim=(0, 1),
                title="o.o.d. last-shot accuracy (grey: chance)")
@@ -179,7 +230,7 @@ FOLDER = "results/modular/reference"  # reference-s<S>/ (the reference's runs) a
 FIGURE = "modular-side-by-side"
 RUNS_PER_CODE = 2
 COMMAND = ("for S in 1 2: `python scripts/reference/modular_side_by_side.py --reference REF --seed $S --out "
-           "RUNS/reference-icl/s$S` (its config.json and metrics.parquet copied to "
+           "RUNS/reference-icl/s$S` (its config.json, tasks.json and metrics.parquet copied to "
            f"{FOLDER}/reference-s$S/), and `reasonlab sweep --family modular --profile reference --grid "
            "'seed+task.task_seed=[$S,$S]' --name modular-reference --out RUNS` (packed with `reasonlab pack RUN "
            f"{FOLDER}/reasonlab`)")
@@ -208,10 +259,11 @@ class Committed:
                       if (d / "summary.json").is_file() and not d.name.endswith(".partial"))
 
     def inputs(self) -> list[str]:
-        files = [d / name for d in self.reference_folders() for name in ("config.json", "metrics.parquet")]
-        files += [d / name for d in self.reasonlab_folders() for name in ("config.yaml", "summary.json",
-                                                                         "metrics.parquet")]
-        return [str(f.relative_to(self.root)) for f in files]
+        files = [d / name for d in self.reference_folders()
+                 for name in ("config.json", "tasks.json", "metrics.parquet")]
+        files += [d / name for d in self.reasonlab_folders()
+                  for name in ("config.yaml", "summary.json", "tasks.json", "metrics.parquet")]
+        return [str(f.relative_to(self.root)) for f in files if f.is_file()]  # tasks.json: where it was recorded
 
     def histories(self) -> list[History]:
         return ([reference_history(d) for d in self.reference_folders()]
@@ -227,12 +279,13 @@ class Committed:
             return f"Not committed yet; to commit it: {COMMAND}.\n"
         p = one_p(histories)
         lines = ["| code | seed | last logged step | plateau exit | o.o.d. last-shot accuracy at the last step | "
-                 "wall time (shared cores) |", "|---|---|---|---|---|---|"]
+                 "loss levels: context-free / copying | wall time (shared cores) |", "|---|---|---|---|---|---|---|"]
         for h in histories:
             last = max(h.ood)
             exit_step = h.plateau_exit(p)
+            levels = "—" if h.levels is None else f"{h.levels[0]:.3f} / {h.levels[1]:.3f}"
             lines.append(f"| {h.code} | {h.seed} | {last:,} | {'never' if exit_step is None else f'{exit_step:,}'} | "
-                         f"{h.ood[last]:.3f} | {h.wall} |")
+                         f"{h.ood[last]:.3f} | {levels} | {h.wall} |")
         counts = {code: sum(h.code == code for h in histories) for code in ("reference", "reasonlab")}
         if not all(counts.values()):
             return "\n".join([*lines, "", f"The verdict needs runs of both codes ({counts['reference']} reference, "
@@ -240,8 +293,8 @@ class Committed:
         short = [f"{code} {n} of {RUNS_PER_CODE}" for code, n in counts.items() if n < RUNS_PER_CODE]
         note = ([f"Partial: {', '.join(short)} seeds committed; the criteria below read what is committed, the verdict "
                  "waits for every seed."] if short else [])
-        return "\n".join([*lines, "", *note, *verdict_lines(compare(histories, p), p, complete=not short), "",
-                          f"![the two codes side by side](figures/{FIGURE}.png)", ""])
+        return "\n".join([*lines, "", *note, *verdict_lines(compare(histories, p), p, complete=not short),
+                          *levels_line(histories, p), "", f"![the two codes side by side](figures/{FIGURE}.png)", ""])
 
     def draw(self, scratch: Path) -> None:
         histories = self.histories()
