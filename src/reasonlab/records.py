@@ -103,7 +103,14 @@ def read_config(run_dir: Path) -> RunConfig:
     ``MAX_CONFIG_BYTES``, or a one-line error naming it."""
     path = Path(run_dir) / "config.yaml"
     _inside_or_refuse(path, Path(run_dir))
-    return resolve(parse_yaml(read_bounded(path, "run config", MAX_CONFIG_BYTES), path))
+    return resolve(read_yaml(path, "run config"))
+
+
+def read_yaml(path: Path, what: str) -> dict[str, Any]:
+    """A YAML file the store or a committed result holds (a run's ``config.yaml`` as written, a pins file): a
+    regular file of at most ``MAX_CONFIG_BYTES`` parsed as a mapping, or a one-line error naming it — never a wait
+    on a FIFO in its place (``files.read_bounded``)."""
+    return parse_yaml(read_bounded(path, what, MAX_CONFIG_BYTES), path)
 
 
 def check_identity(run_dir: Path, cfg: RunConfig) -> None:

@@ -151,3 +151,21 @@ def test_control_characters_of_run_data_never_reach_the_html_report(small_sweep,
         page = (target / "report.html").read_text()
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", page)
         assert "]0;pwned[2J&lt;b&gt;31m" in page
+
+
+def test_the_studies_readers_of_committed_runs_refuse_a_fifo_config(small_sweep, tmp_path):  # noqa: F811
+    """The docs' regeneration reads committed runs' ``config.yaml`` (``Repository.yaml``, the modular side by
+    side's reader; the others through ``records.read_config``): a FIFO in its place is one StoreError naming it,
+    never opened."""
+    from reasonlab.studies.modular.side_by_side import reasonlab_history
+    from reasonlab.studies.sections import Repository
+
+    store, cfgs, _ = _copy(small_sweep, tmp_path)
+    run = store / "s" / cfgs[0].run_id()
+    fifo = _fifo(run / "config.yaml")
+    readers = [lambda: Repository(store).yaml(fifo.relative_to(store)), lambda: reasonlab_history(run)]
+    with writer_for([fifo]) as opened:
+        for read in readers:
+            with pytest.raises(StoreError, match=f"{re.escape(str(fifo))}: not a regular file"):
+                read()
+    assert opened == []

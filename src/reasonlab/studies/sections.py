@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from reasonlab.config import RunConfig, load_yaml
+from reasonlab.config import RunConfig
 from reasonlab.files import read_json
+from reasonlab.records import read_yaml
 from reasonlab.sweep.grid import SweepSpec, sweep_configs
 from reasonlab.sweep.runner import finished_rows
 from reasonlab.terminal import counted
@@ -56,7 +57,7 @@ class Repository(Once):
     def yaml(self, path: str | Path) -> dict:
         """A YAML file (a run's ``config.yaml`` as written, a pins file), relative to ``root`` or absolute, parsed
         once per reading: what it returns is shared, to be read and not changed."""
-        return self.once(("yaml", self.root / path), lambda: load_yaml(self.root / path))
+        return self.once(("yaml", self.root / path), lambda: read_yaml(self.root / path, "YAML file"))
 
     def json(self, path: str | Path, what: str) -> Any:
         """A JSON file (an analysis's figures, ``what`` it is in an error), relative to ``root`` or absolute, parsed

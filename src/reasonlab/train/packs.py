@@ -34,10 +34,9 @@ from pathlib import Path
 from reasonlab.checkpoint import complete_steps, resumable_steps
 from reasonlab.checkpoint_checks import check_best, check_checkpoint
 from reasonlab.config import RunConfig
-from reasonlab.config.io import load_yaml, resolve
 from reasonlab.errors import StoreError, UserError
 from reasonlab.files import MAX_RECORD_BYTES, TMP, link_error, read_bounded, read_json, warn
-from reasonlab.records import load_progress, read_summary
+from reasonlab.records import load_progress, read_config, read_summary
 from reasonlab.staging import (
     clean_stale,
     copy_below,
@@ -68,7 +67,7 @@ def run_config(run_dir: Path, name: str | None = None) -> RunConfig:
         raise link_error(path)
     if not path.is_file():
         raise StoreError(f"{path}: missing; {run_dir} is not a run directory")
-    cfg = resolve(load_yaml(path))
+    cfg = read_config(run_dir)
     name = run_dir.name.removesuffix(PARTIAL) if name is None else name
     if cfg.run_id() != name:
         raise StoreError(f"{path}: its config hashes to run {cfg.run_id()}, not {name}; not a run of this "

@@ -15,10 +15,10 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from reasonlab.config import load_yaml, resolve
 from reasonlab.errors import UserError
 from reasonlab.files import atomic_write_text, read_json
 from reasonlab.kinds.anchor.config import Pair
+from reasonlab.records import read_config
 from reasonlab.store import Metrics
 from reasonlab.studies.anchor.figures import AUTHORS_PAIR, SERIES, plot_trajectory
 
@@ -127,7 +127,7 @@ def _line_names(run_dirs: list[Path]) -> dict[Path, tuple[str, str, int]]:
     that would draw as one line are refused, so no run is silently dropped."""
     names: dict[Path, tuple[str, str, int]] = {}
     for d in map(Path, run_dirs):
-        cfg = resolve(load_yaml(d / "config.yaml"))
+        cfg = read_config(d)
         gamma, name = f"{cfg.init.gamma:g}", f"seed {cfg.seed}"
         taken = {n for g, n, _ in names.values() if g == gamma}
         if name in taken:
@@ -206,7 +206,7 @@ def replay_curves(path: Path, sums: dict[int, float], tag: str = "") -> tuple[st
 def committed(runs: list[Path], replays: list[Path]) -> tuple[dict, str, str]:
     """``draw``'s trajectories, profile and note for run folders and replay files: what
     ``scripts/trajectory_figure.py`` and the docs' trajectory figure and summary draw."""
-    profile = resolve(load_yaml(runs[0] / "config.yaml")).profile
+    profile = read_config(runs[0]).profile
     ours, rows, sums = trajectories(runs), set(), authors_lr_sums() if replays else {}
     for path in replays:
         gamma, name, curves, eval_rows = replay_curves(path, sums, f" {path.stem}" if len(replays) > 1 else "")

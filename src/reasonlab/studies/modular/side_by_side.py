@@ -31,12 +31,11 @@ from statistics import mean
 import matplotlib.pyplot as plt
 import pyarrow.parquet as pq
 
-from reasonlab.config import load_yaml
 from reasonlab.errors import StoreError
 from reasonlab.files import read_json
 from reasonlab.kinds.modular.data import split_pairs
 from reasonlab.plots import save_figure
-from reasonlab.records import run_metrics
+from reasonlab.records import read_yaml, run_metrics
 from reasonlab.store import Metrics
 
 EXIT_FRACTION = 0.9  # the plateau is left when the loss is at most this fraction of ln p
@@ -118,7 +117,7 @@ def reasonlab_history(run_dir: Path) -> History:
     """A finished reasonlab run's training-distribution loss and o.o.d. last-shot accuracy by step (its
     ``config.yaml``, ``summary.json`` and metrics)."""
     rows = Metrics(run_metrics(run_dir))
-    config = load_yaml(run_dir / "config.yaml")
+    config = read_yaml(run_dir / "config.yaml", "run config")
     summary = read_json(run_dir / "summary.json", "run summary")
     p = int(config["task"]["p"])
     tasks = read_json(run_dir / "tasks.json", "run tasks") if (run_dir / "tasks.json").is_file() else None

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from reasonlab import vocabulary
-from reasonlab.config import load_yaml, resolve
 from reasonlab.files import atomic_write_text
 from reasonlab.kinds.mixture.evaluate import reasoning_bias_criteria
 from reasonlab.plots.mixture import plot_demo
+from reasonlab.records import read_config
 from reasonlab.report import markdown
 from reasonlab.studies.base import Arm, Demo
 from reasonlab.studies.reasoning_bias import KIND, MEMORY, RULE_TRAINED, RULE_UNSEEN, read_mixture_run, words
@@ -106,7 +106,7 @@ def read_demo_runs(folder: Path) -> dict[float, dict]:
     """γ → ``read_mixture_run`` of every finished run in ``folder`` (the demo's sweep, or a committed copy)."""
     runs = {}
     for run_dir in sorted(p for p in Path(folder).iterdir() if (p / "summary.json").is_file()):
-        cfg = resolve(load_yaml(run_dir / "config.yaml"))
+        cfg = read_config(run_dir)
         runs[cfg.init.gamma] = read_mixture_run(cfg, run_dir)
     return runs
 
