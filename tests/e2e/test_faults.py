@@ -12,8 +12,10 @@ from faults import harness, input_harness
 pytestmark = pytest.mark.slow  # the harnesses: many runs killed and resumed, many CLI invocations
 
 
-@pytest.mark.parametrize(("scenario", "kills", "seed"), [("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3),
-                                                         ("ray", 1, 2)])
+@pytest.mark.parametrize(("scenario", "kills", "seed"), [
+    ("run", 4, 1), ("sweep", 2, 2), ("ensemble", 2, 3),
+    pytest.param("ray", 1, 2, marks=pytest.mark.xdist_group("ray")),  # one local Ray instance at a time
+])
 def test_killed_and_resumed_equals_uninterrupted(scenario, kills, seed, tmp_path):
     if scenario == "ray":
         pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")

@@ -11,7 +11,7 @@ from reasonlab.sweep.results import read_results
 from reasonlab.sweep.runner import run_sweep
 
 ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed (pip install 'reasonlab[ray]')")
-pytestmark = pytest.mark.slow  # starts a Ray instance
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # starts a Ray instance, one at a time
 
 _RUN_ONLY = {"wall_time_s", "git_revision"}  # how long it took, not what it computed
 
