@@ -120,11 +120,13 @@ def reasonlab_history(run_dir: Path) -> History:
     config = read_yaml(run_dir / "config.yaml", "run config")
     summary = read_json(run_dir / "summary.json", "run summary")
     p = int(config["task"]["p"])
-    tasks = read_json(run_dir / "tasks.json", "run tasks") if (run_dir / "tasks.json").is_file() else None
+    levels = None
+    if (run_dir / "tasks.json").is_file():  # its task lists and α split, as the run recorded them
+        tasks = read_json(run_dir / "tasks.json", "run tasks")
+        levels = loss_levels(tasks["id"], tasks["train_pairs"], p)
     return History("reasonlab", int(config["seed"]), dict(rows.series("id/train:iid", "loss", clock="step")),
                    dict(rows.series("ood/test:iid", f"acc_pos_{LAST_SHOT}", clock="step")), p,
-                   _wall(summary["wall_time_s"], summary.get("machine", {}).get("cpu", "?")),
-                   tasks and loss_levels(tasks["id"], tasks["train_pairs"], p))
+                   _wall(summary["wall_time_s"], summary.get("machine", {}).get("cpu", "?")), levels)
 
 
 @dataclass(frozen=True)
